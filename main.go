@@ -27,7 +27,8 @@ const (
 type CLI struct {
 	Globals
 
-	Version kong.VersionFlag `help:"Print version information and exit."`
+	Version    kong.VersionFlag `help:"Print version information and exit." env:"-"`
+	ConfigFile string           `name:"config.file" help:"YAML file with flag values (keys are flag names). Precedence: flag, environment, file, default." type:"existingfile" env:"BRAGERONE_CONFIG_FILE"`
 
 	// Commands are added here, one line each; each lives in its own cmd_*.go.
 }
@@ -51,26 +52,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	// first signal. The first signal cancels ctx; every command stops on it.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return runContext(ctx, args, stdout, stderr)
+}
 
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var cli CLI
-	exitCode := -1
-	parser, err := kong.New(&cli,
-		kong.Name("bragerone_exporter"),
-		kong.Description("Prometheus exporter and health monitor for the BragerOne device cloud."),
-		kong.UsageOnError(),
-		kong.DefaultEnvars("BRAGERONE"),
-		kong.Vars{"version": versionString()},
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(code int) { exitCode = code; panic(kongExit{}) }),
-	)
-	if err != nil {
-		fmt.Fprintf(stderr, "bragerone_exporter: internal error: %v\n", err)
-		return exitRuntime
-	}
-	kctx, code, err := parse(parser, args)
-	if exitCode >= 0 {
-		return exitCode
-	}
+	kctx, code, err := parseCLI(&cli, args, stdout, stderr)
 	if code >= 0 {
 		return code
 	}
@@ -99,20 +86,42 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// kongExit carries kong's request to exit (after --help or --version) out of Parse.
-type kongExit struct{}
-
-func parse(parser *kong.Kong, args []string) (kctx *kong.Context, code int, err error) {
+// parseCLI fills cli from args, the environment and the configuration file.
+// code is >= 0 when the process should exit without running a command
+// (after --help or --version).
+func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Context, code int, err error) {
 	code = -1
+	options := []kong.Option{
+		kong.Name("bragerone_exporter"),
+		kong.Description("Prometheus exporter and health monitor for the BragerOne device cloud."),
+		kong.DefaultEnvars("BRAGERONE"),
+		kong.Vars{"version": versionString()},
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(kongExit{c}) }),
+	}
+	if path := configPath(args); path != "" {
+		resolver, err := loadYAMLConfig(path)
+		if err != nil {
+			return nil, -1, err
+		}
+		options = append(options, kong.Resolvers(resolver))
+	}
+	parser, err := kong.New(cli, options...)
+	if err != nil {
+		return nil, -1, fmt.Errorf("internal error: %w", err)
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			if _, ok := r.(kongExit); ok {
-				code = exitOK
+			if e, ok := r.(kongExit); ok {
+				kctx, code, err = nil, e.code, nil
 				return
 			}
 			panic(r)
 		}
 	}()
 	kctx, err = parser.Parse(args)
-	return kctx, code, err
+	return kctx, -1, err
 }
+
+// kongExit carries kong's request to exit (after --help or --version) out of Parse.
+type kongExit struct{ code int }
