@@ -1,0 +1,448 @@
+package collector
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"path"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+const namespace = "bragerone"
+
+// maxFilterCache bounds the remembered include/exclude decisions. Keys repeat
+// across modules (every module of one model has the same "P4.v8"), so this is
+// far above what an account produces; past it, decisions are computed but not
+// remembered.
+const maxFilterCache = 1 << 16
+
+// Collector is a prometheus.Collector that reads one Snapshot and walks the
+// parameter store on every scrape and emits const metrics. It keeps no series
+// between scrapes. It is safe for concurrent scrapes.
+type Collector struct {
+	src    SnapshotSource
+	params ParamSource
+	opts   Options
+	log    *slog.Logger
+
+	buildVersion, buildRevision, goVersion string
+
+	// paramMu serialises the parameter pass of concurrent scrapes, so the
+	// filter cache and the key buffer need no finer locking.
+	paramMu     sync.Mutex
+	filterCache map[string]bool
+	keyBuf      []byte
+	lastCount   int // parameter series seen at the last scrape; presizes the next
+
+	skipped atomic.Uint64
+
+	descs
+}
+
+// descs are built once; each is emitted by Collect under the conditions in METRICS.md.
+type descs struct {
+	paramValue, parameters, paramsNonNumeric, paramsDropped *prometheus.Desc
+
+	moduleOnline, moduleConnectedAt, moduleInfo, moduleLastUpdate, moduleAlarms *prometheus.Desc
+	moduleOutage, moduleLastOutage, moduleOutagesTotal                          *prometheus.Desc
+
+	sessionUp, sessionOutage, sessionLastOutage, sessionOutagesTotal, sessionBlinks *prometheus.Desc
+
+	pushHealthy, liveStale, lastLiveUpdate, lastUpdate *prometheus.Desc
+
+	recoveryActions, recoveryQuarantined, recoveryCooldown, pollFailureStreak *prometheus.Desc
+
+	tokenExpiry, buildInfo *prometheus.Desc
+}
+
+func newDescs() descs {
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(namespace+"_"+name, help, labels, nil)
+	}
+	return descs{
+		paramValue:       d("parameter_value", "Numeric value of parameter <pool>.<param> (booleans as 0/1).", "devid", "pool", "param"),
+		parameters:       d("parameters", "Parameters stored for the module, numeric or not.", "devid"),
+		paramsNonNumeric: d("parameters_non_numeric", "Stored parameters whose value is not numeric (not exported as series).", "devid"),
+		paramsDropped:    d("parameter_series_dropped", "Numeric parameters not exported at this scrape because of the series cap.", "devid"),
+
+		moduleOnline:       d("module_online", "Module to cloud link: 1 online, 0 offline; absent while unknown.", "devid"),
+		moduleConnectedAt:  d("module_connected_at_timestamp_seconds", "The module's connectedAt in seconds since the epoch; 0 while offline.", "devid"),
+		moduleInfo:         d("module_info", "Module metadata; always 1.", "devid", "name", "title", "version", "gateway_version"),
+		moduleLastUpdate:   d("module_last_update_timestamp_seconds", "Last update of any parameter of the module (prime or live), seconds since the epoch.", "devid"),
+		moduleAlarms:       d("module_alarms", "Active alarms of the module from the cloud's alarm quantity.", "devid"),
+		moduleOutage:       d("module_outage_seconds", "Duration of the current module outage; present only while offline.", "devid", "reason"),
+		moduleLastOutage:   d("module_last_outage_seconds", "Duration of the last finished module outage.", "devid", "reason"),
+		moduleOutagesTotal: d("module_outages_total", "Module outages begun, by reason.", "devid", "reason"),
+
+		sessionUp:           d("session_up", "Exporter to cloud Socket.IO session: 1 up, 0 down."),
+		sessionOutage:       d("session_outage_seconds", "Duration of the current session outage; present only while down.", "reason"),
+		sessionLastOutage:   d("session_last_outage_seconds", "Duration of the last finished session outage.", "reason"),
+		sessionOutagesTotal: d("session_outages_total", "Published session outages by reason (blinks are not outages).", "reason"),
+		sessionBlinks:       d("session_blinks_total", "Session disconnects absorbed by the down-hysteresis."),
+
+		pushHealthy:    d("push_healthy", "Live push health: 1 healthy, 0 unhealthy; absent while unknown."),
+		liveStale:      d("live_stale_seconds", "Seconds without a live update while push is unhealthy and the session is up."),
+		lastLiveUpdate: d("last_live_update_timestamp_seconds", "Last live (pushed) parameter update, seconds since the epoch."),
+		lastUpdate:     d("last_update_timestamp_seconds", "Last parameter update from any source (prime or live), seconds since the epoch."),
+
+		recoveryActions:     d("recovery_actions_total", "Recovery ladder actions by step and result.", "step", "result"),
+		recoveryQuarantined: d("recovery_quarantined", "1 while realtime recovery is paused in REST-only quarantine."),
+		recoveryCooldown:    d("recovery_cooldown_seconds", "Seconds left of the recovery cooldown; 0 when none."),
+		pollFailureStreak:   d("module_poll_failure_streak", "Unusable module-list polls in a row."),
+
+		tokenExpiry: d("token_expiry_timestamp_seconds", "When the current access token expires, seconds since the epoch; absent when it never expires."),
+		buildInfo:   d("exporter_build_info", "Build information of the exporter; always 1.", "version", "revision", "goversion"),
+	}
+}
+
+func (d *descs) all() []*prometheus.Desc {
+	return []*prometheus.Desc{
+		d.paramValue, d.parameters, d.paramsNonNumeric, d.paramsDropped,
+		d.moduleOnline, d.moduleConnectedAt, d.moduleInfo, d.moduleLastUpdate, d.moduleAlarms,
+		d.moduleOutage, d.moduleLastOutage, d.moduleOutagesTotal,
+		d.sessionUp, d.sessionOutage, d.sessionLastOutage, d.sessionOutagesTotal, d.sessionBlinks,
+		d.pushHealthy, d.liveStale, d.lastLiveUpdate, d.lastUpdate,
+		d.recoveryActions, d.recoveryQuarantined, d.recoveryCooldown, d.pollFailureStreak,
+		d.tokenExpiry, d.buildInfo,
+	}
+}
+
+// New returns a Collector reading src and params (params may be nil: no
+// parameter series are exported then). It fails on invalid Options.
+func New(src SnapshotSource, params ParamSource, opts Options) (*Collector, error) {
+	if src == nil {
+		return nil, fmt.Errorf("collector: snapshot source is nil")
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, fmt.Errorf("collector: %w", err)
+	}
+	c := &Collector{
+		src:           src,
+		params:        params,
+		opts:          opts,
+		log:           opts.Logger,
+		buildVersion:  orUnknown(opts.BuildVersion),
+		buildRevision: orUnknown(opts.BuildRevision),
+		goVersion:     runtime.Version(),
+		filterCache:   make(map[string]bool),
+		descs:         newDescs(),
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return c, nil
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return LabelValue(s)
+}
+
+// Skipped returns how many series were skipped since the start because they
+// could not be built (this does not happen with the current label handling;
+// the count exists so that it would be seen if it did).
+func (c *Collector) Skipped() uint64 { return c.skipped.Load() }
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.all() {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	s := c.src.Snapshot()
+	e := emitter{c: c, ch: ch}
+
+	e.emit(c.buildInfo, prometheus.GaugeValue, 1, c.buildVersion, c.buildRevision, c.goVersion)
+	c.collectSession(&e, &s)
+	c.collectPush(&e, &s)
+	c.collectRecovery(&e, &s.Recovery)
+	e.emit(c.pollFailureStreak, prometheus.GaugeValue, float64(s.PollFailureStreak))
+	if !s.TokenExpiry.IsZero() {
+		e.emit(c.tokenExpiry, prometheus.GaugeValue, unixSeconds(s.TokenExpiry))
+	}
+
+	mods := c.collectModules(&e, s.Modules)
+	c.collectParams(&e, mods)
+
+	if e.skipped > 0 {
+		c.skipped.Add(uint64(e.skipped))
+		c.log.Warn("metrics skipped at scrape", "skipped", e.skipped, "first_error", e.firstErr)
+	}
+}
+
+type emitter struct {
+	c        *Collector
+	ch       chan<- prometheus.Metric
+	skipped  int
+	firstErr error
+}
+
+// emit sends one const metric. An error (which would mean a label value the
+// sanitiser let through) skips the series instead of failing the scrape.
+func (e *emitter) emit(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
+	m, err := prometheus.NewConstMetric(d, t, v, labels...)
+	if err != nil {
+		e.skipped++
+		if e.firstErr == nil {
+			e.firstErr = err
+		}
+		return
+	}
+	e.ch <- m
+}
+
+func unixSeconds(t time.Time) float64 {
+	return float64(t.UnixNano()) / 1e9
+}
+
+// seconds converts a duration for export; a negative duration (a clock step
+// between two readings) is exported as 0.
+func seconds(d time.Duration) float64 {
+	if d < 0 {
+		return 0
+	}
+	return d.Seconds()
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func (c *Collector) collectSession(e *emitter, s *Snapshot) {
+	ss := &s.Session
+	e.emit(c.sessionUp, prometheus.GaugeValue, boolValue(ss.Up))
+	e.emit(c.sessionBlinks, prometheus.CounterValue, float64(ss.Blinks))
+	if ss.Outage.Down {
+		e.emit(c.sessionOutage, prometheus.GaugeValue, seconds(ss.Outage.DownFor), LabelValue(ss.Outage.Reason))
+	}
+	if ss.Outage.HasLast {
+		e.emit(c.sessionLastOutage, prometheus.GaugeValue, seconds(ss.Outage.LastDownFor), LabelValue(ss.Outage.LastReason))
+	}
+	emitByReason(e, c.sessionOutagesTotal, SessionReasons, ss.OutagesByReason)
+}
+
+// emitByReason exports a counter per reason: the known reasons always (0 until
+// they happen), plus any other reason present in counts. Reasons are exported
+// in sorted order of the sanitised value, deduplicated.
+func emitByReason(e *emitter, d *prometheus.Desc, known []string, counts map[string]uint64, prefix ...string) {
+	merged := make(map[string]uint64, len(known)+len(counts))
+	for _, r := range known {
+		merged[r] = 0
+	}
+	for r, n := range counts {
+		merged[LabelValue(r)] += n
+	}
+	for _, r := range slices.Sorted(maps.Keys(merged)) {
+		e.emit(d, prometheus.CounterValue, float64(merged[r]), append(prefix[:len(prefix):len(prefix)], r)...)
+	}
+}
+
+func (c *Collector) collectPush(e *emitter, s *Snapshot) {
+	p := &s.Push
+	if p.Known {
+		e.emit(c.pushHealthy, prometheus.GaugeValue, boolValue(p.Healthy))
+		if !p.Healthy && s.Session.Up {
+			e.emit(c.liveStale, prometheus.GaugeValue, seconds(p.StaleFor))
+		}
+	}
+	if !p.LastLiveUpdate.IsZero() {
+		e.emit(c.lastLiveUpdate, prometheus.GaugeValue, unixSeconds(p.LastLiveUpdate))
+	}
+	if !p.LastUpdate.IsZero() {
+		e.emit(c.lastUpdate, prometheus.GaugeValue, unixSeconds(p.LastUpdate))
+	}
+}
+
+func (c *Collector) collectRecovery(e *emitter, r *RecoveryState) {
+	merged := make(map[ActionKey]uint64, len(RecoverySteps)*len(RecoveryResults)+len(r.Actions))
+	for _, step := range RecoverySteps {
+		for _, res := range RecoveryResults {
+			merged[ActionKey{step, res}] = 0
+		}
+	}
+	for k, n := range r.Actions {
+		merged[ActionKey{LabelValue(k.Step), LabelValue(k.Result)}] += n
+	}
+	keys := make([]ActionKey, 0, len(merged))
+	for k := range merged {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b ActionKey) int {
+		return cmp.Or(cmp.Compare(a.Step, b.Step), cmp.Compare(a.Result, b.Result))
+	})
+	for _, k := range keys {
+		e.emit(c.recoveryActions, prometheus.CounterValue, float64(merged[k]), k.Step, k.Result)
+	}
+	e.emit(c.recoveryQuarantined, prometheus.GaugeValue, boolValue(r.Quarantined))
+	e.emit(c.recoveryCooldown, prometheus.GaugeValue, seconds(r.CooldownLeft))
+}
+
+// exportedModule is a module of the snapshot as the parameter pass needs it.
+type exportedModule struct {
+	label   string // sanitised devid, the label value of every series of the module
+	dropped int    // numeric parameters over the series cap at this scrape
+}
+
+// collectModules exports the per-module series and returns the exported
+// modules by raw devid. A devid listed twice (or two devids that sanitise to
+// the same label value) is exported once, from its first entry: a duplicate
+// series would fail the whole scrape.
+func (c *Collector) collectModules(e *emitter, modules []ModuleState) map[string]*exportedModule {
+	out := make(map[string]*exportedModule, len(modules))
+	seen := make(map[string]bool, len(modules))
+	for i := range modules {
+		m := &modules[i]
+		devid := LabelValue(m.Devid)
+		if seen[devid] {
+			continue
+		}
+		seen[devid] = true
+		out[m.Devid] = &exportedModule{label: devid}
+
+		e.emit(c.moduleInfo, prometheus.GaugeValue, 1, devid,
+			LabelValue(m.Name), LabelValue(m.Title), LabelValue(m.Version), LabelValue(m.GatewayVersion))
+		if m.OnlineKnown {
+			e.emit(c.moduleOnline, prometheus.GaugeValue, boolValue(m.Online), devid)
+			e.emit(c.moduleConnectedAt, prometheus.GaugeValue, float64(m.ConnectedAt), devid)
+		}
+		if !m.LastUpdate.IsZero() {
+			e.emit(c.moduleLastUpdate, prometheus.GaugeValue, unixSeconds(m.LastUpdate), devid)
+		}
+		if m.AlarmsKnown {
+			e.emit(c.moduleAlarms, prometheus.GaugeValue, float64(m.Alarms), devid)
+		}
+		if m.Outage.Down {
+			e.emit(c.moduleOutage, prometheus.GaugeValue, seconds(m.Outage.DownFor), devid, LabelValue(m.Outage.Reason))
+		}
+		if m.Outage.HasLast {
+			e.emit(c.moduleLastOutage, prometheus.GaugeValue, seconds(m.Outage.LastDownFor), devid, LabelValue(m.Outage.LastReason))
+		}
+		emitByReason(e, c.moduleOutagesTotal, ModuleReasons, m.OutagesByReason, devid)
+		e.emit(c.parameters, prometheus.GaugeValue, float64(m.Params), devid)
+		e.emit(c.paramsNonNumeric, prometheus.GaugeValue, float64(m.NonNumeric), devid)
+	}
+	return out
+}
+
+// paramSeries is one parameter_value series gathered from the store.
+type paramSeries struct {
+	mod   *exportedModule
+	pool  string
+	param string
+	value float64
+}
+
+// collectParams walks the store once, then emits. Emitting happens after the
+// walk so the store's lock is never held while the registry drains the channel.
+//
+// Label values: devid is the module's sanitised label computed once per
+// module; pool and param are the store's own strings, passed through
+// LabelValue, which returns them unchanged (no allocation) in the normal case.
+func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule) {
+	if c.params != nil {
+		c.paramMu.Lock()
+		series := make([]paramSeries, 0, c.lastCount)
+		filtering := len(c.opts.Include) > 0 || len(c.opts.Exclude) > 0
+		var (
+			lastDevid string
+			lastMod   *exportedModule
+			haveLast  bool
+		)
+		c.params.ForEachParam(func(devid, pool, param string, value float64, numeric bool) {
+			if !numeric {
+				return
+			}
+			// The store hands out a module's parameters together, so one map
+			// lookup per module is the common case.
+			if !haveLast || devid != lastDevid {
+				lastDevid, lastMod, haveLast = devid, mods[devid], true
+			}
+			if lastMod == nil {
+				return // not a module of the snapshot: nothing stale is exported
+			}
+			if filtering && !c.keep(pool, param) {
+				return
+			}
+			series = append(series, paramSeries{mod: lastMod, pool: pool, param: param, value: value})
+		})
+		c.lastCount = len(series)
+		c.paramMu.Unlock()
+
+		if max := c.opts.MaxSeries; max > 0 && len(series) > max {
+			slices.SortFunc(series, func(a, b paramSeries) int {
+				return cmp.Or(cmp.Compare(a.mod.label, b.mod.label), cmp.Compare(a.pool, b.pool), cmp.Compare(a.param, b.param))
+			})
+			for i := max; i < len(series); i++ {
+				series[i].mod.dropped++
+			}
+			series = series[:max]
+		}
+		for i := range series {
+			p := &series[i]
+			e.emit(c.paramValue, prometheus.GaugeValue, p.value, p.mod.label, LabelValue(p.pool), LabelValue(p.param))
+		}
+	}
+	labels := make([]string, 0, len(mods))
+	byLabel := make(map[string]*exportedModule, len(mods))
+	for _, m := range mods {
+		labels = append(labels, m.label)
+		byLabel[m.label] = m
+	}
+	slices.Sort(labels)
+	for _, l := range labels {
+		e.emit(c.paramsDropped, prometheus.GaugeValue, float64(byLabel[l].dropped), l)
+	}
+}
+
+// keep applies Include and Exclude to "<pool>.<param>". Called with paramMu
+// held. Decisions are remembered per key; the lookup converts the reused
+// byte buffer without allocating.
+func (c *Collector) keep(pool, param string) bool {
+	c.keyBuf = append(append(append(c.keyBuf[:0], pool...), '.'), param...)
+	if v, ok := c.filterCache[string(c.keyBuf)]; ok {
+		return v
+	}
+	key := string(c.keyBuf)
+	v := c.decide(key)
+	if len(c.filterCache) < maxFilterCache {
+		c.filterCache[key] = v
+	}
+	return v
+}
+
+func (c *Collector) decide(key string) bool {
+	if len(c.opts.Include) > 0 {
+		in := false
+		for _, p := range c.opts.Include {
+			if ok, _ := path.Match(p, key); ok {
+				in = true
+				break
+			}
+		}
+		if !in {
+			return false
+		}
+	}
+	for _, p := range c.opts.Exclude {
+		if ok, _ := path.Match(p, key); ok {
+			return false
+		}
+	}
+	return true
+}

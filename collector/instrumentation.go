@@ -1,0 +1,196 @@
+package collector
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Realtime event names of bragerone_realtime_events_total. Any other event is
+// counted as EventOther, so the label set is fixed.
+const (
+	EventParamsChange     = "params_change"
+	EventSnapshot         = "snapshot"
+	EventConnectionStatus = "connection_status"
+	EventMemoryUpdated    = "memory_updated"
+	EventAlarmsQuantity   = "alarms_quantity"
+	EventConnect          = "connect"
+	EventDisconnect       = "disconnect"
+	EventConnectError     = "connect_error"
+	EventOther            = "other"
+)
+
+// Events lists every value of the event label.
+var Events = []string{
+	EventParamsChange, EventSnapshot, EventConnectionStatus, EventMemoryUpdated, EventAlarmsQuantity,
+	EventConnect, EventDisconnect, EventConnectError, EventOther,
+}
+
+// EndpointOther is the endpoint label of requests beyond the endpoint cap.
+const EndpointOther = "other"
+
+// DefaultMaxEndpoints bounds the endpoint label values of the HTTP metrics.
+const DefaultMaxEndpoints = 64
+
+// HTTPDurationBuckets suit cloud REST latency: 50 ms to 10 s, with the
+// client's default timeout (8 s) as a bucket boundary.
+var HTTPDurationBuckets = []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 10}
+
+// Instrumentation holds the exporter's own metrics: REST requests, realtime
+// events and logins. Its methods are safe for concurrent use and never fail.
+type Instrumentation struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	events   *prometheus.CounterVec
+	logins   *prometheus.CounterVec
+
+	eventCounters map[string]prometheus.Counter
+	loginOK       prometheus.Counter
+	loginFailed   prometheus.Counter
+
+	mu           sync.Mutex
+	endpoints    map[string]bool // endpoint label values admitted so far
+	maxEndpoints int
+}
+
+// InstrumentationOptions configures NewInstrumentation.
+type InstrumentationOptions struct {
+	// Endpoints are the REST endpoint templates known in advance (for example
+	// "POST /v1/modules/parameters"); their latency histograms exist from the
+	// start.
+	Endpoints []string
+	// MaxEndpoints bounds how many distinct endpoint values are ever labelled
+	// (known ones included); later ones are counted as "other". 0 means
+	// DefaultMaxEndpoints.
+	MaxEndpoints int
+}
+
+// NewInstrumentation creates the exporter's own metrics and registers them on
+// reg. The series that alerts take increase() of exist from the start with
+// value 0: logins by result, events by name, and the latency histograms of
+// the known endpoints.
+func NewInstrumentation(reg prometheus.Registerer, opts InstrumentationOptions) (*Instrumentation, error) {
+	in := &Instrumentation{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "http_requests_total",
+			Help: "REST requests to the cloud by endpoint template and status code (0 = transport error).",
+		}, []string{"endpoint", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "http_request_duration_seconds",
+			Help:    "REST request latency by endpoint template.",
+			Buckets: HTTPDurationBuckets,
+		}, []string{"endpoint"}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "realtime_events_total",
+			Help: "Realtime events received, by a fixed set of names plus other.",
+		}, []string{"event"}),
+		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: namespace, Name: "logins_total",
+			Help: "Logins to the cloud by result (ok, failed).",
+		}, []string{"result"}),
+		eventCounters: make(map[string]prometheus.Counter, len(Events)),
+		endpoints:     make(map[string]bool),
+		maxEndpoints:  opts.MaxEndpoints,
+	}
+	if in.maxEndpoints <= 0 {
+		in.maxEndpoints = DefaultMaxEndpoints
+	}
+	for _, c := range []prometheus.Collector{in.requests, in.duration, in.events, in.logins} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	for _, ev := range Events {
+		in.eventCounters[ev] = in.events.WithLabelValues(ev)
+	}
+	in.loginOK = in.logins.WithLabelValues("ok")
+	in.loginFailed = in.logins.WithLabelValues("failed")
+	for _, ep := range opts.Endpoints {
+		if l := in.endpointLabel(ep); l != EndpointOther {
+			in.duration.WithLabelValues(l)
+		}
+	}
+	return in, nil
+}
+
+// endpointLabel admits endpoint values first come, first served, up to the cap.
+func (in *Instrumentation) endpointLabel(endpoint string) string {
+	endpoint = LabelValue(endpoint)
+	if endpoint == "" {
+		return EndpointOther
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.endpoints[endpoint] {
+		return endpoint
+	}
+	// One slot stays for "other" itself.
+	if len(in.endpoints) >= in.maxEndpoints-1 {
+		return EndpointOther
+	}
+	in.endpoints[endpoint] = true
+	return endpoint
+}
+
+// ObserveHTTP records one REST request; code 0 means a transport error. It
+// has the signature of cloudclient.Config.Observer.
+func (in *Instrumentation) ObserveHTTP(endpoint string, code int, d time.Duration) {
+	ep := in.endpointLabel(endpoint)
+	in.requests.WithLabelValues(ep, codeLabel(code)).Inc()
+	if d < 0 {
+		d = 0
+	}
+	in.duration.WithLabelValues(ep).Observe(d.Seconds())
+}
+
+// codeLabel bounds the code label to 0 and the HTTP status range.
+func codeLabel(code int) string {
+	if code == 0 || (code >= 100 && code <= 599) {
+		return strconv.Itoa(code)
+	}
+	return "other"
+}
+
+// ObserveEvent counts one realtime event. kind is one of Events, or a wire
+// event name, which is mapped onto them; anything else is counted as "other".
+func (in *Instrumentation) ObserveEvent(kind string) {
+	in.eventCounters[EventName(kind)].Inc()
+}
+
+// EventName maps an event kind onto the fixed label set: the names of Events
+// themselves, and the cloud's wire names ("...parameters:change",
+// "...snapshot", "app:module:connection:status:changed", "22",
+// "...alarms:quantity:change").
+func EventName(kind string) string {
+	switch kind {
+	case EventParamsChange, EventSnapshot, EventConnectionStatus, EventMemoryUpdated, EventAlarmsQuantity,
+		EventConnect, EventDisconnect, EventConnectError:
+		return kind
+	case "22":
+		return EventMemoryUpdated
+	case "app:module:connection:status:changed":
+		return EventConnectionStatus
+	}
+	switch {
+	case strings.HasSuffix(kind, "parameters:change"):
+		return EventParamsChange
+	case strings.HasSuffix(kind, "alarms:quantity:change"):
+		return EventAlarmsQuantity
+	case strings.HasSuffix(kind, ":snapshot"):
+		return EventSnapshot
+	}
+	return EventOther
+}
+
+// ObserveLogin counts one login. It has the signature of
+// cloudclient.Config.LoginObserver.
+func (in *Instrumentation) ObserveLogin(ok bool) {
+	if ok {
+		in.loginOK.Inc()
+	} else {
+		in.loginFailed.Inc()
+	}
+}

@@ -1,0 +1,73 @@
+package collector
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+)
+
+// Options configures a Collector.
+type Options struct {
+	// Include and Exclude select parameter series by their key "<pool>.<param>"
+	// (for example "P4.v8") with path.Match semantics: "P4.v*", "P5.*",
+	// "*.s*". '*' also matches the dot, so "P4*" selects every parameter of
+	// pool P4. A parameter is exported when Include is empty or one Include
+	// pattern matches, and no Exclude pattern matches.
+	Include, Exclude []string
+
+	// MaxSeries caps the number of bragerone_parameter_value series per
+	// scrape; 0 means unlimited. When the numeric parameters passing the
+	// filters exceed the cap, the series kept are the first MaxSeries in the
+	// order (devid, pool, param) compared as byte strings, so the same set is
+	// kept scrape after scrape while the stored parameters stay the same. The
+	// rest are counted per devid in bragerone_parameter_series_dropped.
+	MaxSeries int
+
+	// BuildVersion and BuildRevision label bragerone_exporter_build_info;
+	// empty values are exported as "unknown".
+	BuildVersion, BuildRevision string
+
+	// Logger receives a warning when a series had to be skipped; nil discards.
+	Logger *slog.Logger
+}
+
+// PatternError reports an Include or Exclude pattern that path.Match rejects.
+type PatternError struct {
+	Option  string // "include" or "exclude"
+	Pattern string
+	Err     error
+}
+
+func (e *PatternError) Error() string {
+	return fmt.Sprintf("parameter %s pattern %q is invalid: %v (patterns look like \"P4.v*\", \"P5.*\", \"*.s*\")", e.Option, e.Pattern, e.Err)
+}
+
+func (e *PatternError) Unwrap() error { return e.Err }
+
+// ErrNegativeMaxSeries is returned by Validate when MaxSeries is below zero.
+var ErrNegativeMaxSeries = errors.New("parameter max series must be 0 (unlimited) or positive")
+
+// Validate checks the patterns and the cap. It returns every problem found,
+// joined; each pattern problem is a *PatternError.
+func (o Options) Validate() error {
+	var errs []error
+	check := func(option string, patterns []string) {
+		for _, p := range patterns {
+			if p == "" {
+				errs = append(errs, &PatternError{Option: option, Pattern: p, Err: errors.New("empty pattern")})
+				continue
+			}
+			// path.Match checks the whole pattern whatever the name.
+			if _, err := path.Match(p, ""); err != nil {
+				errs = append(errs, &PatternError{Option: option, Pattern: p, Err: err})
+			}
+		}
+	}
+	check("include", o.Include)
+	check("exclude", o.Exclude)
+	if o.MaxSeries < 0 {
+		errs = append(errs, fmt.Errorf("%w: got %d", ErrNegativeMaxSeries, o.MaxSeries))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,212 @@
+package collector
+
+import "time"
+
+// SnapshotSource hands out a consistent copy of the exporter's health state.
+// It is called once per scrape and once per status page request, from any
+// goroutine; the returned value must not share mutable memory with the gateway
+// (maps and slices are read without a lock).
+type SnapshotSource interface {
+	Snapshot() Snapshot
+}
+
+// SnapshotFunc adapts a function to SnapshotSource.
+type SnapshotFunc func() Snapshot
+
+// Snapshot implements SnapshotSource.
+func (f SnapshotFunc) Snapshot() Snapshot { return f() }
+
+// ParamSource is the parameter store as the collector sees it.
+//
+// ForEachParam calls fn once for every stored parameter of every module, at
+// scrape time. pool is the pool token ("P4"), param the channel letter and
+// index ("v8"); together they name "P4.v8". numeric is false when the stored
+// value is not a number (text, object, null); value is then ignored. Booleans
+// are numeric (0/1). fn is fast and never blocks, but it is called while the
+// store may hold its lock, so the store should not call back into the gateway.
+// The strings passed are used as label values as they are: the collector does
+// not copy them, so they must stay unchanged after fn returns (ordinary Go
+// strings do).
+type ParamSource interface {
+	ForEachParam(fn func(devid, pool, param string, value float64, numeric bool))
+}
+
+// ParamSourceFunc adapts a function to ParamSource.
+type ParamSourceFunc func(fn func(devid, pool, param string, value float64, numeric bool))
+
+// ForEachParam implements ParamSource.
+func (f ParamSourceFunc) ForEachParam(fn func(devid, pool, param string, value float64, numeric bool)) {
+	f(fn)
+}
+
+// Snapshot is the exporter's health state at one instant. The zero value is
+// valid: a session that is down with no outage recorded yet, push health
+// unknown, no modules.
+type Snapshot struct {
+	// Now is when the snapshot was taken. The status page measures ages and
+	// draws its timeline against it; metrics never carry it as a timestamp.
+	Now time.Time
+
+	Session  SessionState
+	Push     PushState
+	Modules  []ModuleState // one entry per module of the account; a module not listed is not exported
+	Recovery RecoveryState
+
+	// PollFailureStreak counts unusable module-list polls in a row (errors,
+	// empty or unrecognised listings); a usable listing resets it to 0.
+	PollFailureStreak int
+
+	// TokenExpiry is when the current access token expires; zero when the
+	// token never expires or there is none.
+	TokenExpiry time.Time
+
+	// Episodes are the most recent finished outages (the episode ring), in any
+	// order; the status page sorts them.
+	Episodes []Episode
+}
+
+// Outage is the outage record of one layer (the session, or one module),
+// following the spec's "Outage record": the current outage while down and the
+// last finished one after a restore.
+type Outage struct {
+	Down      bool          // an outage is in progress
+	DownSince time.Time     // start of the current outage; meaningful only while Down
+	DownFor   time.Duration // length of the current outage so far, computed at snapshot time; only while Down
+	Reason    string        // cause token of the current outage ("disconnect", "handshake_503", "rest", "ws", ...); only while Down
+
+	HasLast     bool          // a finished outage has been recorded (set on the first restore)
+	LastDownFor time.Duration // length of the last finished outage; only with HasLast
+	LastReason  string        // reason of the last finished outage; only with HasLast
+}
+
+// SessionState is the exporter↔cloud Socket.IO session.
+type SessionState struct {
+	// Up is the published session state, after the down-hysteresis: a
+	// disconnect that reconnects inside the hysteresis window never makes it false.
+	Up     bool
+	Outage Outage
+	// OutagesByReason counts published session outages by reason token since
+	// the exporter started. Counts only grow.
+	OutagesByReason map[string]uint64
+	// Blinks counts disconnects absorbed by the hysteresis (never outages).
+	Blinks uint64
+}
+
+// PushState is live push health, a signal separate from the session and
+// module online bits.
+type PushState struct {
+	Known   bool // false while health is unknown (session up but no live update yet in this up-window)
+	Healthy bool // meaningful only when Known; false whenever the session is down
+	// StaleFor is how long no live update has arrived; exported only while
+	// Known, not Healthy and the session is up (the zombie).
+	StaleFor time.Duration
+	// LastLiveUpdate is the last live (pushed) parameter update; zero if none yet.
+	LastLiveUpdate time.Time
+	// LastUpdate is the last parameter update from any source (prime or live); zero if none yet.
+	LastUpdate time.Time
+	// LastResumedAfter is the stale gap before the last resume of live
+	// updates; zero if push never resumed after going stale.
+	LastResumedAfter time.Duration
+}
+
+// ModuleState is one module of the account.
+type ModuleState struct {
+	Devid          string // module device identifier, as sent by the cloud
+	Name           string
+	Title          string
+	Version        string
+	GatewayVersion string // gateway.version of the module row; "" when absent
+
+	// OnlineKnown is false until the first usable observation of the module's
+	// link to the cloud (a listing row or a connection-status event).
+	OnlineKnown bool
+	Online      bool  // meaningful only with OnlineKnown
+	ConnectedAt int64 // the cloud's connectedAt, epoch seconds; 0 while offline
+
+	Outage Outage // reasons: "rest", "ws", "derived"
+	// OutagesByReason counts module outages begun, by reason, since the
+	// exporter started. Counts only grow.
+	OutagesByReason map[string]uint64
+
+	// LastUpdate is the last time any parameter of the module was updated
+	// (prime or live); zero if none yet.
+	LastUpdate time.Time
+	Params     int // parameters stored for the module, numeric or not
+	NonNumeric int // stored parameters whose value is not numeric
+
+	Alarms      int  // active alarms from the cloud's alarm quantity
+	AlarmsKnown bool // false until an alarm quantity was received for the module
+}
+
+// ActionKey names one kind of recovery ladder action and its outcome.
+type ActionKey struct {
+	Step   string // StepZombiePrime, StepHardRestart, StepTransportRecycle, StepManagerRebuild, StepQuarantine
+	Result string // ResultOK, ResultFailed, ResultAborted
+}
+
+// Recovery ladder steps and results, the label values of
+// bragerone_recovery_actions_total. Every combination is exported from the
+// first scrape on (as 0), so increase() sees the first action.
+const (
+	StepZombiePrime      = "zombie_prime"
+	StepHardRestart      = "hard_restart"
+	StepTransportRecycle = "transport_recycle"
+	StepManagerRebuild   = "manager_rebuild"
+	StepQuarantine       = "quarantine"
+
+	ResultOK      = "ok"
+	ResultFailed  = "failed"
+	ResultAborted = "aborted"
+)
+
+// RecoverySteps and RecoveryResults list the values above in ladder order.
+var (
+	RecoverySteps   = []string{StepZombiePrime, StepHardRestart, StepTransportRecycle, StepManagerRebuild, StepQuarantine}
+	RecoveryResults = []string{ResultOK, ResultFailed, ResultAborted}
+)
+
+// SessionReasons are the session outage reason tokens of the spec. Each is
+// exported from the first scrape on (as 0) in bragerone_session_outages_total;
+// other reasons in SessionState.OutagesByReason are exported as they appear.
+var SessionReasons = []string{
+	"disconnect", "stop", "handshake_503", "connect_error", "empty_queue", "server_stop",
+	"eio_close", "reconnect_error", "supervisor_stale", "force_reconnect", "hard_reset",
+}
+
+// ModuleReasons are the module outage reasons (the observation source),
+// exported from the first scrape on (as 0) in bragerone_module_outages_total.
+var ModuleReasons = []string{"rest", "ws", "derived"}
+
+// RecoveryState is the recovery ladder's state and history.
+type RecoveryState struct {
+	// Actions counts ladder actions by step and result since the exporter
+	// started. Counts only grow.
+	Actions map[ActionKey]uint64
+
+	Quarantined    bool          // realtime recovery paused in REST-only quarantine
+	QuarantineLeft time.Duration // time left of the quarantine; only while Quarantined
+	CooldownLeft   time.Duration // time left of the recovery cooldown; 0 when none
+
+	PrimeStreak       int // consecutive zombie primes
+	HardRestartStreak int // consecutive failed hard restarts
+	RecycleStreak     int // consecutive failed transport recycles
+	RebuildCount      int // manager rebuilds without live traffic
+}
+
+// Episode layers.
+const (
+	LayerCloud     = "cloud"      // the exporter↔cloud session
+	LayerModule    = "module"     // one module's link to the cloud
+	LayerLiveStale = "live_stale" // live push silent while the session was up
+)
+
+// Episode is one finished outage from the episode ring.
+type Episode struct {
+	Layer     string // LayerCloud, LayerModule or LayerLiveStale
+	Devid     string // for LayerModule; "" otherwise
+	Reason    string
+	ID        string // "<layer>-<8 hex>"
+	StartedAt time.Time
+	EndedAt   time.Time
+	DownFor   time.Duration
+}
