@@ -1,0 +1,148 @@
+package cloudsim
+
+import (
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+)
+
+// controlRoutes mounts the control endpoint:
+//
+//	POST   /control/faults                       {Fault} -> {"id":N}
+//	DELETE /control/faults/{id}
+//	DELETE /control/faults
+//	POST   /control/modules/{devid}/online|offline|memory-updated
+//	POST   /control/drift
+//	POST   /control/revoke-tokens
+//	GET    /control/state
+func (c *Cloud) controlRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("POST /control/faults", c.control(c.ctlInject))
+	mux.HandleFunc("DELETE /control/faults/{id}", c.control(c.ctlClear))
+	mux.HandleFunc("DELETE /control/faults", c.control(func(w http.ResponseWriter, _ *http.Request) {
+		c.ClearAll()
+		writeJSON(w, http.StatusOK, map[string]any{})
+	}))
+	mux.HandleFunc("POST /control/modules/{devid}/{action}", c.control(c.ctlModule))
+	mux.HandleFunc("POST /control/drift", c.control(func(w http.ResponseWriter, _ *http.Request) {
+		c.Drift()
+		writeJSON(w, http.StatusOK, map[string]any{})
+	}))
+	mux.HandleFunc("POST /control/revoke-tokens", c.control(func(w http.ResponseWriter, _ *http.Request) {
+		c.RevokeTokens()
+		writeJSON(w, http.StatusOK, map[string]any{})
+	}))
+	mux.HandleFunc("GET /control/state", c.control(c.ctlState))
+	mux.HandleFunc("/control/", c.control(func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Not found"})
+	}))
+}
+
+// control refuses non-loopback clients unless AllowRemoteControl is set.
+func (c *Cloud) control(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !c.opts.AllowRemoteControl && !isLoopback(r.RemoteAddr) {
+			writeJSON(w, http.StatusForbidden, map[string]any{"message": "control endpoint answers loopback clients only"})
+			return
+		}
+		h(w, r)
+	}
+}
+
+func isLoopback(remoteAddr string) bool {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (c *Cloud) ctlInject(w http.ResponseWriter, r *http.Request) {
+	var f Fault
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		badRequest(w, errors.New("fault body: "+err.Error()))
+		return
+	}
+	id, err := c.InjectFault(f)
+	if err != nil {
+		badRequest(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id})
+}
+
+func (c *Cloud) ctlClear(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.Atoi(r.PathValue("id"))
+	if err != nil {
+		badRequest(w, errors.New("fault id must be an integer"))
+		return
+	}
+	c.mu.Lock()
+	found := c.removeFaultLocked(id)
+	c.mu.Unlock()
+	if !found {
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": "no such fault"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{})
+}
+
+func (c *Cloud) ctlModule(w http.ResponseWriter, r *http.Request) {
+	devid := r.PathValue("devid")
+	c.mu.Lock()
+	known := c.byDevid[devid] != nil
+	c.mu.Unlock()
+	if !known {
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Module not found"})
+		return
+	}
+	switch r.PathValue("action") {
+	case "online":
+		c.SetModuleOnline(devid, true)
+	case "offline":
+		c.SetModuleOnline(devid, false)
+	case "memory-updated":
+		c.EmitMemoryUpdated(devid)
+	default:
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": "action must be online, offline or memory-updated"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{})
+}
+
+// ModuleState is one module in /control/state.
+type ModuleState struct {
+	Devid       string `json:"devid"`
+	Online      bool   `json:"online"`
+	ConnectedAt int64  `json:"connectedAt"`
+}
+
+// State is the answer of GET /control/state.
+type State struct {
+	URL      string         `json:"url"`
+	ObjectID int            `json:"object_id"`
+	Modules  []ModuleState  `json:"modules"`
+	Sessions []Session      `json:"sessions"`
+	Faults   []ActiveFault  `json:"faults"`
+	Requests map[string]int `json:"requests"`
+}
+
+// Snapshot returns what GET /control/state shows.
+func (c *Cloud) Snapshot() State {
+	st := State{URL: c.URL(), Sessions: c.Sessions(), Faults: c.Faults(), Requests: c.RequestCounts()}
+	c.mu.Lock()
+	st.ObjectID = c.objectID
+	for _, m := range c.modules {
+		st.Modules = append(st.Modules, ModuleState{Devid: m.devid, Online: m.connectedAt != 0, ConnectedAt: m.connectedAt})
+	}
+	c.mu.Unlock()
+	return st
+}
+
+func (c *Cloud) ctlState(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, c.Snapshot())
+}

@@ -1,0 +1,342 @@
+package cloudsim
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// FaultKind names one failure the cloud can be told to produce.
+type FaultKind string
+
+// Fault kinds. REST kinds act on requests matching Fault.Path; realtime kinds
+// act on the Socket.IO side.
+const (
+	// FaultHTTPStatus answers Status (default 503): 5xx with an HTML page,
+	// 4xx with {"message":Body or the status text}.
+	FaultHTTPStatus FaultKind = "http_status"
+	// FaultLatency delays the answer by DelayMS.
+	FaultLatency FaultKind = "latency"
+	// FaultDispatchTimeout answers 408 {"status":"E_DISPATCH_EVENT_TIMEOUT",...}.
+	FaultDispatchTimeout FaultKind = "dispatch_timeout"
+	// FaultLoginDupEntry answers login with 500 {"message":"ER_DUP_ENTRY: ..."}.
+	FaultLoginDupEntry FaultKind = "login_dup_entry"
+	// FaultDegradedRow makes the module row of Devid (all rows when empty)
+	// degraded: gateway, connectedAt, moduleAddress/Interface/Version and
+	// isConnectedAt null.
+	FaultDegradedRow FaultKind = "degraded_row"
+	// FaultMissingRow leaves the row of Devid (the first module when
+	// empty) out of GET /v1/modules while its siblings stay.
+	FaultMissingRow FaultKind = "missing_row"
+	// FaultListing makes GET /v1/modules answer 200 with Body verbatim.
+	FaultListing FaultKind = "listing"
+	// FaultConnectNotBound makes modules/connect answer 201
+	// {"message":"accepted-not-bound"} and bind nothing.
+	FaultConnectNotBound FaultKind = "connect_not_bound"
+	// FaultMutePushes stops every server push (of Devid only, when set)
+	// while the transport and its pings carry on: a zombie session.
+	FaultMutePushes FaultKind = "mute_pushes"
+	// FaultCloseTransport closes the Engine.IO transport of every connected
+	// session cleanly, once.
+	FaultCloseTransport FaultKind = "close_transport"
+	// FaultAbortTransport drops the TCP connection of every connected
+	// session without a close frame, once.
+	FaultAbortTransport FaultKind = "abort_transport"
+	// FaultStallHandshake holds /socket.io/ requests unanswered until the
+	// fault is cleared or the client gives up.
+	FaultStallHandshake FaultKind = "stall_handshake"
+	// FaultNoNamespaceAck lets Engine.IO open but never acknowledges the
+	// /ws namespace CONNECT.
+	FaultNoNamespaceAck FaultKind = "no_namespace_ack"
+	// FaultHandshake503 answers /socket.io/ requests 503 with an HTML body.
+	FaultHandshake503 FaultKind = "handshake_503"
+)
+
+// FaultKinds lists every kind, for validation and documentation.
+var FaultKinds = []FaultKind{
+	FaultHTTPStatus, FaultLatency, FaultDispatchTimeout, FaultLoginDupEntry, FaultDegradedRow,
+	FaultMissingRow, FaultListing, FaultConnectNotBound, FaultMutePushes, FaultCloseTransport,
+	FaultAbortTransport, FaultStallHandshake, FaultNoNamespaceAck, FaultHandshake503,
+}
+
+// Fault is one switched-on failure.
+type Fault struct {
+	Kind FaultKind `json:"kind"`
+	// Path selects REST requests: "POST /v1/modules/parameters" (method and
+	// template) or "/v1/modules" (template, any method); "" = every /v1 path
+	// (login only, for login_dup_entry).
+	Path    string `json:"path,omitempty"`
+	Status  int    `json:"status,omitempty"`
+	DelayMS int    `json:"delay_ms,omitempty"`
+	// Count is how many requests (handshakes, pushes, sessions) the fault
+	// affects before it clears itself; 0 = until cleared.
+	Count int    `json:"count,omitempty"`
+	Devid string `json:"devid,omitempty"`
+	Body  string `json:"body,omitempty"`
+}
+
+// FaultError reports a fault that cannot be injected.
+type FaultError struct {
+	Fault  Fault
+	Reason string
+}
+
+func (e *FaultError) Error() string {
+	return fmt.Sprintf("cloudsim: fault %q: %s", e.Fault.Kind, e.Reason)
+}
+
+// Validate checks a fault before it is injected.
+func (f Fault) Validate() error {
+	known := false
+	for _, k := range FaultKinds {
+		if f.Kind == k {
+			known = true
+		}
+	}
+	switch {
+	case !known:
+		names := make([]string, len(FaultKinds))
+		for i, k := range FaultKinds {
+			names[i] = string(k)
+		}
+		return &FaultError{f, "unknown kind (known: " + strings.Join(names, ", ") + ")"}
+	case f.Count < 0:
+		return &FaultError{f, "count must not be negative"}
+	case f.DelayMS < 0:
+		return &FaultError{f, "delay_ms must not be negative"}
+	case f.Kind == FaultHTTPStatus && f.Status != 0 && (f.Status < 400 || f.Status > 599):
+		return &FaultError{f, "status must be 4xx or 5xx"}
+	case f.Kind == FaultLatency && f.DelayMS == 0:
+		return &FaultError{f, "latency needs delay_ms"}
+	case f.Path != "" && !strings.Contains(f.Path, "/"):
+		return &FaultError{f, "path must look like \"/v1/modules\" or \"GET /v1/modules\""}
+	}
+	return nil
+}
+
+// ActiveFault is an injected fault with its id and remaining count.
+type ActiveFault struct {
+	ID int `json:"id"`
+	Fault
+	Remaining int `json:"remaining,omitempty"` // requests left; 0 = until cleared
+}
+
+type activeFault struct {
+	id        int
+	f         Fault
+	remaining int  // 0 = unlimited
+	oneShot   bool // transport faults: consumed by the sessions present when they fire
+}
+
+// Inject switches a fault on and returns its id (ids start at 1). An invalid
+// fault is logged and not injected; Inject then returns 0. Use InjectFault
+// for the error.
+func (c *Cloud) Inject(f Fault) int {
+	id, err := c.InjectFault(f)
+	if err != nil {
+		c.log.Warn("cloudsim: fault not injected", "err", err)
+		return 0
+	}
+	return id
+}
+
+// InjectFault is Inject with a typed error (*FaultError) for a bad fault.
+func (c *Cloud) InjectFault(f Fault) (int, error) {
+	if err := f.Validate(); err != nil {
+		return 0, err
+	}
+	if f.Path != "" {
+		f.Path = strings.TrimSpace(f.Path)
+	}
+	c.mu.Lock()
+	c.nextFault++
+	af := &activeFault{id: c.nextFault, f: f, remaining: f.Count}
+	c.faults = append(c.faults, af)
+	c.faultsChangedLocked()
+	c.mu.Unlock()
+	c.log.Info("cloudsim: fault injected", "id", af.id, "kind", f.Kind, "path", f.Path, "count", f.Count, "devid", f.Devid)
+	if f.Kind == FaultCloseTransport || f.Kind == FaultAbortTransport {
+		c.fireTransportFaults()
+	}
+	return af.id, nil
+}
+
+// Clear switches one fault off; unknown ids are ignored.
+func (c *Cloud) Clear(id int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.removeFaultLocked(id)
+}
+
+// ClearAll switches every fault off.
+func (c *Cloud) ClearAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.faults = nil
+	c.faultsChangedLocked()
+}
+
+// Faults lists the active faults in injection order.
+func (c *Cloud) Faults() []ActiveFault {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]ActiveFault, 0, len(c.faults))
+	for _, af := range c.faults {
+		out = append(out, ActiveFault{ID: af.id, Fault: af.f, Remaining: af.remaining})
+	}
+	return out
+}
+
+func (c *Cloud) removeFaultLocked(id int) bool {
+	for i, af := range c.faults {
+		if af.id == id {
+			c.faults = append(c.faults[:i], c.faults[i+1:]...)
+			c.faultsChangedLocked()
+			return true
+		}
+	}
+	return false
+}
+
+// faultsChangedLocked wakes everything waiting on the fault set (stalled
+// handshakes re-check whether their fault is still on).
+func (c *Cloud) faultsChangedLocked() {
+	close(c.released)
+	c.released = make(chan struct{})
+}
+
+// defaultPath is where a fault acts when its Path is empty; "" = every /v1 path.
+func defaultPath(k FaultKind) string {
+	switch k {
+	case FaultLoginDupEntry:
+		return "POST /v1/auth/user"
+	case FaultDegradedRow, FaultMissingRow, FaultListing:
+		return "GET /v1/modules"
+	case FaultConnectNotBound:
+		return "POST /v1/modules/connect"
+	}
+	return ""
+}
+
+// matchPath says whether a fault path selects the request template
+// ("GET /v1/objects/{id}").
+func matchPath(faultPath, template string) bool {
+	method, tpl, _ := strings.Cut(template, " ")
+	if faultPath == "" {
+		return strings.HasPrefix(tpl, "/v1/")
+	}
+	if strings.HasPrefix(faultPath, "/") {
+		return faultPath == tpl
+	}
+	fm, fp, _ := strings.Cut(faultPath, " ")
+	return strings.EqualFold(fm, method) && strings.TrimSpace(fp) == tpl
+}
+
+// takeFaultLocked finds the first active fault of one of the kinds that
+// selects template (and devid, when the fault names one), consumes one use of
+// it and returns a copy. ok is false when none applies.
+func (c *Cloud) takeFaultLocked(template string, kinds ...FaultKind) (Fault, bool) {
+	for _, af := range c.faults {
+		if !kindIn(af.f.Kind, kinds) {
+			continue
+		}
+		p := af.f.Path
+		if p == "" {
+			p = defaultPath(af.f.Kind)
+		}
+		if !matchPath(p, template) {
+			continue
+		}
+		f := af.f
+		c.consumeLocked(af)
+		return f, true
+	}
+	return Fault{}, false
+}
+
+// takeAllFaultsLocked is takeFaultLocked for every matching fault of the kinds.
+func (c *Cloud) takeAllFaultsLocked(template string, kinds ...FaultKind) []Fault {
+	var out []Fault
+	for _, af := range append([]*activeFault(nil), c.faults...) {
+		if !kindIn(af.f.Kind, kinds) {
+			continue
+		}
+		p := af.f.Path
+		if p == "" {
+			p = defaultPath(af.f.Kind)
+		}
+		if !matchPath(p, template) {
+			continue
+		}
+		out = append(out, af.f)
+		c.consumeLocked(af)
+	}
+	return out
+}
+
+// realtimeFaultLocked finds an active realtime fault of kind (for devid when
+// given and the fault names one); consume says whether this use counts.
+func (c *Cloud) realtimeFaultLocked(kind FaultKind, devid string, consume bool) (Fault, bool) {
+	for _, af := range c.faults {
+		if af.f.Kind != kind {
+			continue
+		}
+		if af.f.Devid != "" && devid != "" && af.f.Devid != devid {
+			continue
+		}
+		f := af.f
+		if consume {
+			c.consumeLocked(af)
+		}
+		return f, true
+	}
+	return Fault{}, false
+}
+
+func (c *Cloud) consumeLocked(af *activeFault) {
+	if af.remaining == 0 {
+		return
+	}
+	af.remaining--
+	if af.remaining == 0 {
+		c.removeFaultLocked(af.id)
+	}
+}
+
+func kindIn(k FaultKind, kinds []FaultKind) bool {
+	for _, x := range kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Requests counts the requests served for one endpoint template, e.g.
+// Requests("POST /v1/auth/user") or Requests("GET /v1/objects/{id}").
+// Socket.IO requests count under "GET /socket.io/".
+func (c *Cloud) Requests(endpoint string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.requests[endpoint]
+}
+
+// RequestCounts returns a copy of every per-template request count.
+func (c *Cloud) RequestCounts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int, len(c.requests))
+	for k, v := range c.requests {
+		out[k] = v
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

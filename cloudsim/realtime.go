@@ -1,0 +1,435 @@
+package cloudsim
+
+import (
+	"encoding/json"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	sio "github.com/zishang520/socket.io/servers/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/types"
+)
+
+// Realtime event names, as the cloud sends them.
+const (
+	EventParametersChange = "app:modules:parameters:change"
+	EventConnectionStatus = "app:module:connection:status:changed"
+	// EventMemoryUpdated is SIGMA_NETWORK_EVENT_MODULE_MEMORY_UPDATED: the
+	// event name on the wire is the JSON number 22, not a string.
+	EventMemoryUpdated = 22
+	namespace          = "/ws"
+	maxClosedSessions  = 64
+)
+
+// session is one /ws namespace connection.
+type session struct {
+	sid, engineSID string
+	remote         string
+	connected      bool
+	reason         string // disconnect reason once gone
+	bound          map[string]bool
+	listens        map[string]int // client emits seen, by event name
+	sock           *sio.Socket
+}
+
+// Session describes one realtime session, for tests and /control/state.
+type Session struct {
+	SID        string         `json:"sid"` // namespace SID (the one modules/connect binds)
+	EngineSID  string         `json:"engine_sid"`
+	RemoteAddr string         `json:"remote_addr"`
+	Connected  bool           `json:"connected"`
+	Reason     string         `json:"reason,omitempty"` // why it ended
+	Bound      []string       `json:"bound"`            // devids whose pushes it gets
+	Listens    map[string]int `json:"listens,omitempty"`
+}
+
+func (c *Cloud) setupRealtime() {
+	opts := sio.DefaultServerOptions()
+	opts.SetPath("/socket.io")
+	opts.SetServeClient(false)
+	if c.opts.PingInterval > 0 {
+		opts.SetPingInterval(c.opts.PingInterval)
+	}
+	if c.opts.PingTimeout > 0 {
+		opts.SetPingTimeout(c.opts.PingTimeout)
+	}
+	if c.opts.ConnectTimeout > 0 {
+		opts.SetConnectTimeout(c.opts.ConnectTimeout)
+	}
+	c.io = sio.NewServer(nil, opts)
+	c.ioH = c.io.ServeHandler(opts)
+	nsp := c.io.Of(namespace, nil)
+	nsp.Use(c.admit)
+	_ = nsp.On("connection", func(args ...any) {
+		s, ok := args[0].(*sio.Socket)
+		if ok {
+			c.onSession(s)
+		}
+	})
+}
+
+// admit is the /ws middleware: the handshake must carry a valid bearer
+// token in its HTTP Authorization header (the cloud takes the token from
+// nowhere else); a no_namespace_ack fault leaves the CONNECT unanswered.
+func (c *Cloud) admit(s *sio.Socket, next func(*sio.ExtendedError)) {
+	tok := bearer(s.Handshake().Headers.Header().Get("Authorization"))
+	if !c.validToken(tok) {
+		next(sio.NewExtendedError("Unauthorized", map[string]any{"message": "Unauthorized"}))
+		return
+	}
+	c.mu.Lock()
+	_, mute := c.realtimeFaultLocked(FaultNoNamespaceAck, "", true)
+	c.mu.Unlock()
+	if mute {
+		// next is never called: the Engine.IO session stays open and the
+		// client waits for a 40/ws ack that never comes, until the server's
+		// connect timeout closes the transport.
+		c.log.Info("cloudsim: namespace CONNECT left unanswered", "engine_sid", s.Conn().Id())
+		return
+	}
+	next(nil)
+}
+
+func (c *Cloud) onSession(s *sio.Socket) {
+	sess := &session{
+		sid: string(s.Id()), engineSID: s.Conn().Id(), remote: s.Conn().RemoteAddress(),
+		connected: true, bound: map[string]bool{}, listens: map[string]int{}, sock: s,
+	}
+	c.mu.Lock()
+	c.sessions[sess.sid] = sess
+	c.order = append(c.order, sess.sid)
+	c.pruneSessionsLocked()
+	c.mu.Unlock()
+	c.log.Info("cloudsim: realtime session connected", "sid", sess.sid, "engine_sid", sess.engineSID)
+
+	s.OnAny(func(args ...any) {
+		if len(args) == 0 {
+			return
+		}
+		name, _ := args[0].(string)
+		c.mu.Lock()
+		sess.listens[name]++
+		c.mu.Unlock()
+	})
+	_ = s.On("disconnect", func(args ...any) {
+		reason := ""
+		if len(args) > 0 {
+			reason, _ = args[0].(string)
+		}
+		c.mu.Lock()
+		sess.connected = false
+		sess.reason = reason
+		c.mu.Unlock()
+		c.log.Info("cloudsim: realtime session disconnected", "sid", sess.sid, "reason", reason)
+	})
+	c.fireTransportFaults()
+}
+
+// pruneSessionsLocked keeps every live session and the latest closed ones.
+func (c *Cloud) pruneSessionsLocked() {
+	closed := 0
+	for i := len(c.order) - 1; i >= 0; i-- {
+		if s := c.sessions[c.order[i]]; s != nil && !s.connected {
+			closed++
+			if closed > maxClosedSessions {
+				delete(c.sessions, c.order[i])
+			}
+		}
+	}
+	kept := c.order[:0]
+	for _, sid := range c.order {
+		if c.sessions[sid] != nil {
+			kept = append(kept, sid)
+		}
+	}
+	c.order = kept
+}
+
+// Sessions lists the realtime sessions in connect order (live ones and the
+// most recent closed ones).
+func (c *Cloud) Sessions() []Session {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Session, 0, len(c.order))
+	for _, sid := range c.order {
+		s := c.sessions[sid]
+		if s == nil {
+			continue
+		}
+		ls := make(map[string]int, len(s.listens))
+		for k, v := range s.listens {
+			ls[k] = v
+		}
+		out = append(out, Session{
+			SID: s.sid, EngineSID: s.engineSID, RemoteAddr: s.remote, Connected: s.connected,
+			Reason: s.reason, Bound: sortedKeys(s.bound), Listens: ls,
+		})
+	}
+	return out
+}
+
+// serveRealtime fronts the Socket.IO server with the handshake faults.
+func (c *Cloud) serveRealtime(w http.ResponseWriter, r *http.Request) {
+	c.mu.Lock()
+	c.requests[r.Method+" /socket.io/"]++
+	if _, ok := c.realtimeFaultLocked(FaultHandshake503, "", true); ok {
+		c.mu.Unlock()
+		writeHTMLStatus(w, http.StatusServiceUnavailable)
+		return
+	}
+	if _, ok := c.realtimeFaultLocked(FaultStallHandshake, "", true); ok {
+		// Hold the request unanswered while any stall fault is on; the
+		// client sees an accepted TCP connection and no HTTP answer.
+		for ok {
+			wake := c.released
+			c.mu.Unlock()
+			select {
+			case <-wake:
+			case <-r.Context().Done():
+				return
+			case <-c.closing:
+				return
+			}
+			c.mu.Lock()
+			_, ok = c.realtimeFaultLocked(FaultStallHandshake, "", false)
+		}
+	}
+	c.mu.Unlock()
+	c.ioH.ServeHTTP(w, r)
+}
+
+// eventFrame is the Socket.IO EVENT packet text for namespace /ws. It is
+// encoded here rather than through Socket.Emit for two reasons: Emit only
+// takes string event names, and the cloud's module-memory event has the
+// number 22 as its name (`42/ws,[22,{...}]` on the wire); and one encoding
+// is shared by every receiving session, which keeps pushes cheap.
+func eventFrame(name any, payload any) (types.BufferInterface, error) {
+	data, err := json.Marshal([]any{name, payload})
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(data)+5)
+	b = append(b, '2') // Socket.IO EVENT; Engine.IO adds the MESSAGE type '4'
+	b = append(b, namespace...)
+	b = append(b, ',')
+	b = append(b, data...)
+	return types.NewStringBuffer(b), nil
+}
+
+// emit sends one event to every connected session bound to devid, unless a
+// mute_pushes fault swallows it.
+func (c *Cloud) emit(devid string, name any, payload any) int {
+	c.mu.Lock()
+	if _, muted := c.realtimeFaultLocked(FaultMutePushes, devid, true); muted {
+		c.mu.Unlock()
+		return 0
+	}
+	var targets []*sio.Socket
+	for _, sid := range c.order {
+		if s := c.sessions[sid]; s != nil && s.connected && s.bound[devid] {
+			targets = append(targets, s.sock)
+		}
+	}
+	c.mu.Unlock()
+	if len(targets) == 0 {
+		return 0
+	}
+	frame, err := eventFrame(name, payload)
+	if err != nil {
+		c.log.Error("cloudsim: encoding event", "event", name, "err", err)
+		return 0
+	}
+	for _, s := range targets {
+		if !s.Connected() {
+			continue
+		}
+		s.Client().WriteToEngine([]types.BufferInterface{frame}, &sio.WriteOptions{})
+	}
+	return len(targets)
+}
+
+// pushParams sends a §2.1 delta as app:modules:parameters:change.
+func (c *Cloud) pushParams(devid string, delta map[string]any) {
+	c.emit(devid, EventParametersChange, delta)
+}
+
+// SetModuleOnline sets connectedAt (now, or 0) and sends
+// app:module:connection:status:changed to the sessions bound to the module.
+func (c *Cloud) SetModuleOnline(devid string, online bool) {
+	c.mu.Lock()
+	m := c.byDevid[devid]
+	if m == nil {
+		c.mu.Unlock()
+		c.log.Warn("cloudsim: SetModuleOnline for an unknown module ignored", "devid", devid)
+		return
+	}
+	if online {
+		if m.connectedAt == 0 {
+			m.connectedAt = c.now().Unix()
+		}
+	} else {
+		m.connectedAt = 0
+	}
+	payload := map[string]any{devid: map[string]any{"connectedAt": m.connectedAt, "gateway": m.gw}}
+	c.mu.Unlock()
+	c.emit(devid, EventConnectionStatus, payload)
+}
+
+// ModuleOnline reports whether a module is online (connectedAt != 0).
+func (c *Cloud) ModuleOnline(devid string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.byDevid[devid]
+	return m != nil && m.connectedAt != 0
+}
+
+// EmitMemoryUpdated sends the numeric event 22 {"devid":...} to the sessions
+// bound to the module.
+func (c *Cloud) EmitMemoryUpdated(devid string) {
+	c.emit(devid, EventMemoryUpdated, map[string]any{"devid": devid})
+}
+
+// fireTransportFaults applies the one-shot close_transport and
+// abort_transport faults to the connected sessions (bound to Devid when
+// set). A fault that finds no session stays armed for the next one.
+func (c *Cloud) fireTransportFaults() {
+	type hit struct {
+		kind FaultKind
+		s    *session
+	}
+	var hits []hit
+	c.mu.Lock()
+	for _, af := range append([]*activeFault(nil), c.faults...) {
+		if af.f.Kind != FaultCloseTransport && af.f.Kind != FaultAbortTransport {
+			continue
+		}
+		n := 0
+		for _, sid := range c.order {
+			s := c.sessions[sid]
+			if s == nil || !s.connected || (af.f.Devid != "" && !s.bound[af.f.Devid]) {
+				continue
+			}
+			hits = append(hits, hit{af.f.Kind, s})
+			n++
+		}
+		if n > 0 {
+			c.removeFaultLocked(af.id)
+		}
+	}
+	c.mu.Unlock()
+	for _, h := range hits {
+		if h.kind == FaultCloseTransport {
+			c.closeTransport(h.s)
+		} else {
+			c.abortTransport(h.s)
+		}
+	}
+}
+
+// closeTransport ends a session cleanly at the Engine.IO layer: a WebSocket
+// close frame (1000, normal closure), then the transport closes. The
+// library's own close only shuts the TCP connection, which is not clean.
+func (c *Cloud) closeTransport(s *session) {
+	conn := s.sock.Conn()
+	if req := conn.Request(); req != nil && req.Websocket != nil && req.Websocket.Conn != nil {
+		const closeMessage = 8 // RFC 6455 opcode 0x8
+		_ = req.Websocket.WriteControl(closeMessage, []byte{0x03, 0xE8}, time.Now().Add(time.Second))
+	}
+	conn.Close(false)
+	c.log.Info("cloudsim: transport closed", "sid", s.sid)
+}
+
+// abortTransport drops a session's TCP connection with no close frame and
+// no FIN handshake (SO_LINGER 0 sends a reset), like a dying proxy.
+func (c *Cloud) abortTransport(s *session) {
+	if c.conns.abort(s.remote) {
+		c.log.Info("cloudsim: transport aborted", "sid", s.sid)
+		return
+	}
+	// Served through Handler on a listener of the caller's: reach the raw
+	// connection through the websocket instead.
+	if req := s.sock.Conn().Request(); req != nil && req.Websocket != nil && req.Websocket.Conn != nil {
+		abortConn(req.Websocket.UnderlyingConn())
+		c.log.Info("cloudsim: transport aborted", "sid", s.sid)
+		return
+	}
+	c.log.Warn("cloudsim: abort_transport found no raw connection; closing instead", "sid", s.sid)
+	s.sock.Conn().Close(true)
+}
+
+func abortConn(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = nc.Close()
+}
+
+// connTracker remembers the raw connections accepted by the cloud's
+// listener, by remote address, so a fault can drop one at the TCP level.
+type connTracker struct {
+	mu    sync.Mutex
+	conns map[string]net.Conn
+}
+
+func newConnTracker() *connTracker { return &connTracker{conns: map[string]net.Conn{}} }
+
+type trackedListener struct {
+	net.Listener
+	t *connTracker
+}
+
+type trackedConn struct {
+	net.Conn
+	t    *connTracker
+	once sync.Once
+}
+
+func (t *connTracker) wrap(ln net.Listener) net.Listener { return &trackedListener{ln, t} }
+
+func (l *trackedListener) Accept() (net.Conn, error) {
+	nc, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc := &trackedConn{Conn: nc, t: l.t}
+	l.t.mu.Lock()
+	l.t.conns[nc.RemoteAddr().String()] = tc
+	l.t.mu.Unlock()
+	return tc, nil
+}
+
+func (tc *trackedConn) Close() error {
+	tc.once.Do(func() {
+		tc.t.mu.Lock()
+		if tc.t.conns[tc.RemoteAddr().String()] == tc {
+			delete(tc.t.conns, tc.RemoteAddr().String())
+		}
+		tc.t.mu.Unlock()
+	})
+	return tc.Conn.Close()
+}
+
+func (t *connTracker) abort(remote string) bool {
+	t.mu.Lock()
+	tc, ok := t.conns[remote].(*trackedConn)
+	t.mu.Unlock()
+	if !ok {
+		return false
+	}
+	abortConn(tc.Conn)
+	_ = tc.Close()
+	return true
+}
+
+func (t *connTracker) closeAll() {
+	t.mu.Lock()
+	conns := make([]net.Conn, 0, len(t.conns))
+	for _, k := range sortedKeys(t.conns) {
+		conns = append(conns, t.conns[k])
+	}
+	t.mu.Unlock()
+	for _, nc := range conns {
+		_ = nc.Close()
+	}
+}

@@ -1,0 +1,693 @@
+package cloudsim
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxRequestBody bounds what the simulated cloud reads from a request body.
+const maxRequestBody = 1 << 20
+
+type token struct {
+	expiresAt time.Time // zero = never
+	revoked   bool
+}
+
+// routes builds the whole URL space.
+func (c *Cloud) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	public, authed := false, true
+	c.handle(mux, "POST /v1/auth/user", public, c.login)
+	c.handle(mux, "POST /v1/auth/revoke", authed, c.revoke)
+	c.handle(mux, "GET /v1/user", authed, c.getUser)
+	c.handle(mux, "GET /v1/user/permissions", authed, c.getPermissions)
+	c.handle(mux, "GET /v1/objects", authed, c.getObjects)
+	c.handle(mux, "GET /v1/objects/{id}", authed, c.getObject)
+	c.handle(mux, "GET /v1/objects/{id}/permissions", authed, c.getObjectPermissions)
+	c.handle(mux, "GET /v1/modules", authed, c.getModules)
+	c.handle(mux, "POST /v1/modules/connect", authed, c.modulesConnect)
+	c.handle(mux, "POST /v1/modules/parameters", authed, c.modulesParameters)
+	c.handle(mux, "POST /v1/modules/activity/quantity", authed, c.activityQuantity)
+	c.handle(mux, "POST /v1/modules/alarms/quantity", authed, c.alarmsQuantity)
+	c.handle(mux, "POST /v1/modules/activity", authed, c.activity)
+	c.handle(mux, "POST /v1/modules/alarms", authed, c.alarmsActive)
+	c.handle(mux, "POST /v1/modules/alarms/history", authed, c.alarmsHistory)
+	c.handle(mux, "GET /v1/modules/{code}/card", authed, c.moduleCard)
+	c.handle(mux, "GET /v1/system/version", public, c.systemVersion)
+	c.handle(mux, "POST /v1/module/command", authed, c.moduleCommand)
+	c.handle(mux, "POST /v1/module/command/raw", authed, c.moduleCommandRaw)
+	c.handle(mux, "GET /{$}", public, c.assetIndex)
+	c.handle(mux, "GET /assets/{$}", public, c.assetIndex)
+	c.handle(mux, "GET /assets/{name}", public, c.asset)
+	mux.Handle("/socket.io/", http.HandlerFunc(c.serveRealtime))
+	c.controlRoutes(mux)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Not found"})
+	})
+	return mux
+}
+
+type restHandler func(w http.ResponseWriter, r *http.Request)
+
+// handle wraps one endpoint: count it under its template, add the configured
+// latency, apply REST faults, then check the bearer token.
+func (c *Cloud) handle(mux *http.ServeMux, template string, auth bool, h restHandler) {
+	mux.HandleFunc(template, func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.requests[template]++
+		delays := c.takeAllFaultsLocked(template, FaultLatency)
+		f, faulted := c.takeFaultLocked(template, FaultHTTPStatus, FaultDispatchTimeout, FaultLoginDupEntry)
+		c.mu.Unlock()
+
+		d := c.opts.Latency
+		for _, lf := range delays {
+			d += time.Duration(lf.DelayMS) * time.Millisecond
+		}
+		if !c.sleep(r.Context(), d) {
+			return
+		}
+		if faulted {
+			writeFault(w, f)
+			return
+		}
+		if auth && !c.authorized(r) {
+			writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Unauthorized"})
+			return
+		}
+		h(w, r)
+	})
+}
+
+// writeFault writes the answer of a REST response fault.
+func writeFault(w http.ResponseWriter, f Fault) {
+	switch f.Kind {
+	case FaultDispatchTimeout:
+		writeJSON(w, http.StatusRequestTimeout, map[string]any{"status": "E_DISPATCH_EVENT_TIMEOUT", "message": "upstream timeout"})
+	case FaultLoginDupEntry:
+		writeJSON(w, http.StatusInternalServerError, map[string]any{"message": "ER_DUP_ENTRY: Duplicate entry"})
+	default:
+		status := f.Status
+		if status == 0 {
+			status = http.StatusServiceUnavailable
+		}
+		if status >= 500 {
+			writeHTMLStatus(w, status)
+			return
+		}
+		msg := f.Body
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+		writeJSON(w, status, map[string]any{"message": msg})
+	}
+}
+
+// writeHTMLStatus writes a proxy-style HTML error page, as the cloud's
+// front end does for 502/503/504.
+func writeHTMLStatus(w http.ResponseWriter, status int) {
+	w.Header().Set("Content-Type", "text/html")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "<html><body><h1>%d %s</h1></body></html>", status, http.StatusText(status))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, "encoding error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// decodeBody reads a JSON object body into v; an empty body leaves v as is.
+func decodeBody(r *http.Request, v any) error {
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
+	if err != nil {
+		return fmt.Errorf("reading body: %w", err)
+	}
+	if len(data) > maxRequestBody {
+		return errors.New("body too large")
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("body is not the expected JSON object: %w", err)
+	}
+	return nil
+}
+
+func badRequest(w http.ResponseWriter, err error) {
+	writeJSON(w, http.StatusBadRequest, map[string]any{"message": err.Error()})
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" header.
+func bearer(h string) string {
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return ""
+	}
+	return strings.TrimSpace(tok)
+}
+
+// authorized checks the request's bearer token: known, not revoked, not expired.
+func (c *Cloud) authorized(r *http.Request) bool {
+	return c.validToken(bearer(r.Header.Get("Authorization")))
+}
+
+func (c *Cloud) validToken(tok string) bool {
+	if tok == "" {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.tokens[tok]
+	if t == nil || t.revoked {
+		return false
+	}
+	return t.expiresAt.IsZero() || c.now().Before(t.expiresAt)
+}
+
+// RevokeTokens makes every issued token invalid (401 from then on).
+func (c *Cloud) RevokeTokens() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, t := range c.tokens {
+		t.revoked = true
+	}
+}
+
+func randomToken() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func (c *Cloud) objectRecord() map[string]any {
+	return map[string]any{
+		"id": c.objectID, "name": "Home", "addressCountry": "PL", "addressCity": "Warsaw",
+		"addressPostCode": nil, "addressStreet": nil, "addressHouseNumber": nil,
+	}
+}
+
+func (c *Cloud) login(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Email    string `json:"email"`
+		Password string `json:"password"`
+	}
+	if err := decodeBody(r, &body); err != nil {
+		badRequest(w, err)
+		return
+	}
+	if body.Email != c.opts.Email || body.Password != c.opts.Password {
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Invalid email or password"})
+		return
+	}
+	now := c.now()
+	access, refresh := randomToken(), randomToken()
+	c.mu.Lock()
+	for k, t := range c.tokens { // forget long-dead tokens so a long run stays small
+		if t.revoked || (!t.expiresAt.IsZero() && now.Sub(t.expiresAt) > time.Hour) {
+			delete(c.tokens, k)
+		}
+	}
+	t := &token{}
+	if c.opts.TokenTTL > 0 {
+		t.expiresAt = now.Add(c.opts.TokenTTL)
+	}
+	c.tokens[access] = t
+	resp := map[string]any{
+		"accessToken": access, "refreshToken": refresh, "type": "bearer",
+		"user": c.user, "objects": []any{c.objectRecord()},
+	}
+	if !t.expiresAt.IsZero() {
+		resp["expiresAt"] = t.expiresAt.UTC().Format(time.RFC3339)
+	}
+	c.mu.Unlock()
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (c *Cloud) revoke(w http.ResponseWriter, r *http.Request) {
+	tok := bearer(r.Header.Get("Authorization"))
+	c.mu.Lock()
+	if t := c.tokens[tok]; t != nil {
+		t.revoked = true
+	}
+	c.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (c *Cloud) getUser(w http.ResponseWriter, _ *http.Request) {
+	c.mu.Lock()
+	u := c.user
+	c.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"user": u})
+}
+
+func (c *Cloud) getPermissions(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"permissions": userPermissions})
+}
+
+func (c *Cloud) getObjects(w http.ResponseWriter, _ *http.Request) {
+	c.mu.Lock()
+	obj := c.objectRecord()
+	c.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"objects": []any{obj}})
+}
+
+// objectFromPath resolves {id}; it writes the error answer when it fails.
+func (c *Cloud) objectFromPath(w http.ResponseWriter, r *http.Request) bool {
+	id, err := strconv.Atoi(r.PathValue("id"))
+	if err != nil {
+		badRequest(w, fmt.Errorf("object id %q is not an integer", r.PathValue("id")))
+		return false
+	}
+	if id != c.ObjectID() {
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Object not found"})
+		return false
+	}
+	return true
+}
+
+func (c *Cloud) getObject(w http.ResponseWriter, r *http.Request) {
+	if !c.objectFromPath(w, r) {
+		return
+	}
+	c.mu.Lock()
+	obj := c.objectRecord()
+	status := "OFFLINE"
+	for _, m := range c.modules {
+		if m.connectedAt != 0 {
+			status = "SUCCESS"
+		}
+	}
+	c.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"object": obj, "status": status})
+}
+
+func (c *Cloud) getObjectPermissions(w http.ResponseWriter, r *http.Request) {
+	if !c.objectFromPath(w, r) {
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"permissions": userPermissions})
+}
+
+// moduleRow is one GET /v1/modules row, in the field order of the cloud.
+type moduleRow struct {
+	Devid                 string   `json:"devid"`
+	Name                  string   `json:"name"`
+	Gateway               any      `json:"gateway"`
+	DeviceMenu            int      `json:"deviceMenu"`
+	DeviceLanguageVariant int      `json:"deviceLanguageVariant"`
+	Devices               []any    `json:"devices"`
+	Services              []any    `json:"services"`
+	Permissions           []string `json:"permissions"`
+	AcceptedAt            int64    `json:"acceptedAt"`
+	ConnectedAt           any      `json:"connectedAt"`
+	ModuleAlarms          int      `json:"moduleAlarms"`
+	ParameterSchemas      []any    `json:"parameterSchemas"`
+	ID                    int      `json:"id"`
+	ModuleAddress         any      `json:"moduleAddress"`
+	ModuleInterface       any      `json:"moduleInterface"`
+	ModuleVersion         any      `json:"moduleVersion"`
+	ModuleServices        []any    `json:"moduleServices"`
+	ModuleTitle           string   `json:"moduleTitle"`
+	IsAcceptedAt          string   `json:"isAcceptedAt"`
+	IsConnectedAt         any      `json:"isConnectedAt"`
+}
+
+func (m *module) row() moduleRow {
+	gw := m.gw
+	row := moduleRow{
+		Devid: m.devid, Name: m.name, Gateway: gw, Devices: []any{}, Services: []any{},
+		Permissions: []string{}, AcceptedAt: m.acceptedAt, ConnectedAt: m.connectedAt,
+		ModuleAlarms: len(m.alarms), ParameterSchemas: []any{}, ID: m.id,
+		ModuleAddress: m.address, ModuleInterface: nil, ModuleVersion: m.version,
+		ModuleServices: []any{}, ModuleTitle: m.title,
+		IsAcceptedAt: time.Unix(m.acceptedAt, 0).UTC().Format(time.RFC3339),
+	}
+	if m.connectedAt != 0 {
+		row.IsConnectedAt = time.Unix(m.connectedAt, 0).UTC().Format(time.RFC3339)
+	}
+	return row
+}
+
+// degrade nulls what the cloud nulled in the field ("HA freeze 2026-08-17").
+func (r *moduleRow) degrade() {
+	r.Gateway, r.ConnectedAt, r.IsConnectedAt = nil, nil, nil
+	r.ModuleAddress, r.ModuleInterface, r.ModuleVersion = nil, nil, nil
+}
+
+func (c *Cloud) getModules(w http.ResponseWriter, r *http.Request) {
+	const template = "GET /v1/modules"
+	q := r.URL.Query()
+	page, limit := 1, 999
+	if v := q.Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			badRequest(w, fmt.Errorf("page %q must be a positive integer", v))
+			return
+		}
+		page = n
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			badRequest(w, fmt.Errorf("limit %q must be a positive integer", v))
+			return
+		}
+		limit = n
+	}
+	c.mu.Lock()
+	if f, ok := c.takeFaultLocked(template, FaultListing); ok {
+		c.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, f.Body)
+		return
+	}
+	groupOK := true
+	if v := q.Get("group_id"); v != "" {
+		groupOK = v == strconv.Itoa(c.objectID)
+	}
+	rows := []moduleRow{}
+	if groupOK {
+		degraded := c.takeAllFaultsLocked(template, FaultDegradedRow)
+		missing := c.takeAllFaultsLocked(template, FaultMissingRow)
+		for i, m := range c.modules {
+			if rowSelected(missing, m.devid, i == 0) {
+				continue
+			}
+			row := m.row()
+			if rowSelected(degraded, m.devid, true) {
+				row.degrade()
+			}
+			rows = append(rows, row)
+		}
+	}
+	c.mu.Unlock()
+	start := (page - 1) * limit
+	if start > len(rows) {
+		start = len(rows)
+	}
+	end := min(start+limit, len(rows))
+	writeJSON(w, http.StatusOK, map[string]any{"data": rows[start:end]})
+}
+
+// rowSelected says whether one of the row faults names devid; a fault
+// without a devid selects the row when whenUnnamed is true.
+func rowSelected(faults []Fault, devid string, whenUnnamed bool) bool {
+	for _, f := range faults {
+		if f.Devid == devid || (f.Devid == "" && whenUnnamed) {
+			return true
+		}
+	}
+	return false
+}
+
+// modulesBody is the {"modules":[...]} body of the module calls.
+type modulesBody struct {
+	Modules []string `json:"modules"`
+	Page    int      `json:"page"`
+	Limit   int      `json:"limit"`
+}
+
+func readModules(w http.ResponseWriter, r *http.Request) (modulesBody, bool) {
+	var b modulesBody
+	if err := decodeBody(r, &b); err != nil {
+		badRequest(w, err)
+		return b, false
+	}
+	if b.Page <= 0 {
+		b.Page = 1
+	}
+	if b.Limit <= 0 {
+		b.Limit = 20
+	}
+	return b, true
+}
+
+func (c *Cloud) modulesConnect(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		WSID    string          `json:"wsid"`
+		SID     string          `json:"sid"`
+		Modules []string        `json:"modules"`
+		GroupID json.RawMessage `json:"group_id"`
+	}
+	if err := decodeBody(r, &b); err != nil {
+		badRequest(w, err)
+		return
+	}
+	sid := b.WSID
+	if sid == "" {
+		sid = b.SID
+	}
+	if sid == "" {
+		badRequest(w, errors.New("wsid or sid is required"))
+		return
+	}
+	c.mu.Lock()
+	if _, ok := c.takeFaultLocked("POST /v1/modules/connect", FaultConnectNotBound); ok {
+		c.mu.Unlock()
+		writeJSON(w, http.StatusCreated, map[string]any{"message": "accepted-not-bound"})
+		return
+	}
+	// The real cloud answers 200 for any SID, but only a currently connected
+	// namespace SID gets bound: a stale or an Engine.IO SID binds nothing.
+	if s := c.sessions[sid]; s != nil && s.connected {
+		for _, d := range b.Modules {
+			if c.byDevid[d] != nil {
+				s.bound[d] = true
+			}
+		}
+	}
+	c.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{})
+}
+
+func (c *Cloud) modulesParameters(w http.ResponseWriter, r *http.Request) {
+	b, ok := readModules(w, r)
+	if !ok {
+		return
+	}
+	out := map[string]any{}
+	c.mu.Lock()
+	for _, d := range b.Modules {
+		m := c.byDevid[d]
+		if m == nil {
+			continue
+		}
+		pools := map[string]any{}
+		for _, p := range m.params {
+			pm, _ := pools[p.pool].(map[string]any)
+			if pm == nil {
+				pm = map[string]any{}
+				pools[p.pool] = pm
+			}
+			pm[p.key] = p.primeBody()
+		}
+		out[d] = pools
+	}
+	c.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (c *Cloud) activityQuantity(w http.ResponseWriter, r *http.Request) {
+	b, ok := readModules(w, r)
+	if !ok {
+		return
+	}
+	q := map[string]int{}
+	c.mu.Lock()
+	for _, d := range b.Modules {
+		if m := c.byDevid[d]; m != nil {
+			q[d] = len(m.activity)
+		}
+	}
+	c.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"activityQuantity": q})
+}
+
+func (c *Cloud) alarmsQuantity(w http.ResponseWriter, r *http.Request) {
+	b, ok := readModules(w, r)
+	if !ok {
+		return
+	}
+	q := map[string]int{}
+	c.mu.Lock()
+	for _, d := range b.Modules {
+		if m := c.byDevid[d]; m != nil {
+			q[d] = len(m.alarms)
+		}
+	}
+	c.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"alarmsQuantity": q})
+}
+
+// pageRows collects the rows of the requested modules, newest first, one page.
+func (c *Cloud) pageRows(b modulesBody, pick func(*module) []map[string]any) []map[string]any {
+	var rows []map[string]any
+	c.mu.Lock()
+	for _, d := range b.Modules {
+		if m := c.byDevid[d]; m != nil {
+			for _, row := range pick(m) {
+				cp := make(map[string]any, len(row))
+				for k, v := range row {
+					cp[k] = v
+				}
+				rows = append(rows, cp)
+			}
+		}
+	}
+	c.mu.Unlock()
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, _ := rows[i]["created_at"].(string)
+		b, _ := rows[j]["created_at"].(string)
+		return a > b
+	})
+	start := min((b.Page-1)*b.Limit, len(rows))
+	end := min(start+b.Limit, len(rows))
+	return append([]map[string]any{}, rows[start:end]...)
+}
+
+func (c *Cloud) activity(w http.ResponseWriter, r *http.Request) {
+	b, ok := readModules(w, r)
+	if !ok {
+		return
+	}
+	rows := c.pageRows(b, func(m *module) []map[string]any { return m.activity })
+	writeJSON(w, http.StatusOK, map[string]any{"status": true, "activities": map[string]any{"data": rows}})
+}
+
+func (c *Cloud) alarmsActive(w http.ResponseWriter, r *http.Request) {
+	b, ok := readModules(w, r)
+	if !ok {
+		return
+	}
+	rows := c.pageRows(b, func(m *module) []map[string]any { return m.alarms })
+	writeJSON(w, http.StatusOK, map[string]any{"status": true, "alarms": rows})
+}
+
+func (c *Cloud) alarmsHistory(w http.ResponseWriter, r *http.Request) {
+	b, ok := readModules(w, r)
+	if !ok {
+		return
+	}
+	rows := c.pageRows(b, func(m *module) []map[string]any { return m.history })
+	writeJSON(w, http.StatusOK, map[string]any{"status": true, "alarms": map[string]any{"data": rows}})
+}
+
+func (c *Cloud) moduleCard(w http.ResponseWriter, r *http.Request) {
+	code := r.PathValue("code")
+	c.mu.Lock()
+	m := c.byDevid[code]
+	var card map[string]any
+	if m != nil {
+		created := time.Unix(m.acceptedAt, 0).UTC()
+		card = map[string]any{
+			"id": 100 + m.id, "moduleId": m.id, "clientFullName": "Jan Kowalski",
+			"clientPhoneNumber": "+48123456789", "clientAddressStreetAndNumber": "Kwiatowa 15",
+			"clientAddressPostalCode": "00-123", "clientAddressCity": "Warszawa",
+			"createdAt": created.Format("2006-01-02T15:04:05.000-07:00"),
+			"updatedAt": created.Add(75 * time.Minute).Format("2006-01-02T15:04:05.000-07:00"),
+		}
+	}
+	c.mu.Unlock()
+	if m == nil {
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Module not found"})
+		return
+	}
+	writeJSON(w, http.StatusOK, card)
+}
+
+func (c *Cloud) systemVersion(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"version": map[string]any{"version": "1.0.2501310630", "devMode": false}})
+}
+
+func (c *Cloud) moduleCommand(w http.ResponseWriter, r *http.Request) {
+	var b map[string]any
+	if err := decodeBody(r, &b); err != nil {
+		badRequest(w, err)
+		return
+	}
+	devid, _ := b["devid"].(string)
+	pool, _ := b["pool"].(string)
+	parameter, _ := b["parameter"].(string)
+	value, hasValue := b["value"]
+	if devid == "" || pool == "" || parameter == "" || !hasValue {
+		badRequest(w, errors.New("devid, pool, parameter and value are required"))
+		return
+	}
+	if _, _, err := splitKey(pool + "." + parameter); err != nil {
+		badRequest(w, err)
+		return
+	}
+	c.mu.Lock()
+	m := c.byDevid[devid]
+	if m == nil {
+		c.mu.Unlock()
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Module not found"})
+		return
+	}
+	if m.connectedAt == 0 {
+		c.mu.Unlock()
+		writeJSON(w, http.StatusConflict, map[string]any{"message": "Module is offline"})
+		return
+	}
+	var prev any
+	if p := m.params[pool+"."+parameter]; p != nil {
+		prev = p.value
+	}
+	delta := c.setParamLocked(m, pool, parameter, value)
+	name, _ := b["parameterName"].(string)
+	m.nextAct++
+	m.activity = append(m.activity, map[string]any{
+		"id": m.nextAct, "devid": devid, "module_id": m.id, "name": "parameters." + name, "unit": b["unit"],
+		"value": value, "prevValue": prev, "state": "success",
+		"created_at": c.now().UTC().Format(time.RFC3339), "user": map[string]any{"name": c.user.Name, "id": c.user.ID},
+		"user_id": c.user.ID,
+	})
+	if len(m.activity) > 200 {
+		m.activity = m.activity[len(m.activity)-200:]
+	}
+	c.mu.Unlock()
+	c.pushParams(devid, delta)
+	writeJSON(w, http.StatusOK, map[string]any{"status": true, "data": map[string]any{"devid": devid, "pool": pool, "parameter": parameter, "value": value}})
+}
+
+func (c *Cloud) moduleCommandRaw(w http.ResponseWriter, r *http.Request) {
+	var b map[string]any
+	if err := decodeBody(r, &b); err != nil {
+		badRequest(w, err)
+		return
+	}
+	devid, _ := b["devid"].(string)
+	command, _ := b["command"].(string)
+	if devid == "" || command == "" {
+		badRequest(w, errors.New("devid and command are required"))
+		return
+	}
+	c.mu.Lock()
+	m := c.byDevid[devid]
+	online := m != nil && m.connectedAt != 0
+	c.mu.Unlock()
+	switch {
+	case m == nil:
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Module not found"})
+	case !online:
+		writeJSON(w, http.StatusConflict, map[string]any{"message": "Module is offline"})
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"status": true, "data": map[string]any{"devid": devid, "command": command, "value": b["value"]}})
+	}
+}
