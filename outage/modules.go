@@ -31,7 +31,8 @@ type Row struct {
 	// ConnectedAt is epoch seconds; 0 (also a null on the wire) = offline.
 	ConnectedAt int64
 	// Unparsed marks a row whose connectedAt could not be parsed: it is
-	// skipped, neither seen nor applied (cloud-wire-facts.md §2.3).
+	// skipped, not counted as seen and changes nothing (cloud-wire-facts.md
+	// §2.3); being listed, it is not derived-missing either.
 	Unparsed bool
 	Gateway  Gateway
 }
@@ -210,13 +211,19 @@ func (m *Modules) CompletePoll(gen uint64, l Listing, now time.Time) (ModulesRes
 		return ModulesResult{Discarded: true, DiscardReason: DiscardStale, FailureStreak: m.streak}, nil
 	}
 
+	// seen: subscribed rows that are applied. present: subscribed devids
+	// listed at all; a row with an unparseable connectedAt is present (so it
+	// is not derived-missing) but not seen: it changes nothing and does not
+	// make the listing usable.
 	seen := map[string]Row{}
+	present := map[string]bool{}
 	if l.Err == nil && l.Recognised {
 		for _, row := range l.Rows {
-			if row.Unparsed {
+			if _, ok := m.mods[row.Devid]; !ok {
 				continue
 			}
-			if _, ok := m.mods[row.Devid]; ok {
+			present[row.Devid] = true
+			if !row.Unparsed {
 				seen[row.Devid] = row
 			}
 		}
@@ -241,6 +248,8 @@ func (m *Modules) CompletePoll(gen uint64, l Listing, now time.Time) (ModulesRes
 		var c ModuleChange
 		if row, ok := seen[devid]; ok {
 			c = m.apply(devid, st, row.ConnectedAt != 0, row.ConnectedAt, &row.Gateway, SourceREST, now)
+		} else if present[devid] {
+			continue
 		} else {
 			// Derived-missing: the listing has a sibling but not this module.
 			c = m.apply(devid, st, false, st.connectedAt, nil, SourceDerived, now)
