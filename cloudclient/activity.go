@@ -1,0 +1,223 @@
+package cloudclient
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+)
+
+// DefaultListLimit is the page size of activity and alarm lists.
+const DefaultListLimit = 20
+
+// ListRequest pages an activity or alarm list. Zero Page/Limit take 1 and 20.
+type ListRequest struct {
+	Modules     []string
+	Page, Limit int
+}
+
+// AlarmRow is one active or finished alarm. ID is the alarm type code, not a
+// unique key.
+type AlarmRow struct {
+	ID         int
+	Devid      string
+	CreatedAt  string
+	FinishedAt string // "" while active
+	Raw        map[string]any
+}
+
+// ActivityRow is one entry of a module's activity (change) log.
+type ActivityRow struct {
+	ID        int
+	Devid     string
+	Name      string // i18n token, e.g. "parameters.PARAM_1"
+	Unit      int
+	Value     any // unwrapped from {"value":…}
+	PrevValue any
+	State     string
+	CreatedAt string
+	User      string
+	Raw       map[string]any
+}
+
+// ActivityQuantity returns activity counts per module (POST
+// /v1/modules/activity/quantity). A 204 gives an empty map.
+func (c *Client) ActivityQuantity(ctx context.Context, modules []string) (map[string]int, error) {
+	return c.quantity(ctx, &call{method: "POST", path: "/modules/activity/quantity", tmpl: "POST /v1/modules/activity/quantity", auth: true},
+		modules, "activityQuantity")
+}
+
+// AlarmQuantity returns active alarm counts per module (POST
+// /v1/modules/alarms/quantity).
+func (c *Client) AlarmQuantity(ctx context.Context, modules []string) (map[string]int, error) {
+	return c.quantity(ctx, &call{method: "POST", path: "/modules/alarms/quantity", tmpl: "POST /v1/modules/alarms/quantity", auth: true},
+		modules, "alarmsQuantity")
+}
+
+func (c *Client) quantity(ctx context.Context, cl *call, modules []string, key string) (map[string]int, error) {
+	cl.body = map[string]any{"modules": sortedUnique(modules)}
+	r, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	if r.status == 204 || len(strings.TrimSpace(string(r.body))) == 0 {
+		return map[string]int{}, nil
+	}
+	m, err := c.decodeObject(cl, r)
+	if err != nil {
+		return nil, err
+	}
+	return decodeQuantities(m, key), nil
+}
+
+// decodeQuantities reads {"<key>":{devid:n}} (or the bare map) entry by
+// entry; entries that are not a valid count are left out.
+func decodeQuantities(m map[string]json.RawMessage, key string) map[string]int {
+	if inner, ok := m[key]; ok {
+		m = rawMap(inner)
+	}
+	out := make(map[string]int, len(m))
+	for devid, raw := range m {
+		if n, ok := parseQuantity(raw); ok {
+			out[devid] = n
+		}
+	}
+	return out
+}
+
+// parseQuantity accepts a non-negative integer, an integral float, a numeric
+// string or null (0); it rejects booleans, negative or fractional numbers and
+// empty strings.
+func parseQuantity(raw json.RawMessage) (int, bool) {
+	if isNull(raw) {
+		return 0, true
+	}
+	var f float64
+	switch firstByte(raw) {
+	case '"':
+		s := strings.TrimSpace(rawString(raw))
+		if s == "" {
+			return 0, false
+		}
+		n, ok := intFromString(s)
+		if !ok || n < 0 || n > math.MaxInt32 {
+			return 0, false
+		}
+		return int(n), true
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if json.Unmarshal(raw, &f) != nil {
+			return 0, false
+		}
+		n, ok := intFromFloat(f)
+		if !ok || n < 0 || n > math.MaxInt32 {
+			return 0, false
+		}
+		return int(n), true
+	}
+	return 0, false
+}
+
+func (r ListRequest) body() map[string]any {
+	page, limit := r.Page, r.Limit
+	if page <= 0 {
+		page = 1
+	}
+	if limit <= 0 {
+		limit = DefaultListLimit
+	}
+	return map[string]any{"modules": sortedUnique(r.Modules), "page": page, "limit": limit}
+}
+
+// Activity returns activity rows (POST /v1/modules/activity).
+func (c *Client) Activity(ctx context.Context, req ListRequest) ([]ActivityRow, error) {
+	rows, err := c.list(ctx, &call{method: "POST", path: "/modules/activity", tmpl: "POST /v1/modules/activity", auth: true}, req, "activities")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ActivityRow, 0, len(rows))
+	for _, raw := range rows {
+		f := rawMap(raw)
+		if f == nil {
+			continue
+		}
+		id, _ := rawInt(f["id"])
+		unit, _ := rawInt(f["unit"])
+		a := ActivityRow{ID: int(id), Devid: rawString(f["devid"]), Name: rawString(f["name"]), Unit: int(unit),
+			Value: rawAny(f["value"]), PrevValue: rawAny(f["prevValue"]), State: rawString(f["state"]),
+			CreatedAt: rawString(f["created_at"]), User: rawString(f["user"]), Raw: rawObject(raw)}
+		if a.Devid == "" {
+			a.Devid = rawString(rawMap(f["module"])["devid"])
+		}
+		if v, ok := a.Value.(map[string]any); ok {
+			if inner, ok := v["value"]; ok {
+				a.Value = inner
+			}
+		}
+		if a.User == "" {
+			a.User = rawString(rawMap(f["user"])["name"])
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// Alarms returns active alarms (POST /v1/modules/alarms).
+func (c *Client) Alarms(ctx context.Context, req ListRequest) ([]AlarmRow, error) {
+	return c.alarms(ctx, &call{method: "POST", path: "/modules/alarms", tmpl: "POST /v1/modules/alarms", auth: true}, req)
+}
+
+// AlarmHistory returns finished alarms (POST /v1/modules/alarms/history).
+func (c *Client) AlarmHistory(ctx context.Context, req ListRequest) ([]AlarmRow, error) {
+	return c.alarms(ctx, &call{method: "POST", path: "/modules/alarms/history", tmpl: "POST /v1/modules/alarms/history", auth: true}, req)
+}
+
+func (c *Client) alarms(ctx context.Context, cl *call, req ListRequest) ([]AlarmRow, error) {
+	rows, err := c.list(ctx, cl, req, "alarms")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AlarmRow, 0, len(rows))
+	for _, raw := range rows {
+		f := rawMap(raw)
+		if f == nil {
+			continue
+		}
+		id, _ := rawInt(f["id"])
+		out = append(out, AlarmRow{ID: int(id), Devid: rawString(f["devid"]), CreatedAt: rawString(f["created_at"]),
+			FinishedAt: rawString(f["finished_at"]), Raw: rawObject(raw)})
+	}
+	return out, nil
+}
+
+// list posts a list body and finds the rows under key: {key:[rows]},
+// {key:{"data":[rows]}}, {"data":[rows]} or a bare list. 204 gives no rows.
+func (c *Client) list(ctx context.Context, cl *call, req ListRequest, key string) ([]json.RawMessage, error) {
+	cl.body = req.body()
+	r, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	if r.status == 204 {
+		return nil, nil
+	}
+	if r.status != 200 {
+		err := c.apiError(cl, r)
+		c.logFailure(cl.tmpl, err)
+		return nil, err
+	}
+	var raw json.RawMessage
+	if err := c.decodeJSON(cl, r, &raw); err != nil {
+		return nil, err
+	}
+	if m := rawMap(raw); m != nil {
+		if inner, ok := m[key]; ok {
+			raw = inner
+		} else {
+			raw = m["data"]
+		}
+		if m := rawMap(raw); m != nil {
+			raw = m["data"]
+		}
+	}
+	return rawList(raw), nil
+}

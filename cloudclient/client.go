@@ -1,0 +1,422 @@
+package cloudclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// Defaults of Config and of the interface.
+const (
+	DefaultTimeout       = 8 * time.Second
+	DefaultMaxInFlight   = 4
+	DefaultRefreshLeeway = 90 * time.Second
+	DefaultWriteRate     = 1.0
+	DefaultWriteBurst    = 3
+	DefaultMaxBodyBytes  = 32 << 20
+	DefaultContainer     = "BragerOne"
+)
+
+// DefaultPrimeBackoff is the pause before each prime retry.
+var DefaultPrimeBackoff = []time.Duration{200 * time.Millisecond, 500 * time.Millisecond, 800 * time.Millisecond}
+
+// Credentials are an account's login.
+type Credentials struct{ Email, Password string }
+
+// CredentialsProvider supplies credentials on demand; it returns
+// ErrNoCredentials when it has none.
+type CredentialsProvider func(ctx context.Context) (Credentials, error)
+
+// StaticCredentials returns a provider that always gives c.
+func StaticCredentials(c Credentials) CredentialsProvider {
+	return func(context.Context) (Credentials, error) { return c, nil }
+}
+
+// Config configures a Client. Zero values take the defaults.
+type Config struct {
+	BaseURL, AssetsURL string // REST under BaseURL+"/v1"; AssetsURL also gives Origin/Referer
+	Container          string // container for the system version endpoint; default "BragerOne"
+
+	Credentials CredentialsProvider // optional
+	HTTPClient  *http.Client        // optional
+
+	Timeout       time.Duration   // per request; default 8s
+	MaxInFlight   int             // requests in flight at once; default 4
+	RefreshLeeway time.Duration   // log in again this long before expiry; default 90s
+	PrimeBackoff  []time.Duration // pauses between prime attempts; default 200ms, 500ms, 800ms
+	WriteRate     float64         // write commands per second; default 1; negative = unlimited
+	WriteBurst    int             // default 3
+	MaxBodyBytes  int64           // response size bound; default 32 MiB
+
+	Logger *slog.Logger
+	Now    func() time.Time
+	Sleep  func(ctx context.Context, d time.Duration) error // backoff sleeps
+
+	// Observer is called once per HTTP exchange with the endpoint template
+	// (e.g. "POST /v1/modules/parameters"), the status (0 for a transport
+	// error) and the duration.
+	Observer      func(endpoint string, code int, d time.Duration)
+	LoginObserver func(ok bool)
+}
+
+// Client talks to the cloud. It is safe for concurrent use.
+type Client struct {
+	cfg       Config
+	apiBase   string // BaseURL + "/v1"
+	assetBase string
+	hc        *http.Client
+	log       *slog.Logger
+	inFlight  chan struct{}
+	writes    *rate.Limiter
+	jitter    func(max time.Duration) time.Duration
+
+	// loginSlot serialises logins (a channel so waiting honours ctx).
+	loginSlot chan struct{}
+
+	mu       sync.Mutex // guards the fields below
+	tok      Token
+	hasTok   bool
+	userID   int
+	loginGen uint64 // incremented when a login attempt completes
+	loginErr error  // outcome of the last completed login
+
+	shapeMu sync.Mutex
+	shape   *bindShape // body shape that last bound modules/connect
+
+	assetMu sync.Mutex
+	assets  map[string]*assetEntry
+}
+
+// New validates cfg, fills in defaults and returns a Client.
+func New(cfg Config) (*Client, error) {
+	base := strings.TrimRight(strings.TrimSpace(cfg.BaseURL), "/")
+	base = strings.TrimSuffix(base, "/v1")
+	if base == "" {
+		return nil, errors.New("cloudclient: BaseURL is required")
+	}
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("cloudclient: BaseURL %q: need an http or https URL", cfg.BaseURL)
+	}
+	cfg.BaseURL = base
+	cfg.AssetsURL = strings.TrimRight(strings.TrimSpace(cfg.AssetsURL), "/")
+	if cfg.AssetsURL == "" {
+		cfg.AssetsURL = base
+	}
+	if cfg.Container == "" {
+		cfg.Container = DefaultContainer
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = DefaultMaxInFlight
+	}
+	if cfg.RefreshLeeway <= 0 {
+		cfg.RefreshLeeway = DefaultRefreshLeeway
+	}
+	if cfg.PrimeBackoff == nil {
+		cfg.PrimeBackoff = DefaultPrimeBackoff
+	}
+	if cfg.WriteRate == 0 {
+		cfg.WriteRate = DefaultWriteRate
+	}
+	if cfg.WriteBurst <= 0 {
+		cfg.WriteBurst = DefaultWriteBurst
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = sleepCtx
+	}
+	c := &Client{
+		cfg:       cfg,
+		apiBase:   base + "/v1",
+		assetBase: cfg.AssetsURL,
+		hc:        cfg.HTTPClient,
+		log:       cfg.Logger,
+		inFlight:  make(chan struct{}, cfg.MaxInFlight),
+		loginSlot: make(chan struct{}, 1),
+		assets:    map[string]*assetEntry{},
+		jitter: func(max time.Duration) time.Duration {
+			return time.Duration(rand.Int64N(int64(max) + 1))
+		},
+	}
+	if c.hc == nil {
+		c.hc = &http.Client{}
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	lim := rate.Limit(cfg.WriteRate)
+	if cfg.WriteRate < 0 {
+		lim = rate.Inf
+	}
+	c.writes = rate.NewLimiter(lim, cfg.WriteBurst)
+	return c, nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// call describes one request.
+type call struct {
+	method string
+	path   string // under the API base, e.g. "/modules"; ignored when url is set
+	url    string // absolute URL (assets)
+	query  string // encoded, order preserved
+	tmpl   string // endpoint template for errors, logs and the Observer
+	body   any    // JSON-encoded when non-nil
+	auth   bool
+	// browser marks modules/connect, which wants the browser's XHR headers.
+	browser bool
+	header map[string]string
+}
+
+// reply is a complete, bounded response.
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r *reply) isJSON() bool {
+	ct := r.header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return strings.Contains(strings.ToLower(ct), "json")
+	}
+	return strings.Contains(mt, "json")
+}
+
+func (c *Client) acquire(ctx context.Context) error {
+	select {
+	case c.inFlight <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (c *Client) release() { <-c.inFlight }
+
+func (c *Client) observe(tmpl string, code int, d time.Duration) {
+	if c.cfg.Observer != nil {
+		c.cfg.Observer(tmpl, code, d)
+	}
+}
+
+// send performs one HTTP exchange under the in-flight bound and the request
+// timeout. It returns transport errors; statuses are the caller's business.
+func (c *Client) send(ctx context.Context, cl *call, payload []byte, token string) (*reply, error) {
+	u := cl.url
+	if u == "" {
+		u = c.apiBase + cl.path
+	}
+	if cl.query != "" {
+		u += "?" + cl.query
+	}
+	if err := c.acquire(ctx); err != nil {
+		return nil, fmt.Errorf("cloudclient: %s: %w", cl.tmpl, err)
+	}
+	defer c.release()
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(rctx, cl.method, u, body)
+	if err != nil {
+		return nil, fmt.Errorf("cloudclient: %s: %w", cl.tmpl, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Origin", c.assetBase)
+	req.Header.Set("Referer", c.assetBase+"/")
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if cl.browser {
+		req.Header.Set("Content-Type", "application/json;charset=UTF-8")
+		req.Header.Set("X-Requested-With", "XMLHttpRequest")
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range cl.header {
+		req.Header.Set(k, v)
+	}
+	start := time.Now()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.observe(cl.tmpl, 0, time.Since(start))
+		return nil, fmt.Errorf("cloudclient: %s: %w", cl.tmpl, err)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBodyBytes+1))
+	resp.Body.Close()
+	if err != nil {
+		c.observe(cl.tmpl, 0, time.Since(start))
+		return nil, fmt.Errorf("cloudclient: %s: reading body: %w", cl.tmpl, err)
+	}
+	c.observe(cl.tmpl, resp.StatusCode, time.Since(start))
+	if int64(len(data)) > c.cfg.MaxBodyBytes {
+		return nil, fmt.Errorf("cloudclient: %s: HTTP %d: more than %d bytes: %w", cl.tmpl, resp.StatusCode, c.cfg.MaxBodyBytes, ErrBodyTooLarge)
+	}
+	return &reply{status: resp.StatusCode, header: resp.Header, body: data}, nil
+}
+
+// do runs a call: authentication, one forced re-login and retry on 401/403,
+// and an APIError for any non-2xx answer.
+func (c *Client) do(ctx context.Context, cl *call) (*reply, error) {
+	var payload []byte
+	if cl.body != nil {
+		var err error
+		if payload, err = json.Marshal(cl.body); err != nil {
+			return nil, fmt.Errorf("cloudclient: %s: encoding request: %w", cl.tmpl, err)
+		}
+	}
+	if !cl.auth {
+		r, err := c.send(ctx, cl, payload, "")
+		return c.check(cl, r, err)
+	}
+	tok, gen, err := c.validToken(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := c.send(ctx, cl, payload, tok)
+	if err == nil && (r.status == http.StatusUnauthorized || r.status == http.StatusForbidden) {
+		rejected := c.apiError(cl, r)
+		tok2, lerr := c.reloginAfterReject(ctx, gen, tok)
+		if lerr != nil {
+			if errors.Is(lerr, ErrNoCredentials) {
+				return c.check(cl, r, nil)
+			}
+			return nil, fmt.Errorf("%w (re-login failed: %w)", rejected, lerr)
+		}
+		r, err = c.send(ctx, cl, payload, tok2)
+	}
+	return c.check(cl, r, err)
+}
+
+// check turns a non-2xx answer into an APIError and logs failures compactly.
+func (c *Client) check(cl *call, r *reply, err error) (*reply, error) {
+	if err == nil && (r.status < 200 || r.status > 299) {
+		err = c.apiError(cl, r)
+	}
+	if err != nil {
+		c.logFailure(cl.tmpl, err)
+		return nil, err
+	}
+	return r, nil
+}
+
+// logFailure logs expected upstream failures at WARN with type and status only;
+// others at DEBUG, since the caller decides what they mean.
+func (c *Client) logFailure(tmpl string, err error) {
+	if IsExpectedUpstream(err) {
+		c.log.Warn("cloud request failed", "endpoint", tmpl, "error", errorKind(err), "status", statusOf(err))
+		return
+	}
+	c.log.Debug("cloud request failed", "endpoint", tmpl, "err", err)
+}
+
+func (c *Client) apiError(cl *call, r *reply) *APIError {
+	e := &APIError{Endpoint: cl.tmpl, Status: r.status, Headers: map[string]string{}}
+	for k, v := range r.header {
+		if len(v) > 0 {
+			e.Headers[k] = v[0]
+		}
+	}
+	if r.isJSON() {
+		var v any
+		if json.Unmarshal(r.body, &v) == nil {
+			e.Data = v
+			return e
+		}
+	}
+	text := r.body
+	if len(text) > maxErrorText {
+		text = text[:maxErrorText]
+	}
+	e.Data = string(text)
+	return e
+}
+
+// decodeError builds a DecodeError for r.
+func decodeError(cl *call, r *reply, reason string, err error) *DecodeError {
+	return &DecodeError{Endpoint: cl.tmpl, Status: r.status, ContentType: r.header.Get("Content-Type"), Reason: reason, Err: err}
+}
+
+// decodeJSON decodes r's body into v, reporting a DecodeError on failure.
+func (c *Client) decodeJSON(cl *call, r *reply, v any) error {
+	if err := json.Unmarshal(r.body, v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			err = fmt.Errorf("malformed JSON at offset %d", se.Offset)
+		}
+		de := decodeError(cl, r, "", err)
+		c.logFailure(cl.tmpl, de)
+		return de
+	}
+	return nil
+}
+
+// decodeObject decodes r's body as a JSON object.
+func (c *Client) decodeObject(cl *call, r *reply) (map[string]json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := c.decodeJSON(cl, r, &raw); err != nil {
+		return nil, err
+	}
+	if firstByte(raw) != '{' {
+		de := decodeError(cl, r, "expected a JSON object", nil)
+		c.logFailure(cl.tmpl, de)
+		return nil, de
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, decodeError(cl, r, "", err)
+	}
+	return m, nil
+}
+
+// firstByte returns the first non-space byte of a JSON text, or 0.
+func firstByte(b []byte) byte {
+	for _, ch := range b {
+		switch ch {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return ch
+	}
+	return 0
+}
+
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null"
+}

@@ -1,0 +1,14 @@
+// Package cloudclient is the REST client of the BragerOne device cloud.
+//
+// It owns everything spoken over HTTP: login and the token model (there is no
+// refresh endpoint, so a refresh is a fresh login), the browser-origin headers
+// the backend expects, re-login and a single retry on 401/403, every endpoint
+// of the interface with tolerant decoding of the list shapes seen in the
+// field, the parameter payload decoder shared by prime and live deltas
+// (DecodeParameters), command routing with a write rate limiter, the
+// conditional cache of static assets, and typed errors (APIError, DecodeError)
+// whose messages never carry an upstream HTML page.
+//
+// Limits are enforced here: a timeout per request, a bound on requests in
+// flight, and a bound on response body size.
+package cloudclient

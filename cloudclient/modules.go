@@ -1,0 +1,307 @@
+package cloudclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ModuleListLimit is the page size asked of GET /v1/modules (one page).
+const ModuleListLimit = 999
+
+// Gateway is the module's network gateway as reported by the cloud; null
+// members are "".
+type Gateway struct{ Address, Interface, Version string }
+
+// ParameterSchema is one entry of a module row's parameterSchemas.
+type ParameterSchema struct {
+	ID    int
+	Name  string
+	Value any
+}
+
+// Module is one row of GET /v1/modules.
+type Module struct {
+	Devid, Name, Title, Version string // Title = moduleTitle, Version = moduleVersion
+	ID                          int
+	ConnectedAt                 int64 // epoch seconds; 0 (or null) = offline
+	Gateway                     Gateway
+	Address, Interface          string // moduleAddress, moduleInterface
+	AcceptedAt                  int64
+	DeviceMenu                  int
+	DeviceLanguageVariant       int
+	ModuleAlarms                int
+	Permissions                 []string
+	ParameterSchemas            []ParameterSchema
+	IsAcceptedAt, IsConnectedAt string // as sent ("" for null)
+}
+
+// Online reports whether the cloud sees the module connected.
+func (m Module) Online() bool { return m.ConnectedAt != 0 }
+
+// ModuleListing is the decoded module list. Recognised is false when the
+// answer had none of the known list shapes: an unusable listing, not an
+// error and not evidence that any module is offline. Dropped counts rows that
+// failed validation and were left out.
+type ModuleListing struct {
+	Modules    []Module
+	Recognised bool
+	Dropped    int
+}
+
+// Modules lists the modules of an object (GET /v1/modules, page 1, limit 999).
+func (c *Client) Modules(ctx context.Context, objectID int) (*ModuleListing, error) {
+	cl := &call{method: "GET", path: "/modules", tmpl: "GET /v1/modules", auth: true,
+		query: "page=1&limit=" + strconv.Itoa(ModuleListLimit) + "&group_id=" + strconv.Itoa(objectID)}
+	r, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	if r.status != 200 {
+		err := c.apiError(cl, r)
+		c.logFailure(cl.tmpl, err)
+		return nil, err
+	}
+	l, err := decodeModules(r.body)
+	if err != nil {
+		de := decodeError(cl, r, "", err)
+		c.logFailure(cl.tmpl, de)
+		return nil, de
+	}
+	if !l.Recognised {
+		c.log.Warn("module list has an unrecognised shape", "endpoint", cl.tmpl)
+	}
+	if l.Dropped > 0 {
+		c.log.Warn("module list rows failed validation and were dropped", "endpoint", cl.tmpl, "dropped", l.Dropped)
+	}
+	return l, nil
+}
+
+var errModuleRow = errors.New("invalid module row")
+
+// decodeModules decodes a module list answer: {"data":[rows]} or a bare
+// list. Other well-formed JSON is an unrecognised listing; malformed JSON is
+// an error.
+func decodeModules(data []byte) (*ModuleListing, error) {
+	var raw json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("malformed JSON at offset %d", se.Offset)
+		}
+		return nil, err
+	}
+	l := &ModuleListing{Modules: []Module{}}
+	var rows []json.RawMessage
+	switch firstByte(raw) {
+	case '[':
+		rows = rawList(raw)
+		l.Recognised = true
+	case '{':
+		if d, ok := rawMap(raw)["data"]; ok && firstByte(d) == '[' {
+			rows = rawList(d)
+			l.Recognised = true
+		}
+	}
+	for _, row := range rows {
+		m, err := decodeModuleRow(row)
+		if err != nil {
+			l.Dropped++
+			continue
+		}
+		l.Modules = append(l.Modules, m)
+	}
+	return l, nil
+}
+
+// decodeModuleRow validates one row. Only what identifies the module and its
+// online state is strict: devid must be a string, connectedAt a number,
+// numeric string or null. Degraded rows (gateway {} or null, null strings)
+// parse.
+func decodeModuleRow(raw json.RawMessage) (Module, error) {
+	f := rawMap(raw)
+	if f == nil {
+		return Module{}, fmt.Errorf("%w: not an object", errModuleRow)
+	}
+	var m Module
+	if firstByte(f["devid"]) != '"' {
+		return Module{}, fmt.Errorf("%w: devid missing or not a string", errModuleRow)
+	}
+	m.Devid = rawString(f["devid"])
+	if ca, ok := f["connectedAt"]; ok && !isNull(ca) {
+		n, ok := rawInt(ca)
+		if !ok {
+			return Module{}, fmt.Errorf("%w: connectedAt is not a number", errModuleRow)
+		}
+		m.ConnectedAt = n
+	}
+	m.Name = rawString(f["name"])
+	m.Title = rawString(f["moduleTitle"])
+	m.Version = rawString(f["moduleVersion"])
+	m.Address = rawString(f["moduleAddress"])
+	m.Interface = rawString(f["moduleInterface"])
+	m.IsAcceptedAt = rawString(f["isAcceptedAt"])
+	m.IsConnectedAt = rawString(f["isConnectedAt"])
+	id, _ := rawInt(f["id"])
+	m.ID = int(id)
+	m.AcceptedAt, _ = rawInt(f["acceptedAt"])
+	n, _ := rawInt(f["deviceMenu"])
+	m.DeviceMenu = int(n)
+	n, _ = rawInt(f["deviceLanguageVariant"])
+	m.DeviceLanguageVariant = int(n)
+	n, _ = rawInt(f["moduleAlarms"])
+	m.ModuleAlarms = int(n)
+	if g := rawMap(f["gateway"]); g != nil {
+		m.Gateway = Gateway{Address: rawString(g["address"]), Interface: rawString(g["interface"]), Version: rawString(g["version"])}
+	}
+	for _, p := range rawList(f["permissions"]) {
+		if s := rawString(p); s != "" {
+			m.Permissions = append(m.Permissions, s)
+		}
+	}
+	for _, p := range rawList(f["parameterSchemas"]) {
+		ps := rawMap(p)
+		if ps == nil {
+			continue
+		}
+		id, _ := rawInt(ps["id"])
+		m.ParameterSchemas = append(m.ParameterSchemas, ParameterSchema{ID: int(id), Name: rawString(ps["name"]), Value: rawAny(ps["value"])})
+	}
+	return m, nil
+}
+
+// BindRequest binds the realtime session to modules.
+type BindRequest struct {
+	NamespaceSID string // SID of the /ws namespace; always the current one
+	EngineSID    string // Engine.IO SID, a fallback only
+	Modules      []string
+	GroupID      int // object id; 0 = omit the group_id variants
+}
+
+// bindShape is a modules/connect body shape: which SID key, and whether
+// group_id is sent. Only the shape is remembered, never a SID.
+type bindShape struct {
+	sidKey    string // "wsid" or "sid"
+	withGroup bool
+}
+
+var bindShapes = []bindShape{{"wsid", false}, {"sid", false}, {"wsid", true}}
+
+func (s bindShape) body(sid string, groupID int, modules []string) map[string]any {
+	b := map[string]any{s.sidKey: sid, "modules": modules}
+	if s.withGroup {
+		b["group_id"] = strconv.Itoa(groupID)
+	}
+	return b
+}
+
+// ModulesConnect binds the session's SID to the modules. Candidate bodies are
+// tried in order: the shape that bound last time (with the current namespace
+// SID), then wsid, sid and wsid+group_id with the namespace SID, then the same
+// with the Engine SID. 200/204 binds; another 2xx (e.g. 201
+// "accepted-not-bound") moves on; an error status aborts. All candidates
+// unbound gives false and no error. An empty module list binds trivially.
+func (c *Client) ModulesConnect(ctx context.Context, req BindRequest) (bool, error) {
+	mods := sortedUnique(req.Modules)
+	if len(mods) == 0 {
+		return true, nil
+	}
+	if req.NamespaceSID == "" && req.EngineSID == "" {
+		return false, errors.New("cloudclient: modules/connect needs a namespace or engine SID")
+	}
+	type candidate struct {
+		shape bindShape
+		sid   string
+	}
+	var cands []candidate
+	seen := map[candidate]bool{}
+	add := func(s bindShape, sid string) {
+		cd := candidate{s, sid}
+		if sid == "" || (s.withGroup && req.GroupID == 0) || seen[cd] {
+			return
+		}
+		seen[cd] = true
+		cands = append(cands, cd)
+	}
+	c.shapeMu.Lock()
+	remembered := c.shape
+	c.shapeMu.Unlock()
+	if remembered != nil {
+		add(*remembered, req.NamespaceSID)
+	}
+	for _, sid := range []string{req.NamespaceSID, req.EngineSID} {
+		for _, s := range bindShapes {
+			add(s, sid)
+		}
+	}
+	for _, cd := range cands {
+		cl := &call{method: "POST", path: "/modules/connect", tmpl: "POST /v1/modules/connect", auth: true, browser: true,
+			body: cd.shape.body(cd.sid, req.GroupID, mods)}
+		r, err := c.do(ctx, cl)
+		if err != nil {
+			return false, err
+		}
+		if r.status == 200 || r.status == 204 {
+			s := cd.shape
+			c.shapeMu.Lock()
+			c.shape = &s
+			c.shapeMu.Unlock()
+			return true, nil
+		}
+		c.log.Debug("modules/connect accepted but not bound; trying the next body", "status", r.status, "shape", cd.shape.sidKey, "group_id", cd.shape.withGroup)
+	}
+	return false, nil
+}
+
+// Prime fetches the parameter snapshot of the modules. Only 200/204 with a
+// JSON object body counts as success.
+func (c *Client) Prime(ctx context.Context, modules []string) ([]ParamUpdate, error) {
+	mods := sortedUnique(modules)
+	if len(mods) == 0 {
+		return []ParamUpdate{}, nil
+	}
+	cl := &call{method: "POST", path: "/modules/parameters", tmpl: "POST /v1/modules/parameters", auth: true,
+		body: map[string]any{"modules": mods}}
+	r, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	if r.status != 200 && r.status != 204 {
+		err := c.apiError(cl, r)
+		c.logFailure(cl.tmpl, err)
+		return nil, err
+	}
+	if firstByte(r.body) != '{' {
+		de := decodeError(cl, r, "prime snapshot is not a JSON object", nil)
+		c.logFailure(cl.tmpl, de)
+		return nil, de
+	}
+	ups, err := DecodeParameters(r.body)
+	if err != nil {
+		de := decodeError(cl, r, "", err)
+		c.logFailure(cl.tmpl, de)
+		return nil, de
+	}
+	return ups, nil
+}
+
+// PrimeWithRetry is Prime retried after each pause of Config.PrimeBackoff.
+// It returns the last error when every attempt failed.
+func (c *Client) PrimeWithRetry(ctx context.Context, modules []string) ([]ParamUpdate, error) {
+	var lastErr error
+	for attempt := 0; ; attempt++ {
+		ups, err := c.Prime(ctx, modules)
+		if err == nil {
+			return ups, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil || attempt >= len(c.cfg.PrimeBackoff) {
+			return nil, lastErr
+		}
+		if err := c.cfg.Sleep(ctx, c.cfg.PrimeBackoff[attempt]); err != nil {
+			return nil, lastErr
+		}
+	}
+}

@@ -1,0 +1,238 @@
+package cloudclient
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strconv"
+)
+
+func sortStrings(s []string) { slices.Sort(s) }
+
+// User is the account record of GET /v1/user.
+type User struct {
+	ID       int
+	Name     string
+	Email    string
+	Language string
+	Raw      map[string]any // every field as sent
+}
+
+// Object is an installation (object) record.
+type Object struct {
+	ID                 int
+	Name               string
+	AddressCountry     string
+	AddressCity        string
+	AddressPostCode    string
+	AddressStreet      string
+	AddressHouseNumber string
+	Raw                map[string]any
+}
+
+// ObjectDetails is GET /v1/objects/{id}: the object and its operational
+// status (e.g. "SUCCESS", "OFFLINE"; not an HTTP code).
+type ObjectDetails struct {
+	Object Object
+	Status string
+}
+
+// ModuleCard is GET /v1/modules/{code}/card.
+type ModuleCard struct {
+	ID             int
+	ModuleID       int
+	ClientFullName string
+	Raw            map[string]any
+}
+
+// SystemVersion is GET /v1/system/version.
+type SystemVersion struct {
+	Version string
+	DevMode bool
+}
+
+func decodeObjectRecord(raw json.RawMessage) (Object, bool) {
+	m := rawMap(raw)
+	if m == nil {
+		return Object{}, false
+	}
+	id, _ := rawInt(m["id"])
+	return Object{
+		ID:                 int(id),
+		Name:               rawString(m["name"]),
+		AddressCountry:     rawString(m["addressCountry"]),
+		AddressCity:        rawString(m["addressCity"]),
+		AddressPostCode:    rawString(m["addressPostCode"]),
+		AddressStreet:      rawString(m["addressStreet"]),
+		AddressHouseNumber: rawString(m["addressHouseNumber"]),
+		Raw:                rawObject(raw),
+	}, true
+}
+
+// decodeObjectList decodes a list of object records, skipping non-objects.
+func decodeObjectList(raw json.RawMessage) []Object {
+	out := []Object{}
+	for _, item := range rawList(raw) {
+		if o, ok := decodeObjectRecord(item); ok {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// User returns the account record. Both {"user":{…}} and a bare object are
+// accepted.
+func (c *Client) User(ctx context.Context) (*User, error) {
+	cl := &call{method: "GET", path: "/user", tmpl: "GET /v1/user", auth: true}
+	r, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	m, err := c.decodeObject(cl, r)
+	if err != nil {
+		return nil, err
+	}
+	raw := json.RawMessage(r.body)
+	if inner, ok := m["user"]; ok && firstByte(inner) == '{' {
+		raw, m = inner, rawMap(inner)
+	}
+	id, _ := rawInt(m["id"])
+	return &User{
+		ID: int(id), Name: rawString(m["name"]), Email: rawString(m["email"]),
+		Language: rawString(m["language"]), Raw: rawObject(raw),
+	}, nil
+}
+
+// Permissions returns the user's permission names.
+func (c *Client) Permissions(ctx context.Context) ([]string, error) {
+	return c.permissions(ctx, &call{method: "GET", path: "/user/permissions", tmpl: "GET /v1/user/permissions", auth: true})
+}
+
+// ObjectPermissions returns the user's permission names for one object.
+func (c *Client) ObjectPermissions(ctx context.Context, objectID int) ([]string, error) {
+	return c.permissions(ctx, &call{method: "GET", path: "/objects/" + strconv.Itoa(objectID) + "/permissions",
+		tmpl: "GET /v1/objects/{id}/permissions", auth: true})
+}
+
+// permissions accepts {"permissions":[…]} or a bare list; items are strings
+// or {"name":…}.
+func (c *Client) permissions(ctx context.Context, cl *call) ([]string, error) {
+	r, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	var raw json.RawMessage
+	if err := c.decodeJSON(cl, r, &raw); err != nil {
+		return nil, err
+	}
+	return decodePermissions(raw), nil
+}
+
+func decodePermissions(raw json.RawMessage) []string {
+	if m := rawMap(raw); m != nil {
+		raw = m["permissions"]
+	}
+	out := []string{}
+	for _, item := range rawList(raw) {
+		s := rawString(item)
+		if s == "" {
+			s = rawString(rawMap(item)["name"])
+		}
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Objects returns the account's objects. {"data":[…]}, {"objects":[…]} and a
+// bare list are accepted; any other shape, or a 2xx other than 200, gives an
+// empty list.
+func (c *Client) Objects(ctx context.Context) ([]Object, error) {
+	cl := &call{method: "GET", path: "/objects", tmpl: "GET /v1/objects", auth: true}
+	r, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	if r.status != 200 {
+		return []Object{}, nil
+	}
+	var raw json.RawMessage
+	if err := c.decodeJSON(cl, r, &raw); err != nil {
+		return nil, err
+	}
+	return decodeObjects(raw), nil
+}
+
+func decodeObjects(raw json.RawMessage) []Object {
+	if m := rawMap(raw); m != nil {
+		if l, ok := m["data"]; ok && firstByte(l) == '[' {
+			raw = l
+		} else if l, ok := m["objects"]; ok && firstByte(l) == '[' {
+			raw = l
+		} else {
+			return []Object{}
+		}
+	}
+	return decodeObjectList(raw)
+}
+
+// Object returns one object with its operational status.
+func (c *Client) Object(ctx context.Context, objectID int) (*ObjectDetails, error) {
+	cl := &call{method: "GET", path: "/objects/" + strconv.Itoa(objectID), tmpl: "GET /v1/objects/{id}", auth: true}
+	r, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	m, err := c.decodeObject(cl, r)
+	if err != nil {
+		return nil, err
+	}
+	d := &ObjectDetails{Status: rawString(m["status"])}
+	inner, ok := m["object"]
+	if !ok {
+		inner = r.body
+	}
+	if o, ok := decodeObjectRecord(inner); ok {
+		d.Object = o
+	}
+	return d, nil
+}
+
+// ModuleCard returns the service card of a module (code = devid).
+func (c *Client) ModuleCard(ctx context.Context, code string) (*ModuleCard, error) {
+	cl := &call{method: "GET", path: "/modules/" + url.PathEscape(code) + "/card", tmpl: "GET /v1/modules/{code}/card", auth: true}
+	r, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	m, err := c.decodeObject(cl, r)
+	if err != nil {
+		return nil, err
+	}
+	id, _ := rawInt(m["id"])
+	mid, _ := rawInt(m["moduleId"])
+	return &ModuleCard{ID: int(id), ModuleID: int(mid), ClientFullName: rawString(m["clientFullName"]), Raw: rawObject(r.body)}, nil
+}
+
+// SystemVersion returns the deployed frontend version. It needs no token.
+func (c *Client) SystemVersion(ctx context.Context) (*SystemVersion, error) {
+	cl := &call{method: "GET", path: "/system/version", tmpl: "GET /v1/system/version",
+		query: "container=" + url.QueryEscape(c.cfg.Container) + "&platform=0"}
+	r, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	if r.status != 200 {
+		return nil, c.apiError(cl, r)
+	}
+	m, err := c.decodeObject(cl, r)
+	if err != nil {
+		return nil, err
+	}
+	if inner := rawMap(m["version"]); inner != nil {
+		m = inner
+	}
+	return &SystemVersion{Version: rawString(m["version"]), DevMode: rawBool(m["devMode"])}, nil
+}
