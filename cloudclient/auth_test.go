@@ -399,9 +399,13 @@ func TestForceRelogin(t *testing.T) {
 		}
 	})
 	for name, provider := range map[string]cloudclient.CredentialsProvider{
-		"no provider":         nil,
-		"provider has none":   func(context.Context) (cloudclient.Credentials, error) { return cloudclient.Credentials{}, cloudclient.ErrNoCredentials },
-		"provider wraps none": func(context.Context) (cloudclient.Credentials, error) { return cloudclient.Credentials{}, errors.Join(cloudclient.ErrNoCredentials) },
+		"no provider": nil,
+		"provider has none": func(context.Context) (cloudclient.Credentials, error) {
+			return cloudclient.Credentials{}, cloudclient.ErrNoCredentials
+		},
+		"provider wraps none": func(context.Context) (cloudclient.Credentials, error) {
+			return cloudclient.Credentials{}, errors.Join(cloudclient.ErrNoCredentials)
+		},
 	} {
 		t.Run(name+" keeps the token", func(t *testing.T) {
 			fc := newFakeCloud(t)

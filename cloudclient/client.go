@@ -196,7 +196,7 @@ type call struct {
 	auth   bool
 	// browser marks modules/connect, which wants the browser's XHR headers.
 	browser bool
-	header map[string]string
+	header  map[string]string
 }
 
 // reply is a complete, bounded response.
