@@ -340,20 +340,13 @@ func (c *Collector) collectModules(e *emitter, modules []ModuleState) map[string
 	return out
 }
 
-// paramSeries is one parameter_value series gathered from the store.
-type paramSeries struct {
-	mod   *exportedModule
-	pool  string
-	param string
-	value float64
-}
-
 // collectParams walks the store once, then emits. Emitting happens after the
 // walk so the store's lock is never held while the registry drains the channel.
 //
-// Label values: devid is the module's sanitised label computed once per
-// module; pool and param are the store's own strings, passed through
-// LabelValue, which returns them unchanged (no allocation) in the normal case.
+// Label values: devid is the module's sanitised label, computed once per
+// module in collectModules; pool and param are the store's own strings,
+// passed through LabelValue, which returns them unchanged (no copy, no
+// allocation) unless they are too long or not valid UTF-8.
 func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule) {
 	if c.params != nil {
 		c.paramMu.Lock()
@@ -379,7 +372,7 @@ func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule) {
 			if filtering && !c.keep(pool, param) {
 				return
 			}
-			series = append(series, paramSeries{mod: lastMod, pool: pool, param: param, value: value})
+			series = append(series, paramSeries{desc: c.paramValue, mod: lastMod, pool: LabelValue(pool), param: LabelValue(param), value: value})
 		})
 		c.lastCount = len(series)
 		c.paramMu.Unlock()
@@ -393,9 +386,10 @@ func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule) {
 			}
 			series = series[:max]
 		}
+		wires := make([]paramWire, len(series))
 		for i := range series {
-			p := &series[i]
-			e.emit(c.paramValue, prometheus.GaugeValue, p.value, p.mod.label, LabelValue(p.pool), LabelValue(p.param))
+			series[i].wire = &wires[i]
+			e.ch <- &series[i]
 		}
 	}
 	labels := make([]string, 0, len(mods))

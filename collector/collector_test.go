@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -60,8 +61,17 @@ func goldenPath(name string) string { return filepath.Join("testdata", name+".pr
 // rewrites the file with -update.
 func compareGolden(t *testing.T, c prometheus.Collector, name string) {
 	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	compareGoldenGatherer(t, reg, name)
+}
+
+func compareGoldenGatherer(t *testing.T, g prometheus.Gatherer, name string) {
+	t.Helper()
 	if *update {
-		got, err := expose(c)
+		got, err := exposeGatherer(g)
 		if err != nil {
 			t.Fatalf("format: %v", err)
 		}
@@ -73,7 +83,7 @@ func compareGolden(t *testing.T, c prometheus.Collector, name string) {
 	if err != nil {
 		t.Fatalf("golden file: %v (run go test -update to create it)", err)
 	}
-	if err := testutil.CollectAndCompare(c, bytes.NewReader(want)); err != nil {
+	if err := testutil.GatherAndCompare(g, bytes.NewReader(want)); err != nil {
 		t.Fatalf("exposition differs from %s:\n%v", goldenPath(name), err)
 	}
 }
@@ -305,16 +315,8 @@ func paramKeys(g map[string]map[string]float64) []string {
 		}
 		keys = append(keys, devid+"/"+pool+"."+param)
 	}
-	sortStrings(keys)
+	slices.Sort(keys)
 	return keys
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 func TestMaxSeriesIsDeterministic(t *testing.T) {

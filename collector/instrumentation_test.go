@@ -1,0 +1,156 @@
+package collector
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// instrumentationFixture registers the self-metrics and records a fixed
+// history of requests, events and logins.
+func instrumentationFixture(t testing.TB) (*prometheus.Registry, *Instrumentation) {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	in, err := NewInstrumentation(reg, InstrumentationOptions{
+		Endpoints: []string{"POST /v1/auth/user", "GET /v1/modules", "POST /v1/modules/parameters"},
+	})
+	if err != nil {
+		t.Fatalf("NewInstrumentation: %v", err)
+	}
+	in.ObserveHTTP("POST /v1/auth/user", 200, 180*time.Millisecond)
+	in.ObserveHTTP("GET /v1/modules", 200, 60*time.Millisecond)
+	in.ObserveHTTP("GET /v1/modules", 503, 2300*time.Millisecond)
+	in.ObserveHTTP("POST /v1/modules/parameters", 0, 8*time.Second)
+	in.ObserveHTTP("POST /v1/modules/parameters", 408, 9*time.Second)
+	for _, ev := range []string{"params_change", "params_change", "snapshot", "connect", "disconnect", "22", "app:module:connection:status:changed", "made:up:event"} {
+		in.ObserveEvent(ev)
+	}
+	in.ObserveLogin(true)
+	in.ObserveLogin(false)
+	in.ObserveLogin(true)
+	return reg, in
+}
+
+func TestInstrumentationGolden(t *testing.T) {
+	reg, _ := instrumentationFixture(t)
+	compareGoldenGatherer(t, reg, "instrumentation")
+	problems, err := testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestInstrumentationPreinitialises(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	if _, err := NewInstrumentation(reg, InstrumentationOptions{Endpoints: []string{"GET /v1/modules"}}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]int{
+		"bragerone_logins_total":                  2, // ok, failed
+		"bragerone_realtime_events_total":         len(Events),
+		"bragerone_http_request_duration_seconds": 1,
+		"bragerone_http_requests_total":           0, // codes are not known in advance
+	} {
+		n, err := testutil.GatherAndCount(reg, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != want {
+			t.Errorf("%s: %d series before any observation, want %d", name, n, want)
+		}
+	}
+}
+
+func TestEventNamesAreBounded(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	in, err := NewInstrumentation(reg, InstrumentationOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 500 {
+		in.ObserveEvent(fmt.Sprintf("event-%d", i))
+	}
+	in.ObserveEvent("app:modules:parameters:change")
+	in.ObserveEvent("app:modules:alarms:quantity:change")
+	in.ObserveEvent("app:modules:snapshot")
+	if n := testutil.CollectAndCount(in.events); n != len(Events) {
+		t.Fatalf("event series = %d, want the fixed %d", n, len(Events))
+	}
+	for ev, want := range map[string]float64{EventOther: 500, EventParamsChange: 1, EventAlarmsQuantity: 1, EventSnapshot: 1} {
+		if got := testutil.ToFloat64(in.events.WithLabelValues(ev)); got != want {
+			t.Errorf("%s = %v, want %v", ev, got, want)
+		}
+	}
+}
+
+func TestEndpointLabelIsBounded(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	in, err := NewInstrumentation(reg, InstrumentationOptions{Endpoints: []string{"GET /v1/modules"}, MaxEndpoints: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		in.ObserveHTTP(fmt.Sprintf("GET /v1/objects/%d", i), 200, time.Millisecond)
+	}
+	in.ObserveHTTP("GET /v1/modules", 200, time.Millisecond)
+	in.ObserveHTTP(strings.Repeat("x", 5000), 999, time.Millisecond)
+	in.ObserveHTTP("", -1, -time.Second)
+
+	endpoints := map[string]bool{}
+	codes := map[string]bool{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "bragerone_http_requests_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				switch lp.GetName() {
+				case "endpoint":
+					endpoints[lp.GetValue()] = true
+				case "code":
+					codes[lp.GetValue()] = true
+				}
+			}
+		}
+	}
+	// The known endpoint, the first two others, and "other".
+	want := map[string]bool{"GET /v1/modules": true, "GET /v1/objects/0": true, "GET /v1/objects/1": true, EndpointOther: true}
+	if fmt.Sprint(endpoints) != fmt.Sprint(want) {
+		t.Errorf("endpoint labels %v, want %v", endpoints, want)
+	}
+	if !codes["other"] || !codes["200"] || len(codes) != 2 {
+		t.Errorf("code labels %v, want 200 and other", codes)
+	}
+	if got := testutil.ToFloat64(in.requests.WithLabelValues(EndpointOther, "200")); got != 98 {
+		t.Errorf("requests counted as other = %v, want 98", got)
+	}
+}
+
+func TestCodeLabel(t *testing.T) {
+	for code, want := range map[int]string{0: "0", 200: "200", 408: "408", 599: "599", 99: "other", 600: "other", -1: "other"} {
+		if got := codeLabel(code); got != want {
+			t.Errorf("codeLabel(%d) = %q, want %q", code, got, want)
+		}
+	}
+}
+
+func TestInstrumentationRegisterConflict(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	if _, err := NewInstrumentation(reg, InstrumentationOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewInstrumentation(reg, InstrumentationOptions{}); err == nil {
+		t.Fatal("registering the instrumentation twice on one registry succeeded")
+	}
+}
