@@ -1,0 +1,412 @@
+// Package store owns the in-memory parameter store: the current value of every
+// parameter (P<n>.<chan><idx>) of every module, with its meta keys, the source
+// that wrote it (prime, live, snapshot) and when.
+//
+// Writes come from one goroutine (the gateway) in batches; scrapes and the CLI
+// read concurrently. A batch takes the write lock once, so a 800-entry prime or
+// a burst of live deltas costs one lock round-trip, and readers iterate under
+// the read lock without copying the store.
+//
+// Ordering rule: a prime response never overwrites a value written after the
+// prime was requested. BeginPrime hands out a mark; every entry remembers the
+// version that wrote it (a live write gets a fresh version, a prime write the
+// mark of its request), and ApplyPrime skips entries whose version is newer
+// than its own mark.
+package store
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+)
+
+// Source says what wrote a value.
+type Source uint8
+
+// Sources of a parameter value.
+const (
+	SourcePrime    Source = iota // REST snapshot (POST /v1/modules/parameters)
+	SourceLive                   // realtime *parameters:change event
+	SourceSnapshot               // realtime "snapshot" event (counts as live traffic)
+)
+
+func (s Source) String() string {
+	switch s {
+	case SourcePrime:
+		return "prime"
+	case SourceLive:
+		return "live"
+	case SourceSnapshot:
+		return "snapshot"
+	}
+	return "unknown"
+}
+
+// IsLive reports whether values from this source count as live push traffic.
+func (s Source) IsLive() bool { return s == SourceLive || s == SourceSnapshot }
+
+// Key addresses one parameter of a module without building a string.
+type Key struct {
+	Pool string // "P4"
+	Chan byte   // 'v', 's', 'u', ...
+	Idx  int
+}
+
+// String renders the key as "P4.v8".
+func (k Key) String() string { return k.Pool + "." + k.Param() }
+
+// Param renders the channel and index, "v8".
+func (k Key) Param() string { return string(k.Chan) + strconv.Itoa(k.Idx) }
+
+// ParseKey parses "P4.v8".
+func ParseKey(s string) (Key, bool) {
+	pool, param, ok := strings.Cut(s, ".")
+	if !ok || len(pool) < 2 || pool[0] != 'P' || len(param) < 2 {
+		return Key{}, false
+	}
+	if _, err := strconv.Atoi(pool[1:]); err != nil {
+		return Key{}, false
+	}
+	idx, err := strconv.Atoi(param[1:])
+	if err != nil {
+		return Key{}, false
+	}
+	return Key{Pool: pool, Chan: param[0], Idx: idx}, true
+}
+
+// Entry is one stored parameter. Readers get copies.
+type Entry struct {
+	Key      Key
+	Param    string // "v8", built once when the entry is created
+	Value    any    // last non-null value; nil while only meta has been seen
+	HasValue bool
+	Numeric  float64 // Value as a number when IsNumeric
+	// IsNumeric is true for JSON numbers, booleans (0/1) and decimal strings.
+	IsNumeric bool
+	Meta      map[string]any
+	Source    Source
+	UpdatedAt time.Time
+	version   uint64
+}
+
+type module struct {
+	params     map[Key]*Entry
+	sorted     []*Entry // entries in key order; rebuilt lazily when keys are added
+	dirty      bool
+	nonNumeric int
+	lastUpdate time.Time
+	lastLive   time.Time
+}
+
+// Store is the parameter store. The zero value is not usable; call New.
+type Store struct {
+	mu       sync.RWMutex
+	modules  map[string]*module
+	version  uint64
+	lastAny  time.Time
+	lastLive time.Time
+}
+
+// New returns an empty store.
+func New() *Store { return &Store{modules: make(map[string]*module)} }
+
+// PrimeMark is handed out by BeginPrime and passed to ApplyPrime.
+type PrimeMark uint64
+
+// BeginPrime marks the moment a prime is requested. Call it before sending
+// the request.
+func (s *Store) BeginPrime() PrimeMark {
+	s.mu.Lock()
+	s.version++
+	m := PrimeMark(s.version)
+	s.mu.Unlock()
+	return m
+}
+
+// ApplyLive stores updates from a realtime event and returns how many carried a
+// value (live traffic in the sense of the push-health rules).
+func (s *Store) ApplyLive(updates []cloudclient.ParamUpdate, src Source, now time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.version++
+	return s.apply(updates, src, s.version, now)
+}
+
+// ApplyPrime stores a prime response requested at mark. Values written after
+// the mark (by live updates or by a prime requested later) are kept.
+func (s *Store) ApplyPrime(mark PrimeMark, updates []cloudclient.ParamUpdate, now time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.apply(updates, SourcePrime, uint64(mark), now)
+}
+
+func (s *Store) apply(updates []cloudclient.ParamUpdate, src Source, version uint64, now time.Time) int {
+	applied := 0
+	var mod *module
+	var modID string
+	for i := range updates {
+		u := &updates[i]
+		if mod == nil || u.Devid != modID {
+			modID = u.Devid
+			mod = s.modules[modID]
+			if mod == nil {
+				mod = &module{params: make(map[Key]*Entry, 1024)}
+				s.modules[modID] = mod
+			}
+		}
+		k := Key{Pool: u.Pool, Chan: u.Chan, Idx: u.Idx}
+		e := mod.params[k]
+		if e == nil {
+			e = &Entry{Key: k, Param: k.Param()}
+			mod.params[k] = e
+			mod.sorted = append(mod.sorted, e)
+			mod.dirty = true
+			mod.nonNumeric++ // no value yet counts as non-numeric until one arrives
+		} else if e.version > version {
+			// Written after this prime was requested: the stored value is newer.
+			continue
+		}
+		if len(u.Meta) > 0 {
+			if e.Meta == nil {
+				e.Meta = make(map[string]any, len(u.Meta))
+			}
+			for mk, mv := range u.Meta {
+				e.Meta[mk] = mv
+			}
+		}
+		// A null value is a meta-only frame: the value stays as it was.
+		if !u.HasValue || u.Value == nil {
+			continue
+		}
+		wasNumeric := e.IsNumeric
+		e.Value, e.HasValue = u.Value, true
+		e.Numeric, e.IsNumeric = numeric(u.Value)
+		if wasNumeric != e.IsNumeric {
+			if e.IsNumeric {
+				mod.nonNumeric--
+			} else {
+				mod.nonNumeric++
+			}
+		}
+		e.Source = src
+		e.UpdatedAt = now
+		e.version = version
+		mod.lastUpdate = now
+		if src.IsLive() {
+			mod.lastLive = now
+		}
+		applied++
+	}
+	if applied > 0 {
+		s.lastAny = now
+		if src.IsLive() {
+			s.lastLive = now
+		}
+	}
+	return applied
+}
+
+// numeric converts a decoded JSON value to a float when it is a number, a
+// boolean or a decimal string; other values are not exported as series.
+func numeric(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case bool:
+		if x {
+			return 1, true
+		}
+		return 0, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case string:
+		if !isDecimal(x) {
+			return 0, false
+		}
+		f, err := strconv.ParseFloat(x, 64)
+		if err != nil || math.IsInf(f, 0) {
+			return 0, false
+		}
+		return f, true
+	}
+	return 0, false
+}
+
+// isDecimal accepts optional sign, digits, one optional dot and digits; no
+// exponents, hex, "NaN" or "Inf", which ParseFloat would take.
+func isDecimal(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	i := 0
+	if s[0] == '-' || s[0] == '+' {
+		i++
+	}
+	digits, dot := 0, false
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && !dot:
+			dot = true
+		default:
+			return false
+		}
+	}
+	return digits > 0
+}
+
+// Retain drops every module not in devids (a module that left the account
+// stops being exported).
+func (s *Store) Retain(devids []string) {
+	keep := make(map[string]struct{}, len(devids))
+	for _, d := range devids {
+		keep[d] = struct{}{}
+	}
+	s.mu.Lock()
+	for d := range s.modules {
+		if _, ok := keep[d]; !ok {
+			delete(s.modules, d)
+		}
+	}
+	s.mu.Unlock()
+}
+
+// Get returns a copy of one entry.
+func (s *Store) Get(devid string, k Key) (Entry, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	mod := s.modules[devid]
+	if mod == nil {
+		return Entry{}, false
+	}
+	e := mod.params[k]
+	if e == nil {
+		return Entry{}, false
+	}
+	return copyEntry(e), true
+}
+
+func copyEntry(e *Entry) Entry {
+	c := *e
+	if e.Meta != nil {
+		c.Meta = make(map[string]any, len(e.Meta))
+		for k, v := range e.Meta {
+			c.Meta[k] = v
+		}
+	}
+	return c
+}
+
+// Devids returns the modules with stored parameters, sorted.
+func (s *Store) Devids() []string {
+	s.mu.RLock()
+	out := make([]string, 0, len(s.modules))
+	for d := range s.modules {
+		out = append(out, d)
+	}
+	s.mu.RUnlock()
+	sort.Strings(out)
+	return out
+}
+
+// Entries returns copies of every entry of a module in key order.
+func (s *Store) Entries(devid string) []Entry {
+	s.mu.Lock() // may sort
+	defer s.mu.Unlock()
+	mod := s.modules[devid]
+	if mod == nil {
+		return nil
+	}
+	mod.sort()
+	out := make([]Entry, len(mod.sorted))
+	for i, e := range mod.sorted {
+		out[i] = copyEntry(e)
+	}
+	return out
+}
+
+func (m *module) sort() {
+	if !m.dirty {
+		return
+	}
+	sort.Slice(m.sorted, func(i, j int) bool { return keyLess(m.sorted[i].Key, m.sorted[j].Key) })
+	m.dirty = false
+}
+
+func keyLess(a, b Key) bool {
+	if a.Pool != b.Pool {
+		if len(a.Pool) != len(b.Pool) {
+			return len(a.Pool) < len(b.Pool)
+		}
+		return a.Pool < b.Pool
+	}
+	if a.Chan != b.Chan {
+		return a.Chan < b.Chan
+	}
+	return a.Idx < b.Idx
+}
+
+// ModuleStats summarises one module.
+type ModuleStats struct {
+	Params, NonNumeric int
+	LastUpdate         time.Time // any source
+	LastLive           time.Time
+}
+
+// Stats returns per-module summaries keyed by devid.
+func (s *Store) Stats() map[string]ModuleStats {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make(map[string]ModuleStats, len(s.modules))
+	for d, m := range s.modules {
+		out[d] = ModuleStats{Params: len(m.params), NonNumeric: m.nonNumeric, LastUpdate: m.lastUpdate, LastLive: m.lastLive}
+	}
+	return out
+}
+
+// LastUpdate returns when any value was last written (any source) and when a
+// live value was last written; zero times mean never.
+func (s *Store) LastUpdate() (anySource, live time.Time) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.lastAny, s.lastLive
+}
+
+// ForEachParam calls fn for every stored parameter that has a value, module by
+// module in devid order and key order within a module. It holds the write lock
+// only to sort newly added keys, then iterates under the read lock; fn must
+// not call back into the store.
+func (s *Store) ForEachParam(fn func(devid, pool, param string, value float64, numeric bool)) {
+	s.mu.Lock()
+	devids := make([]string, 0, len(s.modules))
+	for d, m := range s.modules {
+		m.sort()
+		devids = append(devids, d)
+	}
+	s.mu.Unlock()
+	sort.Strings(devids)
+
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, d := range devids {
+		m := s.modules[d]
+		if m == nil {
+			continue
+		}
+		// Keys added between the two locks sit unsorted at the end: still visited.
+		for _, e := range m.sorted {
+			if !e.HasValue {
+				continue
+			}
+			fn(d, e.Key.Pool, e.Param, e.Numeric, e.IsNumeric)
+		}
+	}
+}
