@@ -22,7 +22,9 @@ func (timeoutErr) Temporary() bool { return true }
 var _ net.Error = timeoutErr{}
 
 func TestIsExpectedUpstream(t *testing.T) {
-	api := func(st int, data any) error { return &cloudclient.APIError{Endpoint: "GET /v1/modules", Status: st, Data: data} }
+	api := func(st int, data any) error {
+		return &cloudclient.APIError{Endpoint: "GET /v1/modules", Status: st, Data: data}
+	}
 	cases := []struct {
 		name string
 		err  error
@@ -61,7 +63,10 @@ func TestAPIErrorFromResponses(t *testing.T) {
 		check     func(*cloudclient.APIError) bool
 	}{
 		{"HTML 503", 503, "text/html; charset=utf-8", "<html><body>" + long + "</body></html>", "cloudclient: GET /v1/modules: HTTP 503",
-			func(e *cloudclient.APIError) bool { s, ok := e.Data.(string); return ok && len(s) == 2048 && e.Headers["Content-Type"] == "text/html; charset=utf-8" }},
+			func(e *cloudclient.APIError) bool {
+				s, ok := e.Data.(string)
+				return ok && len(s) == 2048 && e.Headers["Content-Type"] == "text/html; charset=utf-8"
+			}},
 		{"JSON message", 500, "application/json", `{"message":"boom"}`, "cloudclient: GET /v1/modules: HTTP 500: boom",
 			func(e *cloudclient.APIError) bool { return e.Message() == "boom" }},
 		{"JSON dispatch timeout", 408, "application/json", `{"status":"E_DISPATCH_EVENT_TIMEOUT","message":"upstream timeout"}`,
