@@ -1,0 +1,89 @@
+// Package status serves /status: a server-rendered HTML page (no JavaScript)
+// showing the exporter's health at a glance: the cloud session and its
+// outages, live push health, the recovery ladder, one row per module, and a
+// timeline of recent outage episodes drawn as inline SVG.
+//
+// Everything on the page comes from one collector.Snapshot per request and is
+// escaped by html/template; values from the cloud are additionally cleaned of
+// control characters and shortened for display.
+package status
+
+import (
+	"bytes"
+	_ "embed"
+	"html/template"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/collector"
+)
+
+// Options configures the page.
+type Options struct {
+	// Window is the span of the episode timeline, ending at the snapshot's
+	// Now. Default 6 h.
+	Window time.Duration
+	// Refresh makes the browser reload the page (a meta refresh, no script).
+	// Default 30 s; negative disables it.
+	Refresh time.Duration
+	// Location is the time zone of displayed times. Default UTC.
+	Location *time.Location
+	// Title heads the page. Default "bragerone_exporter status".
+	Title string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Window <= 0 {
+		o.Window = 6 * time.Hour
+	}
+	if o.Refresh == 0 {
+		o.Refresh = 30 * time.Second
+	}
+	if o.Location == nil {
+		o.Location = time.UTC
+	}
+	if o.Title == "" {
+		o.Title = "bragerone_exporter status"
+	}
+	return o
+}
+
+//go:embed status.html.tmpl
+var pageSource string
+
+var pageTemplate = template.Must(template.New("status").Funcs(template.FuncMap{
+	"sub": func(a, b int) int { return a - b },
+}).Parse(pageSource))
+
+// Handler serves the status page for GET and HEAD.
+func Handler(src collector.SnapshotSource, opts Options) http.Handler {
+	opts = opts.withDefaults()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		// Rendered whole before anything is written, so a failure is a clean 500.
+		var buf bytes.Buffer
+		if err := Render(&buf, src.Snapshot(), opts); err != nil {
+			http.Error(w, "rendering the status page failed", http.StatusInternalServerError)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+		if r.Method == http.MethodHead {
+			return
+		}
+		_, _ = w.Write(buf.Bytes())
+	})
+}
+
+// Render writes the page for one snapshot.
+func Render(w io.Writer, s collector.Snapshot, opts Options) error {
+	return pageTemplate.Execute(w, buildPage(s, opts.withDefaults()))
+}
