@@ -173,6 +173,11 @@ func TestLadderStep5_RebuildCapReached_Quarantine6h_PrimesContinue(t *testing.T)
 	if st.Count(EnterQuarantine, OK) != 1 || st.PrimeStreak != 0 || st.HardStreak != 0 {
 		t.Fatalf("quarantine counted and streaks reset: %+v", st)
 	}
+	// Entering quarantine resets the prime and hard streaks whatever they are
+	// (§4.7 rebuild 6).
+	if q, _ := c.OnActionResult(State{RebuildCount: 3, PrimeStreak: 1, HardStreak: 2}, Rebuild, Result{OK: true}, at(4000)); q.PrimeStreak != 0 || q.HardStreak != 0 {
+		t.Fatalf("quarantine must reset the prime and hard streaks: %+v", q)
+	}
 	// REST primes continue each tick; the streak does not grow.
 	for s := 4060.0; s < 4000+21600; s += 60 {
 		var d Decision
