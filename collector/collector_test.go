@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -455,5 +456,54 @@ func TestConcurrentScrapes(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestStoreIsNotHeldWhileEmitting checks that no parameter series is sent
+// while the store is being walked: the store's lock is held only for the walk,
+// never while the registry drains the channel.
+func TestStoreIsNotHeldWhileEmitting(t *testing.T) {
+	var walking atomic.Bool
+	src := ParamSourceFunc(func(fn func(devid, pool, param string, value float64, numeric bool)) {
+		walking.Store(true)
+		defer walking.Store(false)
+		healthyParams().ForEachParam(fn)
+	})
+	c := newTestCollector(t, healthySnapshot(), src, Options{})
+	ch := make(chan prometheus.Metric) // unbuffered: every send waits for the receiver
+	done := make(chan int)
+	go func() {
+		bad := 0
+		for range ch {
+			if walking.Load() {
+				bad++
+			}
+		}
+		done <- bad
+	}()
+	c.Collect(ch)
+	close(ch)
+	if bad := <-done; bad != 0 {
+		t.Fatalf("%d series were sent while the store was being walked", bad)
+	}
+}
+
+// TestParamSeriesAllocationsDoNotGrowPerSeries guards the design of the
+// parameter pass: a scrape allocates a few slabs, not objects per series.
+func TestParamSeriesAllocationsDoNotGrowPerSeries(t *testing.T) {
+	store, snap := newBenchStore(10, 1000) // 10 000 series
+	c := newTestCollector(t, snap, store, Options{Exclude: []string{"*.x*"}})
+	ch := make(chan prometheus.Metric, 20000)
+	allocs := testing.AllocsPerRun(3, func() {
+		c.Collect(ch)
+		for len(ch) > 0 {
+			<-ch
+		}
+	})
+	// The module series (about 25 per module) go through NewConstMetric;
+	// 10 000 parameter series must add only a handful.
+	t.Logf("allocations per scrape: %v", allocs)
+	if allocs > 3000 {
+		t.Fatalf("one scrape of 10 000 parameter series allocates %v times", allocs)
 	}
 }

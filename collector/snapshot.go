@@ -18,6 +18,9 @@ func (f SnapshotFunc) Snapshot() Snapshot { return f() }
 
 // ParamSource is the parameter store as the collector sees it.
 //
+// Each (devid, pool, param) must be reported at most once per call: two
+// samples of one series would make the registry reject the scrape.
+//
 // ForEachParam calls fn once for every stored parameter of every module, at
 // scrape time. pool is the pool token ("P4"), param the channel letter and
 // index ("v8"); together they name "P4.v8". numeric is false when the stored
