@@ -1,0 +1,55 @@
+// Package transport owns the realtime channel's transport: a small Transport
+// / Session interface of our own, its implementation on the zishang520
+// Socket.IO client (the only code that imports that library), the
+// disconnect-reason classifier, event-name normalisation and the decoders of
+// the small realtime payloads (connection status, event 22).
+//
+// The library has known defects; each is contained here so that the rest of
+// the exporter never sees them:
+//
+//   - The WebSocket dial has no handshake timeout and blocks forever against
+//     a server that accepts TCP and never answers. Every connect runs on its
+//     own goroutine under a watchdog (Config.ConnectTimeout covers dial,
+//     Engine.IO handshake and namespace join); a stuck attempt is abandoned.
+//     A dial cannot be interrupted from outside the library, so its goroutine
+//     and socket stay until the peer gives up; such attempts are counted
+//     (Client.Abandoned) and bounded by Config.MaxAbandoned, beyond which
+//     Connect fails fast with ErrTooManyAbandoned. When a stuck dial finally
+//     returns, what it produced is closed at once. An attempt stuck after the
+//     dial (no Engine.IO OPEN, or a namespace join never acknowledged) is
+//     fully torn down.
+//   - Dial errors are swallowed by the library (the engine reports them
+//     before anyone listens). The WebSocket transport constructor is wrapped
+//     so our listener sees the transport's error first: a refused port fails
+//     Connect at once with the real error. A rejected upgrade ("bad
+//     handshake") is followed by one plain GET of the same URL to learn the
+//     HTTP status, so a 503 storm is classified handshake_503.
+//   - The same window can swallow the Engine.IO OPEN packet (the reader
+//     goroutine starts before the manager listens), leaving the namespace
+//     CONNECT unsent; the wrapped transport holds the reader's packets until
+//     the dialling call has returned.
+//   - The disconnect reason is racy after a server-side disconnect and
+//     "disconnect" can fire twice: each session ends exactly once, with the
+//     first reason seen; the manager's "forced close" (which precedes the
+//     real reason) is ignored. Connect calls are serialised, and every call
+//     into one library client holds one lock, so no two goroutines of ours
+//     are ever inside it.
+//   - Importing the client's engine package registers
+//     signal.NotifyContext(SIGINT, SIGTERM, SIGQUIT) in an init(); without a
+//     handler of its own a program's first SIGTERM is swallowed. The
+//     exporter's main installs its own signal.NotifyContext before anything
+//     else and shuts down on the first signal.
+//   - A numeric event name (22) never reaches name-based listeners; it
+//     reaches the catch-all listener as float64(22). All events are
+//     dispatched from the catch-all listener and normalised (see Normalize).
+//   - A CONNECT_ERROR without a "data" member loses its message in the
+//     library; the raw packet is read first so the message survives.
+//   - With two transports configured the first one tried is random: only
+//     WebSocket is configured (the cloud's own client connects straight over
+//     WebSocket too). The library's reconnection is off: callers own
+//     reconnects, and a Session is never reconnected.
+//
+// Events reach the consumer in order on one channel per session, through a
+// bounded buffer, so a slow consumer never blocks the library. On overflow,
+// events are dropped and an EventOverflow tells the consumer to re-prime.
+package transport

@@ -1,0 +1,92 @@
+package transport
+
+import (
+	"reflect"
+
+	sio "github.com/zishang520/socket.io/clients/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/types"
+)
+
+// packetConnectError is the Socket.IO CONNECT_ERROR packet type (4).
+const packetConnectError = 4
+
+// packetFields reads type, namespace and data of a decoded Socket.IO packet
+// as the manager's "packet" event passes it. The packet type lives in the
+// library's parser module, which this package does not import; its exported
+// fields are read by name.
+func packetFields(p any) (typ int64, nsp string, data any, ok bool) {
+	v := reflect.ValueOf(p)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return 0, "", nil, false
+	}
+	v = v.Elem()
+	if v.Kind() != reflect.Struct {
+		return 0, "", nil, false
+	}
+	t, n, d := v.FieldByName("Type"), v.FieldByName("Nsp"), v.FieldByName("Data")
+	if !t.IsValid() || !n.IsValid() || !d.IsValid() || n.Kind() != reflect.String {
+		return 0, "", nil, false
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		typ = t.Int()
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		typ = int64(t.Uint())
+	default:
+		return 0, "", nil, false
+	}
+	if d.CanInterface() {
+		data = d.Interface()
+	}
+	return typ, n.String(), data, true
+}
+
+// eventSource is what the hook needs of a library transport.
+type eventSource interface {
+	On(types.EventName, ...types.EventListener) error
+}
+
+// hookedCtor wraps the library's WebSocket transport constructor so that
+// our listeners run before the engine's. The manager creates the engine,
+// which creates and opens the transport (dialling synchronously), and only
+// then subscribes to the engine. Two things are lost in that window:
+//
+//   - a dial error: the engine reports it to nobody, and it surfaces only as
+//     "timeout" much later; onErr catches it on the transport;
+//   - the Engine.IO OPEN packet: the transport's reader goroutine can process
+//     it before the manager listens for "open", and then the namespace
+//     CONNECT is never sent. gate blocks the reader's first packet until the
+//     manager is subscribed (it returns at once after that).
+//
+// The type parameters are inferred from the library's constructor, so the
+// engine package need not be imported.
+type hookedCtor[S, O any, T eventSource] struct {
+	name  string
+	newFn func(S, O) T
+	onErr func(error)
+	gate  func()
+}
+
+func newHookedCtor[S, O any, T eventSource](name string, newFn func(S, O) T, onErr func(error), gate func()) *hookedCtor[S, O, T] {
+	return &hookedCtor[S, O, T]{name: name, newFn: newFn, onErr: onErr, gate: gate}
+}
+
+// Name implements the library's TransportCtor.
+func (h *hookedCtor[S, O, T]) Name() string { return h.name }
+
+// New implements the library's TransportCtor.
+func (h *hookedCtor[S, O, T]) New(socket S, opts O) T {
+	t := h.newFn(socket, opts)
+	_ = t.On("packet", func(...any) { h.gate() })
+	_ = t.On("error", func(a ...any) {
+		if err, ok := argAt(a, 0).(error); ok {
+			h.onErr(err)
+		}
+	})
+	return t
+}
+
+// releaseManager frees what the library keeps after a manager is closed.
+func releaseManager(m *sio.Manager) {
+	_ = m
+}

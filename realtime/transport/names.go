@@ -1,0 +1,92 @@
+package transport
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Event names the cloud pushes on the namespace.
+const (
+	NameParamsChange     = "app:modules:parameters:change"
+	NameSnapshot         = "snapshot"
+	NameConnectionStatus = "app:module:connection:status:changed"
+	NameMemoryUpdated    = "22" // SIGMA_NETWORK_EVENT_MODULE_MEMORY_UPDATED, channel 0x16
+	NameAlarmsQuantity   = "app:modules:alarms:quantity:change"
+	NameTaskCreated      = "app:module:task:created"        // numeric alias 61
+	NameTaskStatus       = "app:module:task:status:changed" // numeric alias 60
+	NameTaskCompleted    = "app:module:task:completed"      // numeric alias 63
+)
+
+// taskAliases maps the numeric task event names to their string names.
+var taskAliases = map[string]string{
+	"61": NameTaskCreated,
+	"60": NameTaskStatus,
+	"63": NameTaskCompleted,
+}
+
+// WireName turns an event name as the Socket.IO library reports it into a
+// string. The library passes numeric names (22 on the wire) as float64, and
+// they never reach name-based listeners, only the catch-all one.
+func WireName(name any) (string, bool) {
+	switch n := name.(type) {
+	case string:
+		return n, true
+	case float64:
+		if n != math.Trunc(n) || math.IsInf(n, 0) || math.IsNaN(n) {
+			return strconv.FormatFloat(n, 'f', -1, 64), true
+		}
+		return strconv.FormatInt(int64(n), 10), true
+	case int:
+		return strconv.Itoa(n), true
+	case int64:
+		return strconv.FormatInt(n, 10), true
+	case json.Number:
+		return n.String(), true
+	default:
+		return "", false
+	}
+}
+
+// Normalize classifies a pushed event by its wire name and first argument and
+// returns its kind and normalised name:
+//
+//   - "22" → EventMemoryUpdated
+//   - a name ending in "parameters:change" with an object payload → EventParamsChange
+//   - "snapshot" with an object payload → EventSnapshot
+//   - "app:module:connection:status:changed" → EventConnectionStatus
+//   - a name ending in "alarms:quantity:change" → EventAlarmsQuantity
+//   - "60", "61", "63" → EventOther named after the task event they alias
+//   - anything else → EventOther with the name unchanged
+func Normalize(wire string, payload json.RawMessage) (EventKind, string) {
+	name := strings.TrimSpace(wire)
+	switch {
+	case name == NameMemoryUpdated:
+		return EventMemoryUpdated, NameMemoryUpdated
+	case strings.HasSuffix(name, "parameters:change"):
+		if isObject(payload) {
+			return EventParamsChange, name
+		}
+		return EventOther, name
+	case name == NameSnapshot:
+		if isObject(payload) {
+			return EventSnapshot, name
+		}
+		return EventOther, name
+	case name == NameConnectionStatus:
+		return EventConnectionStatus, name
+	case strings.HasSuffix(name, "alarms:quantity:change"):
+		return EventAlarmsQuantity, name
+	}
+	if alias, ok := taskAliases[name]; ok {
+		return EventOther, alias
+	}
+	return EventOther, name
+}
+
+func isObject(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && t[0] == '{'
+}

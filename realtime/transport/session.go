@@ -1,0 +1,526 @@
+package transport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	sio "github.com/zishang520/socket.io/clients/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/types"
+)
+
+// Engine.IO / Socket.IO reason strings the library reports.
+const (
+	libForcedClose      = "forced close"         // the library closing its own manager; the real reason follows
+	libClientDisconnect = "io client disconnect" // our own Disconnect
+)
+
+// Phases in order; a phase only ever advances.
+var phaseOrder = map[string]int{PhaseDial: 0, PhaseHandshake: 1, PhaseNamespace: 2}
+
+// session is one connect attempt and, once joined, the Session it became.
+//
+// Containment rules for the library:
+//   - every call we make into the manager or socket holds libMu, so no two
+//     of our goroutines are ever inside the client at once (the library has
+//     internal data races on concurrent Connect/Disconnect);
+//   - library callbacks never call back into the library and never block:
+//     they update state under mu and queue events;
+//   - teardown always runs on a goroutine of our own, bounded in time.
+type session struct {
+	c   *Client
+	id  uint64
+	log *slog.Logger
+
+	libMu sync.Mutex
+	mgr   *sio.Manager
+	sock  *sio.Socket
+
+	mu         sync.Mutex
+	phase      string
+	inDial     bool // run is inside the blocking dial
+	abandoned  bool // Connect gave up on this attempt
+	counted    bool // the stuck dial is counted in c.stuck
+	decided    bool // result was sent
+	joined     bool
+	closing    bool // Disconnect was called
+	ended      bool
+	dialErr    error // the WebSocket dial error, caught on the transport
+	rawConnErr any   // data of a CONNECT_ERROR packet, which the library may lose
+	nsSID      string
+	engSID     string
+	reason     string
+	detail     string
+
+	result   chan error
+	q        *eventQueue
+	events   chan Event
+	done     chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
+	tearOnce sync.Once
+	gate     chan struct{} // closed once the manager listens to the engine
+	gateOnce sync.Once
+}
+
+func newSession(c *Client, id uint64) *session {
+	s := &session{
+		c:      c,
+		id:     id,
+		log:    c.log.With("attempt", id),
+		phase:  PhaseDial,
+		result: make(chan error, 1),
+		q:      newEventQueue(c.cfg.EventBuffer, c.cfg.Now),
+		events: make(chan Event),
+		done:   make(chan struct{}),
+		stop:   make(chan struct{}),
+		gate:   make(chan struct{}),
+	}
+	return s
+}
+
+// run builds the library client and dials. It is the only goroutine that
+// dials; the dial may block forever (the library sets no handshake timeout),
+// in which case Connect abandons this attempt and run cleans up whenever the
+// dial finally returns.
+func (s *session) run(ctx context.Context, header http.Header) {
+	opts := sio.DefaultOptions()
+	opts.SetPath(s.c.path)
+	opts.SetAutoConnect(false) // register every listener before any I/O
+	opts.SetReconnection(false)
+	// The library's own open timer must never beat our watchdog.
+	opts.SetTimeout(2*s.c.cfg.ConnectTimeout + time.Second)
+	opts.SetTryAllTransports(false)
+	opts.SetRememberUpgrade(false)
+	opts.SetUpgrade(false)
+	transports := types.NewSet(sio.WebSocket)
+	transports.Clear()
+	transports.Add(newHookedCtor(sio.WebSocket.Name(), sio.WebSocket.New, s.onTransportError, s.waitSubscribed))
+	opts.SetTransports(transports) // WebSocket only: with two, the first tried is random
+	if header != nil {
+		opts.SetExtraHeaders(header)
+	}
+
+	s.libMu.Lock()
+	mgr := sio.NewManager(s.c.origin, opts)
+	_ = mgr.On("open", func(...any) { s.advance(PhaseNamespace) })
+	_ = mgr.On("packet", s.onRawPacket) // before the socket's own listener
+	_ = mgr.On("close", func(a ...any) {
+		reason, err := argString(a, 0), argError(a, 1)
+		if reason == libForcedClose {
+			return // the socket reports the real cause itself
+		}
+		s.onLost(reason, err)
+	})
+	sock := mgr.Socket(s.c.cfg.Namespace, opts)
+	_ = sock.On("connect", func(...any) { s.ensureJoined() })
+	_ = sock.On("connect_error", func(a ...any) { s.onConnectError(argError(a, 0)) })
+	_ = sock.On("disconnect", func(a ...any) { s.onLost(argString(a, 0), argError(a, 1)) })
+	sock.OnAny(s.onAny)
+
+	s.mu.Lock()
+	if s.abandoned {
+		s.mu.Unlock()
+		s.libMu.Unlock()
+		return
+	}
+	s.mgr, s.sock = mgr, sock
+	s.inDial = true
+	s.mu.Unlock()
+
+	sock.Connect() // dials synchronously
+	s.openGate()   // the manager listens now: let the reader deliver packets
+	s.libMu.Unlock()
+
+	s.mu.Lock()
+	s.inDial = false
+	abandoned, counted, dialErr := s.abandoned, s.counted, s.dialErr
+	s.mu.Unlock()
+	if abandoned {
+		// Connect has long returned; release what the late dial produced.
+		s.teardownLib()
+		if counted {
+			s.c.stuck.Add(-1)
+		}
+		s.log.Debug("abandoned realtime dial returned and was released", "dial_err", dialErr)
+		return
+	}
+
+	engineClosed := false
+	if eng := mgr.Engine(); eng == nil || eng.ReadyState() == "closed" {
+		engineClosed = true
+	}
+	if dialErr == nil && !engineClosed {
+		s.advance(PhaseHandshake)
+		return
+	}
+	if dialErr == nil {
+		dialErr = errors.New("engine closed during the WebSocket dial")
+	}
+	dialErr = s.diagnose(ctx, header, dialErr)
+	s.fail(&ConnectError{Phase: PhaseDial, Reason: Classify(dialErr, ReasonConnectError), Err: dialErr})
+	go s.teardownBounded()
+}
+
+// diagnose recovers what the library discards: on a rejected WebSocket
+// upgrade ("bad handshake") only the fact survives, not the HTTP status. One
+// plain GET of the same URL with the same headers tells the status (a 503
+// storm shows as 503, an auth failure as 401).
+func (s *session) diagnose(ctx context.Context, header http.Header, dialErr error) error {
+	if !strings.Contains(dialErr.Error(), "bad handshake") {
+		return dialErr
+	}
+	u := s.c.origin + s.c.path + "/?EIO=4&transport=websocket"
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return dialErr
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	hc := &http.Client{Timeout: s.c.cfg.TeardownTimeout}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return dialErr
+	}
+	_ = resp.Body.Close()
+	return fmt.Errorf("WebSocket upgrade rejected: HTTP %s (%w)", resp.Status, dialErr)
+}
+
+// onTransportError sees the transport's errors before the engine does; the
+// engine drops the dial error (it fires before the manager listens).
+func (s *session) onTransportError(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.inDial && s.dialErr == nil && err != nil {
+		s.dialErr = err
+	}
+}
+
+// onRawPacket keeps the data of a namespace CONNECT_ERROR packet: the
+// library turns one without a "data" member into a useless "missing 'data'
+// field" error, and it closes the manager before it reports the error.
+func (s *session) onRawPacket(a ...any) {
+	typ, nsp, data, ok := packetFields(argAt(a, 0))
+	if !ok || typ != packetConnectError || nsp != s.c.cfg.Namespace {
+		return
+	}
+	s.mu.Lock()
+	s.rawConnErr = data
+	s.mu.Unlock()
+}
+
+// waitSubscribed runs on the library's reader goroutine for every packet;
+// it blocks only until the dialling call has returned (see hookedCtor).
+func (s *session) waitSubscribed() { <-s.gate }
+
+func (s *session) openGate() { s.gateOnce.Do(func() { close(s.gate) }) }
+
+func (s *session) advance(phase string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if phaseOrder[phase] > phaseOrder[s.phase] {
+		s.phase = phase
+	}
+}
+
+// ensureJoined records the namespace join. The library delivers events that
+// arrived before the join ack ahead of its "connect" callback, so the first
+// event callback also counts as the join; EventConnect always comes first.
+func (s *session) ensureJoined() {
+	s.mu.Lock()
+	if s.joined || s.decided || s.abandoned || s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.joined, s.decided = true, true
+	s.nsSID = s.sock.Id()
+	if eng := s.mgr.Engine(); eng != nil {
+		s.engSID = eng.Id()
+	}
+	s.q.push(Event{Kind: EventConnect, Received: s.c.cfg.Now()})
+	s.mu.Unlock()
+	go s.q.pump(s.events, s.stop)
+	s.result <- nil
+}
+
+func (s *session) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.decided || s.abandoned {
+		return
+	}
+	s.decided = true
+	s.result <- err
+}
+
+func (s *session) onConnectError(err error) {
+	s.mu.Lock()
+	raw := s.rawConnErr
+	joined, phase := s.joined, s.phase
+	s.mu.Unlock()
+	var payload any = err
+	if raw != nil {
+		payload = raw
+	}
+	detail := classText(payload, 0)
+	if detail == "" && err != nil {
+		detail = err.Error()
+	}
+	token := Classify(payload, ReasonConnectError)
+	if !joined {
+		s.fail(&ConnectError{Phase: phase, Reason: token, Err: errors.New(detail)})
+		go s.teardownBounded()
+		return
+	}
+	// A connect_error after the join ends the session like a disconnect.
+	s.end(token, "connect_error: "+detail)
+}
+
+// onLost handles the library's "disconnect" and the manager's "close".
+func (s *session) onLost(reason string, err error) {
+	detail := reason
+	if err != nil {
+		detail += ": " + err.Error()
+	}
+	s.mu.Lock()
+	joined, phase, raw := s.joined, s.phase, s.rawConnErr
+	s.mu.Unlock()
+	if !joined {
+		var cause any = reason
+		if raw != nil {
+			cause = raw
+			detail = classText(raw, 0)
+		}
+		s.fail(&ConnectError{Phase: phase, Reason: Classify(cause, ReasonConnectError), Err: errors.New(detail)})
+		go s.teardownBounded()
+		return
+	}
+	s.end(Classify(reason, ReasonDisconnect), detail)
+}
+
+// end finishes the session once; later calls (the library can report a
+// disconnect twice, and "close" and "disconnect" both arrive) are no-ops.
+func (s *session) end(token, detail string) {
+	s.mu.Lock()
+	if s.ended || !s.joined {
+		s.mu.Unlock()
+		return
+	}
+	s.ended = true
+	s.reason, s.detail = token, detail
+	close(s.done)
+	s.q.pushFinal(Event{Kind: EventDisconnect, Reason: token, Detail: detail, Received: s.c.cfg.Now()})
+	s.mu.Unlock()
+	s.log.Info("realtime session ended", "reason", token, "detail", detail, "namespace_sid", s.NamespaceSID())
+	s.c.forget(s)
+	go s.teardownBounded()
+}
+
+func (s *session) onAny(a ...any) {
+	if len(a) == 0 {
+		return
+	}
+	wire, ok := WireName(a[0])
+	if !ok {
+		s.log.Warn("realtime event with an unusable name dropped", "name", fmt.Sprintf("%T", a[0]))
+		return
+	}
+	s.ensureJoined()
+	s.mu.Lock()
+	live := s.joined && !s.ended && !s.abandoned
+	s.mu.Unlock()
+	if !live {
+		return
+	}
+	args := make([]json.RawMessage, 0, len(a)-1)
+	for _, arg := range a[1:] {
+		if _, isAck := arg.(func([]any, error)); isAck {
+			continue // the server asked for an ack; we never send one
+		}
+		b, err := json.Marshal(arg)
+		if err != nil {
+			s.log.Warn("realtime event argument not representable as JSON", "event", wire, "err", err)
+			b = []byte("null")
+		}
+		args = append(args, b)
+	}
+	var payload json.RawMessage
+	if len(args) > 0 {
+		payload = args[0]
+	}
+	kind, name := Normalize(wire, payload)
+	ev := Event{Kind: kind, Name: name, WireName: wire, Payload: payload, Args: args, Received: s.c.cfg.Now()}
+	if !s.q.push(ev) {
+		if s.c.dropped.Add(1) == 1 || s.c.dropped.Load()%1000 == 0 {
+			s.log.Warn("realtime event buffer full: events dropped, consumer must re-prime", "dropped_total", s.c.dropped.Load())
+		}
+	}
+}
+
+// abandon gives up on an attempt that did not join in time and returns the
+// phase it was stuck in.
+func (s *session) abandon() string {
+	s.mu.Lock()
+	if s.abandoned {
+		p := s.phase
+		s.mu.Unlock()
+		return p
+	}
+	s.abandoned = true
+	phase, inDial, joined := s.phase, s.inDial, s.joined
+	if inDial {
+		s.counted = true
+		s.c.stuck.Add(1)
+	}
+	s.mu.Unlock()
+	s.stopPump()
+	if joined {
+		// Joined just as the watchdog fired: nobody will own this session.
+		s.mu.Lock()
+		s.ended = true
+		s.reason, s.detail = ReasonDisconnect, "abandoned at connect timeout"
+		close(s.done)
+		s.mu.Unlock()
+	}
+	if !inDial {
+		go s.teardownBounded()
+	}
+	return phase
+}
+
+func (s *session) stopPump() { s.stopOnce.Do(func() { close(s.stop) }) }
+
+func (s *session) teardownBounded() {
+	s.c.bounded(context.Background(), s.c.cfg.TeardownTimeout, "teardown", s.teardownLib)
+}
+
+// teardownLib closes the socket, the manager and the transport underneath.
+// The socket's Disconnect alone leaves the WebSocket open when the engine
+// still has packets buffered (it waits for a drain that may never come), so
+// the transport is closed directly as well.
+func (s *session) teardownLib() {
+	s.tearOnce.Do(func() {
+		s.libMu.Lock()
+		defer s.libMu.Unlock()
+		s.mu.Lock()
+		mgr, sock := s.mgr, s.sock
+		s.mu.Unlock()
+		if sock != nil {
+			sock.Disconnect()
+		}
+		if mgr != nil {
+			if eng := mgr.Engine(); eng != nil {
+				eng.Close()
+				if tr := eng.Transport(); tr != nil {
+					tr.Close()
+				}
+			}
+			releaseManager(mgr)
+		}
+	})
+}
+
+// NamespaceSID implements Session.
+func (s *session) NamespaceSID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nsSID
+}
+
+// EngineSID implements Session.
+func (s *session) EngineSID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.engSID
+}
+
+// Connected implements Session. It reads only the library's atomic state.
+func (s *session) Connected() bool {
+	s.mu.Lock()
+	ended, sock, mgr := s.ended, s.sock, s.mgr
+	s.mu.Unlock()
+	if ended || sock == nil || mgr == nil || !sock.Connected() {
+		return false
+	}
+	eng := mgr.Engine()
+	return eng != nil && eng.ReadyState() == "open"
+}
+
+// Emit implements Session.
+func (s *session) Emit(event string, args ...any) error {
+	s.mu.Lock()
+	ended := s.ended || s.closing
+	s.mu.Unlock()
+	if ended {
+		return ErrSessionEnded
+	}
+	s.libMu.Lock()
+	defer s.libMu.Unlock()
+	if err := s.sock.Emit(event, args...); err != nil {
+		return fmt.Errorf("realtime emit %q: %w", event, err)
+	}
+	return nil
+}
+
+// Events implements Session.
+func (s *session) Events() <-chan Event { return s.events }
+
+// Done implements Session.
+func (s *session) Done() <-chan struct{} { return s.done }
+
+// Reason implements Session.
+func (s *session) Reason() (string, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.reason, s.detail
+}
+
+// Disconnect implements Session.
+func (s *session) Disconnect(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	ok := s.c.bounded(ctx, s.c.cfg.TeardownTimeout, "disconnect", s.teardownLib)
+	// The library reports "io client disconnect" only while it still thinks
+	// it is connected; make sure the session ends either way.
+	s.end(Classify(libClientDisconnect, ReasonDisconnect), libClientDisconnect)
+	s.stopPump()
+	if !ok {
+		return fmt.Errorf("realtime disconnect: teardown still running after %s; abandoned", s.c.cfg.TeardownTimeout)
+	}
+	return nil
+}
+
+func argAt(a []any, i int) any {
+	if i < len(a) {
+		return a[i]
+	}
+	return nil
+}
+
+func argString(a []any, i int) string {
+	s, _ := argAt(a, i).(string)
+	return s
+}
+
+func argError(a []any, i int) error {
+	switch v := argAt(a, i).(type) {
+	case error:
+		return v
+	case string:
+		return errors.New(v)
+	case nil:
+		return nil
+	default:
+		return fmt.Errorf("%v", v)
+	}
+}
