@@ -113,6 +113,9 @@ func (g *goServer) close() {
 	g.http.Close()
 }
 
+// engineClients is the number of Engine.IO connections the server holds.
+func (g *goServer) engineClients() uint64 { return g.srv.Engine().ClientsCount() }
+
 func (g *goServer) setHold(v bool) { g.mu.Lock(); g.holdJoin = v; g.mu.Unlock() }
 
 func (g *goServer) setReject(msg string) { g.mu.Lock(); g.reject = msg; g.mu.Unlock() }
@@ -198,6 +201,7 @@ func (l *trackingListener) announced(remoteAddr string) {
 
 type gatedConn struct {
 	net.Conn
+	muted    atomic.Bool
 	upgraded atomic.Bool
 	gate     chan struct{}
 	once     sync.Once
@@ -206,10 +210,20 @@ type gatedConn struct {
 func (c *gatedConn) release() { c.once.Do(func() { close(c.gate) }) }
 
 func (c *gatedConn) Write(p []byte) (int, error) {
+	if c.muted.Load() {
+		return len(p), nil
+	}
 	if bytes.HasPrefix(p, []byte("HTTP/1.1 101")) {
 		c.upgraded.Store(true)
 	}
 	return c.Conn.Write(p)
+}
+
+func (c *gatedConn) Close() error {
+	if c.muted.Load() {
+		return nil // dropAll closes the raw connection at cleanup
+	}
+	return c.Conn.Close()
 }
 
 func (c *gatedConn) Read(p []byte) (int, error) {
@@ -221,6 +235,16 @@ func (c *gatedConn) Read(p []byte) (int, error) {
 		}
 	}
 	return c.Conn.Read(p)
+}
+
+// muteAll makes every connection silent without closing it: writes are
+// discarded and closes deferred, like a peer that vanished from the network.
+func (l *trackingListener) muteAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, gc := range l.byRA {
+		gc.muted.Store(true)
+	}
 }
 
 func (l *trackingListener) dropAll() int {

@@ -2,8 +2,10 @@ package transport
 
 import (
 	"reflect"
+	"unsafe"
 
 	sio "github.com/zishang520/socket.io/clients/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/queue"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 )
 
@@ -86,7 +88,21 @@ func (h *hookedCtor[S, O, T]) New(socket S, opts O) T {
 	return t
 }
 
-// releaseManager frees what the library keeps after a manager is closed.
+// releaseManager stops the manager's task-queue goroutine. The library
+// starts one per manager and never stops it (its finalizer cannot run while
+// the goroutine itself references the queue), so every closed session would
+// leak a goroutine. The field is unexported; it is reached by reflection
+// against the pinned library version, and left alone if its shape differs.
 func releaseManager(m *sio.Manager) {
-	_ = m
+	if m == nil {
+		return
+	}
+	f := reflect.ValueOf(m).Elem().FieldByName("taskQueue")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[*queue.Queue]() || !f.CanAddr() {
+		return
+	}
+	q := *(**queue.Queue)(unsafe.Pointer(f.UnsafeAddr()))
+	if q != nil {
+		q.TryClose() // runs what is queued, then the goroutine exits
+	}
 }

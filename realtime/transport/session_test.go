@@ -9,8 +9,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	server "github.com/zishang520/socket.io/servers/socket/v3"
 )
 
 func TestConnectHeadersSIDsAndEvents(t *testing.T) {
@@ -146,8 +149,413 @@ func drainToEnd(t *testing.T, s Session) *Event {
 	}
 }
 
-var _ = fmt.Sprintf
-var _ = strings.Contains
-var _ = net.Listen
-var _ = http.StatusOK
-var _ = httptest.NewServer
+// serverDisconnectCases end a session from the server in the ways the cloud
+// can; each must end the session exactly once with the classified reason.
+func TestServerSideDisconnectReasons(t *testing.T) {
+	cases := []struct {
+		name       string
+		act        func(g *goServer, srvSock serverSocket)
+		wantReason []string // any of
+		wantDetail []string // any of (prefix)
+	}{
+		{
+			name:       "namespace disconnect",
+			act:        func(_ *goServer, s serverSocket) { s.Disconnect(false) },
+			wantReason: []string{ReasonDisconnect},
+			wantDetail: []string{"io server disconnect"},
+		},
+		{
+			// The DISCONNECT packet and the transport close race inside the
+			// library; both raw reasons classify to the same token.
+			name:       "disconnect and close the connection",
+			act:        func(_ *goServer, s serverSocket) { s.Disconnect(true) },
+			wantReason: []string{ReasonDisconnect},
+			wantDetail: []string{"io server disconnect", "transport close"},
+		},
+		{
+			name:       "TCP abort without a close frame",
+			act:        func(g *goServer, _ serverSocket) { g.ln.dropAll() },
+			wantReason: []string{ReasonEIOClose},
+			wantDetail: []string{"transport error"},
+		},
+		{
+			name:       "connect_error after the join",
+			act:        func(_ *goServer, s serverSocket) { emitRaw(s.(*serverSock).s, `4/ws,{"message":"HTTP 503 upstream"}`) },
+			wantReason: []string{ReasonHandshake503},
+			wantDetail: []string{"connect_error: HTTP 503 upstream"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newGoServer(t, goServerOptions{})
+			c := newTestClient(t, g.URL, g.token, nil)
+			s := connect(t, c)
+			eventOf(t, s, EventConnect)
+			tc.act(g, &serverSock{g.socket(1)})
+			ev := drainToEnd(t, s)
+			if ev == nil {
+				t.Fatal("no Disconnect event before the channel closed")
+			}
+			if !oneOf(ev.Reason, tc.wantReason, false) || !oneOf(ev.Detail, tc.wantDetail, true) {
+				t.Errorf("Disconnect reason %q detail %q, want reason in %v, detail starting with one of %v", ev.Reason, ev.Detail, tc.wantReason, tc.wantDetail)
+			}
+			if tok, detail := s.Reason(); tok != ev.Reason || detail != ev.Detail {
+				t.Errorf("Reason() = %q, %q; event said %q, %q", tok, detail, ev.Reason, ev.Detail)
+			}
+			select {
+			case <-s.Done():
+			default:
+				t.Error("Done not closed after the Disconnect event")
+			}
+			if s.Connected() {
+				t.Error("Connected() after the session ended")
+			}
+			if err := s.Emit("late", 1); !errors.Is(err, ErrSessionEnded) {
+				t.Errorf("Emit after end = %v", err)
+			}
+			// Disconnect after the end is harmless and changes nothing.
+			if err := s.Disconnect(context.Background()); err != nil {
+				t.Errorf("Disconnect after end: %v", err)
+			}
+			if tok, _ := s.Reason(); tok != ev.Reason {
+				t.Errorf("reason changed to %q by a later Disconnect", tok)
+			}
+			waitFor(t, "abandoned count back to 0", func() bool { return c.Abandoned() == 0 })
+		})
+	}
+}
+
+type serverSocket interface{ Disconnect(bool) }
+
+type serverSock struct{ s *server.Socket }
+
+func (s *serverSock) Disconnect(close bool) { s.s.Disconnect(close) }
+
+func oneOf(got string, want []string, prefix bool) bool {
+	for _, w := range want {
+		if got == w || (prefix && strings.HasPrefix(got, w)) {
+			return true
+		}
+	}
+	return false
+}
+
+// The library can report a lost session several times ("close" and
+// "disconnect", or "disconnect" twice, or a connect_error on top): the
+// session ends once, with the first reason.
+func TestDuplicateDisconnectsCollapse(t *testing.T) {
+	g := newGoServer(t, goServerOptions{})
+	c := newTestClient(t, g.URL, g.token, nil)
+	s := connect(t, c)
+	eventOf(t, s, EventConnect)
+	impl := s.(*session)
+
+	// What the library does on a transport error, then once more.
+	impl.onLost("transport error", errors.New("websocket error: unexpected EOF"))
+	impl.onLost("transport close", nil)
+	impl.onConnectError(errors.New("connection error"))
+	impl.end(ReasonHardReset, "again")
+
+	ev := drainToEnd(t, s)
+	if ev == nil || ev.Reason != ReasonEIOClose || !strings.HasPrefix(ev.Detail, "transport error") {
+		t.Fatalf("Disconnect event = %+v, want one eio_close from the first report", ev)
+	}
+	n := 0
+	for range s.Events() {
+		n++
+	}
+	if n != 0 {
+		t.Errorf("%d events after the channel closed", n)
+	}
+}
+
+// A session whose transport goes silent (no pings, no close) ends by the
+// library's ping timeout, classified server_stop.
+func TestPingTimeoutEndsSession(t *testing.T) {
+	g := newGoServer(t, goServerOptions{pingInterval: 150 * time.Millisecond, pingTimeout: 150 * time.Millisecond})
+	c := newTestClient(t, g.URL, g.token, nil)
+	s := connect(t, c)
+	eventOf(t, s, EventConnect)
+	g.ln.muteAll()
+	ev := drainToEnd(t, s)
+	if ev == nil || ev.Reason != ReasonServerStop || ev.Detail != "ping timeout" {
+		t.Fatalf("Disconnect event = %+v, want server_stop / ping timeout", ev)
+	}
+}
+
+// A server that accepts TCP and never answers the WebSocket upgrade: the
+// dial never returns inside the library. Connect gives up at the timeout,
+// the attempt is counted as abandoned, and released when the dial finally
+// returns.
+func TestWatchdogStalledHandshake(t *testing.T) {
+	st := newStallListener(t)
+	c := newTestClient(t, st.URL, "tok", func(c *Config) { c.ConnectTimeout = 300 * time.Millisecond })
+	_, err := c.Connect(context.Background())
+	var ce *ConnectError
+	if !errors.As(err, &ce) || ce.Phase != PhaseDial || !errors.Is(err, ErrTimeout) || ce.Reason != ReasonConnectError {
+		t.Fatalf("Connect = %v, want a dial-phase timeout ConnectError", err)
+	}
+	if st.accepted() != 1 {
+		t.Errorf("stall listener accepted %d connections, want 1", st.accepted())
+	}
+	if got := c.Abandoned(); got != 1 {
+		t.Fatalf("Abandoned() = %d, want 1 while the dial is stuck", got)
+	}
+	st.release() // the peer gives up: the stuck dial returns
+	waitFor(t, "abandoned dial to be released", func() bool { return c.Abandoned() == 0 })
+}
+
+// The caller's ctx ends the wait as well as the timeout does.
+func TestConnectHonoursContext(t *testing.T) {
+	st := newStallListener(t)
+	c := newTestClient(t, st.URL, "tok", func(c *Config) { c.ConnectTimeout = time.Minute })
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		waitFor(t, "the dial to reach the listener", func() bool { return st.accepted() == 1 })
+		cancel()
+	}()
+	_, err := c.Connect(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Connect = %v, want context.Canceled", err)
+	}
+	st.release()
+	waitFor(t, "abandoned dial to be released", func() bool { return c.Abandoned() == 0 })
+}
+
+// Abandoned attempts are bounded: at the bound Connect fails fast without
+// dialling.
+func TestAbandonedAttemptBound(t *testing.T) {
+	st := newStallListener(t)
+	c := newTestClient(t, st.URL, "tok", func(c *Config) {
+		c.ConnectTimeout = 200 * time.Millisecond
+		c.MaxAbandoned = 2
+	})
+	for i := 0; i < 2; i++ {
+		if _, err := c.Connect(context.Background()); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("attempt %d: %v, want timeout", i, err)
+		}
+	}
+	if c.Abandoned() != 2 {
+		t.Fatalf("Abandoned() = %d, want 2", c.Abandoned())
+	}
+	_, err := c.Connect(context.Background())
+	var ce *ConnectError
+	if !errors.Is(err, ErrTooManyAbandoned) || !errors.As(err, &ce) || ce.Phase != PhaseLimit {
+		t.Fatalf("third Connect = %v, want ErrTooManyAbandoned", err)
+	}
+	if st.accepted() != 2 {
+		t.Errorf("listener accepted %d connections, want 2 (no dial at the bound)", st.accepted())
+	}
+	st.release()
+	waitFor(t, "abandoned dials to be released", func() bool { return c.Abandoned() == 0 })
+	// Below the bound again: Connect dials (and now finds the port closed).
+	_, err = c.Connect(context.Background())
+	if errors.Is(err, ErrTooManyAbandoned) || !errors.As(err, &ce) || ce.Phase != PhaseDial {
+		t.Fatalf("Connect after release = %v, want a dial error", err)
+	}
+}
+
+// A namespace join the server never acknowledges: the attempt is abandoned
+// at the timeout and its connection closed (nothing stays counted).
+func TestWatchdogNamespaceNeverAcknowledged(t *testing.T) {
+	g := newGoServer(t, goServerOptions{})
+	g.setHold(true)
+	c := newTestClient(t, g.URL, g.token, func(c *Config) { c.ConnectTimeout = 500 * time.Millisecond })
+	_, err := c.Connect(context.Background())
+	var ce *ConnectError
+	if !errors.As(err, &ce) || ce.Phase != PhaseNamespace || !errors.Is(err, ErrTimeout) {
+		t.Fatalf("Connect = %v, want a namespace-phase timeout", err)
+	}
+	if !strings.Contains(err.Error(), "namespace /ws join not acknowledged") {
+		t.Errorf("error text %q does not say what hung", err)
+	}
+	waitFor(t, "the held engine connection to be closed", func() bool { return g.engineClients() == 0 })
+	if c.Abandoned() != 0 {
+		t.Errorf("Abandoned() = %d, want 0 (a post-dial attempt is fully torn down)", c.Abandoned())
+	}
+	// The next attempt is clean.
+	g.setHold(false)
+	s := connect(t, c)
+	eventOf(t, s, EventConnect)
+}
+
+// A refused port fails at once with the real dial error, not with a timeout
+// much later.
+func TestRefusedPortFailsWithDialError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	c := newTestClient(t, "http://"+addr, "tok", func(c *Config) { c.ConnectTimeout = 30 * time.Second })
+	_, err = c.Connect(context.Background())
+	var ce *ConnectError
+	if !errors.As(err, &ce) || ce.Phase != PhaseDial || errors.Is(err, ErrTimeout) {
+		t.Fatalf("Connect = %v, want an immediate dial error", err)
+	}
+	if !strings.Contains(err.Error(), "connection refused") || ce.Reason != ReasonConnectError {
+		t.Errorf("error %q (reason %q) does not carry the refused dial", err, ce.Reason)
+	}
+}
+
+// A WebSocket upgrade answered with 503 is classified handshake_503.
+func TestHandshake503(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("<html><body>503 Service Temporarily Unavailable</body></html>"))
+	}))
+	defer hs.Close()
+	c := newTestClient(t, hs.URL, "tok", func(c *Config) { c.ConnectTimeout = 30 * time.Second })
+	_, err := c.Connect(context.Background())
+	var ce *ConnectError
+	if !errors.As(err, &ce) || ce.Phase != PhaseDial || ce.Reason != ReasonHandshake503 {
+		t.Fatalf("Connect = %v, want a handshake_503 dial error", err)
+	}
+	if strings.Contains(err.Error(), "<html") {
+		t.Errorf("error carries the HTML body: %q", err)
+	}
+}
+
+// A namespace CONNECT_ERROR without data keeps its message.
+func TestConnectErrorWithoutDataKeepsMessage(t *testing.T) {
+	g := newGoServer(t, goServerOptions{})
+	c := newTestClient(t, g.URL, "wrong-token", func(c *Config) { c.ConnectTimeout = 30 * time.Second })
+	_, err := c.Connect(context.Background())
+	var ce *ConnectError
+	if !errors.As(err, &ce) || ce.Phase != PhaseNamespace || ce.Reason != ReasonConnectError || errors.Is(err, ErrTimeout) {
+		t.Fatalf("Connect = %v, want a namespace connect_error", err)
+	}
+	if !strings.Contains(err.Error(), "not authorized") {
+		t.Errorf("error %q lost the server's message", err)
+	}
+	g.setReject("upstream said 503")
+	_, err = c.Connect(context.Background())
+	if !errors.As(err, &ce) || ce.Reason != ReasonHandshake503 {
+		t.Errorf("Connect = %v, want the rejection classified handshake_503", err)
+	}
+}
+
+func TestHeaderErrorFailsConnect(t *testing.T) {
+	boom := errors.New("no token")
+	c, err := New(Config{BaseURL: "http://127.0.0.1:1", Header: func(context.Context) (http.Header, error) { return nil, boom }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Connect(context.Background())
+	var ce *ConnectError
+	if !errors.Is(err, boom) || !errors.As(err, &ce) || ce.Phase != PhaseHeaders {
+		t.Fatalf("Connect = %v, want the header error", err)
+	}
+}
+
+// Connect calls are serialised: a second caller waits for the first and
+// never starts its own attempt meanwhile.
+func TestConnectIsSerialised(t *testing.T) {
+	g := newGoServer(t, goServerOptions{})
+	var calls atomic.Int32
+	release := make(chan struct{})
+	c := newTestClient(t, g.URL, g.token, func(c *Config) {
+		c.Header = func(context.Context) (http.Header, error) {
+			if calls.Add(1) == 1 {
+				<-release
+			}
+			return HandshakeHeader(g.token, "https://one.example.test"), nil
+		}
+	})
+	first := make(chan error, 1)
+	go func() {
+		s, err := c.Connect(context.Background())
+		if err == nil {
+			_ = s.Disconnect(context.Background())
+		}
+		first <- err
+	}()
+	waitFor(t, "the first Connect to be inside", func() bool { return calls.Load() == 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Connect(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("second Connect = %v, want context.Canceled while the first runs", err)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("second Connect started an attempt while the first was running")
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("first Connect: %v", err)
+	}
+	s := connect(t, c)
+	eventOf(t, s, EventConnect)
+}
+
+// The event buffer is bounded: a consumer that does not read loses events,
+// and an EventOverflow with the count takes their place, in order.
+func TestEventOverflowIsSignalled(t *testing.T) {
+	const total, buffer = 40, 5
+	g := newGoServer(t, goServerOptions{})
+	c := newTestClient(t, g.URL, g.token, func(c *Config) { c.EventBuffer = buffer })
+	s := connect(t, c)
+	srvSock := g.socket(1)
+	for i := 1; i <= total; i++ {
+		_ = srvSock.Emit("app:modules:parameters:change", map[string]any{"seq": i})
+	}
+	// Nobody reads: all but the buffered events (and the one the pump holds)
+	// must be dropped.
+	waitFor(t, "events to be dropped", func() bool { return c.Dropped() >= total-buffer-1 })
+
+	if ev := nextEvent(t, s); ev.Kind != EventConnect {
+		t.Fatalf("first event %v", ev.Kind)
+	}
+	delivered, dropped, last := 0, 0, 0
+	for delivered+dropped < total {
+		ev := nextEvent(t, s)
+		switch ev.Kind {
+		case EventOverflow:
+			dropped += ev.Dropped
+		case EventParamsChange:
+			var p struct{ Seq int }
+			_ = json.Unmarshal(ev.Payload, &p)
+			if p.Seq <= last {
+				t.Fatalf("seq %d after %d: out of order", p.Seq, last)
+			}
+			if dropped > 0 {
+				t.Fatalf("event seq %d delivered after the overflow marker of the same burst", p.Seq)
+			}
+			last = p.Seq
+			delivered++
+		default:
+			t.Fatalf("unexpected %v", ev.Kind)
+		}
+	}
+	if delivered > buffer+1 || delivered < buffer || int64(dropped) != c.Dropped() {
+		t.Errorf("delivered %d, overflow reported %d, client counted %d", delivered, dropped, c.Dropped())
+	}
+	// After the consumer caught up, events flow again, after the marker.
+	_ = srvSock.Emit("app:modules:parameters:change", map[string]any{"seq": total + 1})
+	ev := eventOf(t, s, EventParamsChange)
+	if !strings.Contains(string(ev.Payload), fmt.Sprint(total+1)) {
+		t.Errorf("event after overflow = %s", ev.Payload)
+	}
+}
+
+// Close ends open sessions and refuses new connects.
+func TestCloseEndsSessions(t *testing.T) {
+	g := newGoServer(t, goServerOptions{})
+	c := newTestClient(t, g.URL, g.token, nil)
+	s := connect(t, c)
+	eventOf(t, s, EventConnect)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.Done():
+	default:
+		t.Fatal("session not ended by Close")
+	}
+	drainToEnd(t, s)
+	if _, err := c.Connect(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Connect after Close = %v", err)
+	}
+	waitFor(t, "server to see the connection closed", func() bool { return g.engineClients() == 0 })
+}
