@@ -1,0 +1,150 @@
+package realtime
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/outage"
+	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/realtime/transport"
+)
+
+// Config configures a Gateway. Start from DefaultConfig: several durations
+// take 0 to mean "disabled" (as the spec's knobs do), so the zero value is not
+// the default.
+type Config struct {
+	Client *cloudclient.Client
+	// NewTransport builds a Socket.IO transport. It is called at start and
+	// again whenever recovery recycles the transport or rebuilds the manager.
+	NewTransport func() (transport.Transport, error)
+	Store        *store.Store
+
+	// ObjectID is the object (installation) whose modules are watched;
+	// 0 = the account's first object.
+	ObjectID int
+	// Modules restricts the watched devids; empty = every module of the object,
+	// following modules that join or leave the account.
+	Modules []string
+
+	// PollInterval is the module-list poll and ladder tick; 0 = no poll.
+	PollInterval time.Duration
+	// SupervisorInterval is how often the session is checked for a transport
+	// that died without a disconnect, and a lost session reconnected.
+	SupervisorInterval time.Duration
+	// HealthInterval is how often the session hysteresis and push health are
+	// re-evaluated; it bounds how late an outage is published.
+	HealthInterval time.Duration
+	// SessionHysteresis: a disconnect shorter than this is a blink; 0 = none.
+	SessionHysteresis time.Duration
+	// Ladder carries the live-silence threshold (StaleAfter) and every
+	// recovery knob.
+	Ladder ladder.Config
+	// EpisodeLimit bounds the ring of recent connectivity episodes.
+	EpisodeLimit int
+	// ReconnectBackoff is the pause after the first failed reconnect; it
+	// doubles per failure up to SupervisorInterval. The first reconnect after
+	// a lost session is immediate.
+	ReconnectBackoff time.Duration
+	// TeardownTimeout bounds the disconnect of a session being replaced.
+	TeardownTimeout time.Duration
+	// ForgetMissingAfter: a module absent from every usable listing for this
+	// long has left the account and stops being exported (it is reported
+	// offline, reason "derived", from the first such listing). Only when
+	// Modules is empty. 0 = never forget.
+	ForgetMissingAfter time.Duration
+	// StartRetryMax caps the pause between attempts to discover the modules
+	// at start while the cloud answers with errors.
+	StartRetryMax time.Duration
+
+	// GetModulesFailOfflineAfter is accepted for compatibility and ignored.
+	//
+	// Deprecated: unusable module-list polls never take a module offline.
+	GetModulesFailOfflineAfter int
+
+	Logger *slog.Logger
+	Now    func() time.Time
+
+	// OnLive, when set, receives every batch of live updates after it was
+	// stored (called on the loop goroutine: it must not block).
+	OnLive func(updates []cloudclient.ParamUpdate)
+	// OnEvent, when set, is told the kind of every realtime event (for
+	// counters; called on the loop goroutine).
+	OnEvent func(kind transport.EventKind)
+}
+
+// DefaultConfig returns the spec's defaults (cloud-interface.md, Limits;
+// cloud-wire-facts.md §3.1, §4.1).
+func DefaultConfig() Config {
+	return Config{
+		PollInterval:       60 * time.Second,
+		SupervisorInterval: 15 * time.Second,
+		HealthInterval:     time.Second,
+		SessionHysteresis:  outage.DefaultHysteresis,
+		Ladder:             ladder.DefaultConfig(),
+		EpisodeLimit:       outage.DefaultEpisodeLimit,
+		ReconnectBackoff:   250 * time.Millisecond,
+		TeardownTimeout:    transport.DefaultTeardownTimeout,
+		ForgetMissingAfter: time.Hour,
+		StartRetryMax:      time.Minute,
+	}
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.Client == nil {
+		errs = append(errs, errors.New("Client is required"))
+	}
+	if c.NewTransport == nil {
+		errs = append(errs, errors.New("NewTransport is required"))
+	}
+	if c.Store == nil {
+		errs = append(errs, errors.New("Store is required"))
+	}
+	for name, d := range map[string]time.Duration{
+		"SupervisorInterval": c.SupervisorInterval, "HealthInterval": c.HealthInterval,
+		"ReconnectBackoff": c.ReconnectBackoff, "TeardownTimeout": c.TeardownTimeout, "StartRetryMax": c.StartRetryMax,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %v", name, d))
+		}
+	}
+	for name, d := range map[string]time.Duration{
+		"PollInterval": c.PollInterval, "SessionHysteresis": c.SessionHysteresis, "ForgetMissingAfter": c.ForgetMissingAfter,
+	} {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("%s must not be negative, got %v", name, d))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("realtime: invalid config: %w", err)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if len(c.Modules) > 0 {
+		c.Modules = sortedUnique(c.Modules)
+	}
+	return nil
+}
+
+func sortedUnique(in []string) []string {
+	out := append([]string(nil), in...)
+	sort.Strings(out)
+	j := 0
+	for i, s := range out {
+		if s == "" || (i > 0 && s == out[i-1]) {
+			continue
+		}
+		out[j] = s
+		j++
+	}
+	return out[:j]
+}

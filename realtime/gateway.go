@@ -1,0 +1,356 @@
+package realtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/outage"
+	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/realtime/transport"
+)
+
+// ErrStartAuth is returned by Run when the cloud rejects the credentials at
+// start: a configuration problem no retry will cure.
+var ErrStartAuth = errors.New("realtime: the cloud rejected the login")
+
+// Gateway keeps one realtime session to the cloud healthy and the parameter
+// store current. Create it with New and drive it with Run.
+type Gateway struct {
+	cfg    Config
+	log    *slog.Logger
+	client *cloudclient.Client
+	store  *store.Store
+
+	results chan func() // worker completions, run on the loop goroutine
+	done    chan struct{}
+	ready   chan struct{}
+	readyMu sync.Once
+
+	status atomic.Pointer[Status]
+
+	// bind is shared with worker goroutines: it serialises resubscribes and
+	// remembers which (namespace SID, module set) is bound.
+	bind binder
+
+	// Everything below is owned by the loop goroutine.
+	objectID   int
+	subscribed []string
+	meta       map[string]cloudclient.Module // last usable listing row per devid
+	missing    map[string]time.Time          // devid -> first usable listing it was absent from
+	alarms     map[string]int
+
+	tr         transport.Transport
+	sess       transport.Session
+	sessEvents <-chan transport.Event
+	sessSeq    uint64 // increases per session, to ignore results of replaced ones
+
+	session  *outage.Session
+	modules  *outage.Modules
+	push     *outage.Push
+	episodes *outage.Episodes
+	ladder   ladder.State
+
+	connecting       bool
+	reconnectFails   int
+	reconnectAt      time.Time // zero = no reconnect scheduled
+	pollInFlight     bool
+	recovery         ladder.Action // step in flight ("" = none)
+	recoveryConnect  bool          // the step waits for the next connect + resubscribe
+	stopping         bool
+	lastEventAt      time.Time
+	overflowed       int64
+	decodeErrors     int64
+	startConnectFail string
+}
+
+// New validates cfg and returns a gateway; nothing runs until Run.
+func New(cfg Config) (*Gateway, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.GetModulesFailOfflineAfter != 0 {
+		cfg.Logger.Warn("get_modules_fail_offline_after is deprecated and has no effect: unusable module lists never take a module offline")
+	}
+	eps := outage.NewEpisodes(cfg.EpisodeLimit)
+	g := &Gateway{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		client:   cfg.Client,
+		store:    cfg.Store,
+		results:  make(chan func(), 64),
+		done:     make(chan struct{}),
+		ready:    make(chan struct{}),
+		meta:     map[string]cloudclient.Module{},
+		missing:  map[string]time.Time{},
+		alarms:   map[string]int{},
+		episodes: eps,
+		session:  outage.NewSession(outage.SessionConfig{Hysteresis: cfg.SessionHysteresis, Episodes: eps}),
+		push:     outage.NewPush(outage.PushConfig{StaleAfter: cfg.Ladder.StaleAfter, Episodes: eps}),
+		modules:  outage.NewModules(outage.ModulesConfig{Episodes: eps}),
+	}
+	g.publish()
+	return g, nil
+}
+
+// Ready is closed once the first prime has been stored.
+func (g *Gateway) Ready() <-chan struct{} { return g.ready }
+
+// Status returns the latest published health picture. Safe for any goroutine.
+func (g *Gateway) Status() *Status { return g.status.Load() }
+
+// Run starts the gateway and keeps it running until ctx is cancelled, then
+// stops it: the session is published down (reason stop) and closed. It
+// returns an error only when the start cannot succeed (ErrStartAuth, no object).
+func (g *Gateway) Run(ctx context.Context) error {
+	defer close(g.done)
+	if err := g.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			g.stop()
+			return nil
+		}
+		return err
+	}
+	defer g.stop()
+
+	var pollC <-chan time.Time
+	if g.cfg.PollInterval > 0 {
+		t := time.NewTicker(g.cfg.PollInterval)
+		defer t.Stop()
+		pollC = t.C
+	}
+	super := time.NewTicker(g.cfg.SupervisorInterval)
+	defer super.Stop()
+	health := time.NewTicker(g.cfg.HealthInterval)
+	defer health.Stop()
+	reconnect := time.NewTimer(time.Hour)
+	reconnect.Stop()
+	defer reconnect.Stop()
+	armedFor := time.Time{}
+
+	g.connect(ctx)
+	for {
+		dirty := true
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-g.sessEvents:
+			dirty = g.handleEvent(ctx, ev, ok)
+		case fn := <-g.results:
+			fn()
+		case <-pollC:
+			g.poll(ctx)
+		case <-super.C:
+			g.supervise(ctx)
+		case <-health.C:
+			g.evaluateHealth()
+		case <-reconnect.C:
+			armedFor = time.Time{}
+			g.reconnectAt = time.Time{}
+			g.connect(ctx)
+		}
+		if !g.reconnectAt.Equal(armedFor) {
+			armedFor = g.reconnectAt
+			reconnect.Stop()
+			if !armedFor.IsZero() {
+				reconnect.Reset(max(0, armedFor.Sub(g.cfg.Now())))
+			}
+		}
+		if dirty {
+			g.publish()
+		}
+	}
+}
+
+// post hands a worker's result to the loop; it gives up once the loop ended.
+func (g *Gateway) post(fn func()) {
+	select {
+	case g.results <- fn:
+	case <-g.done:
+	}
+}
+
+// start logs in and discovers the object and its modules, retrying while the
+// cloud fails with anything but a rejected login.
+func (g *Gateway) start(ctx context.Context) error {
+	if err := g.client.EnsureAuth(ctx); err != nil {
+		if isAuthRejected(err) {
+			return fmt.Errorf("%w: %w", ErrStartAuth, err)
+		}
+		g.log.Warn("login failed, retrying", "err", err)
+		if err := g.retry(ctx, func() error { return g.client.EnsureAuth(ctx) }); err != nil {
+			return err
+		}
+	}
+	g.objectID = g.cfg.ObjectID
+	if g.objectID == 0 {
+		var objects []cloudclient.Object
+		err := g.retry(ctx, func() (err error) {
+			objects, err = g.client.Objects(ctx)
+			if err == nil && len(objects) == 0 {
+				return errNoObjects
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		g.objectID = objects[0].ID
+		if len(objects) > 1 {
+			g.log.Info("account has several objects; watching the first (set --cloud.object-id to choose)", "object_id", g.objectID, "objects", len(objects))
+		}
+	}
+
+	var listing *cloudclient.ModuleListing
+	err := g.retry(ctx, func() (err error) {
+		listing, err = g.client.Modules(ctx, g.objectID)
+		if err != nil {
+			return err
+		}
+		if !listing.Recognised || len(listing.Modules) == 0 && len(g.cfg.Modules) == 0 {
+			return errUnusableListing
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	g.setSubscribed(g.chooseModules(listing))
+	gen := g.modules.BeginPoll()
+	g.applyListing(ctx, gen, listing, nil)
+	g.log.Info("watching modules", "object_id", g.objectID, "modules", g.subscribed)
+	return nil
+}
+
+var (
+	errNoObjects       = errors.New("the account has no objects (installations)")
+	errUnusableListing = errors.New("the module list is empty or of an unknown shape")
+)
+
+// retry runs fn until it succeeds, the login is rejected, or ctx ends,
+// pausing 1 s, 2 s, 4 s, ... up to StartRetryMax.
+func (g *Gateway) retry(ctx context.Context, fn func() error) error {
+	pause := time.Second
+	for {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		if isAuthRejected(err) {
+			return fmt.Errorf("%w: %w", ErrStartAuth, err)
+		}
+		if errors.Is(err, errNoObjects) {
+			return err
+		}
+		g.log.Warn("cloud not ready, retrying", "err", err, "in", pause)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, g.cfg.StartRetryMax)
+	}
+}
+
+func isAuthRejected(err error) bool {
+	var apiErr *cloudclient.APIError
+	return errors.As(err, &apiErr) && (apiErr.Status == 401 || apiErr.Status == 403) ||
+		errors.Is(err, cloudclient.ErrNoCredentials)
+}
+
+// chooseModules picks the devids to watch from a listing.
+func (g *Gateway) chooseModules(l *cloudclient.ModuleListing) []string {
+	if len(g.cfg.Modules) > 0 {
+		seen := map[string]bool{}
+		for _, m := range l.Modules {
+			seen[m.Devid] = true
+		}
+		for _, d := range g.cfg.Modules {
+			if !seen[d] {
+				g.log.Warn("requested module is not in the account's module list", "devid", d)
+			}
+		}
+		return g.cfg.Modules
+	}
+	devids := make([]string, 0, len(l.Modules))
+	for _, m := range l.Modules {
+		devids = append(devids, m.Devid)
+	}
+	return sortedUnique(devids)
+}
+
+func (g *Gateway) setSubscribed(devids []string) {
+	g.subscribed = devids
+	g.modules.SetSubscribed(devids)
+	keep := map[string]bool{}
+	for _, d := range devids {
+		keep[d] = true
+	}
+	for d := range g.meta {
+		if !keep[d] {
+			delete(g.meta, d)
+		}
+	}
+	for d := range g.alarms {
+		if !keep[d] {
+			delete(g.alarms, d)
+		}
+	}
+	g.store.Retain(devids)
+}
+
+func (g *Gateway) isSubscribed(devid string) bool {
+	for _, d := range g.subscribed {
+		if d == devid {
+			return true
+		}
+	}
+	return false
+}
+
+// stop publishes the session down with reason stop, invalidates in-flight
+// polls and closes the realtime session and transport (bounded).
+func (g *Gateway) stop() {
+	g.stopping = true
+	now := g.cfg.Now()
+	g.modules.Stop()
+	g.session.Stop(now)
+	g.push.Evaluate(now, g.session.Link())
+	sess, tr := g.sess, g.tr
+	g.sess, g.sessEvents, g.tr = nil, nil, nil
+	g.publish()
+	ctx, cancel := context.WithTimeout(context.Background(), g.cfg.TeardownTimeout)
+	defer cancel()
+	if sess != nil {
+		if err := sess.Disconnect(ctx); err != nil {
+			g.log.Debug("session teardown", "err", err)
+		}
+	}
+	if tr != nil {
+		closeBounded(tr, g.cfg.TeardownTimeout, g.log)
+	}
+	g.log.Info("realtime gateway stopped")
+}
+
+// closeBounded closes a transport without letting a hung library call hold
+// the caller longer than d.
+func closeBounded(tr transport.Transport, d time.Duration, log *slog.Logger) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := tr.Close(); err != nil {
+			log.Debug("transport close", "err", err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		log.Warn("transport close did not finish in time; abandoned", "after", d)
+	}
+}

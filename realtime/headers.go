@@ -1,0 +1,34 @@
+package realtime
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/realtime/transport"
+)
+
+// tokenResolveTimeout bounds the token resolution before a connect
+// (cloud-wire-facts §3.1: provider bounded at 20 s).
+const tokenResolveTimeout = 20 * time.Second
+
+// HandshakeHeaders returns the transport's header function: every connect
+// resolves a fresh token (logging in again when it expired, e.g. after a long
+// outage) and falls back to the last token when the auth backend is down, so
+// the session never goes without one it could have used.
+func HandshakeHeaders(client *cloudclient.Client, origin string) func(ctx context.Context) (http.Header, error) {
+	return func(ctx context.Context) (http.Header, error) {
+		rctx, cancel := context.WithTimeout(ctx, tokenResolveTimeout)
+		defer cancel()
+		ensureErr := client.EnsureAuth(rctx)
+		tok, err := client.AccessToken()
+		if err != nil {
+			if ensureErr != nil {
+				return nil, ensureErr
+			}
+			return nil, err
+		}
+		return transport.HandshakeHeader(tok, origin), nil
+	}
+}

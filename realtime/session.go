@@ -1,0 +1,379 @@
+package realtime
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/outage"
+	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/realtime/transport"
+)
+
+// binder serialises resubscribes and de-duplicates them per namespace SID
+// (and module set): a connect callback and a recovery step running at once
+// bind once. It is the only state shared between workers.
+type binder struct {
+	mu      sync.Mutex // held for a whole resubscribe
+	boundMu sync.Mutex // guards bound alone, so the loop never waits on a bind
+	bound   string     // namespace SID + module set currently bound ("" = none)
+}
+
+func (b *binder) isBound(key string) bool {
+	b.boundMu.Lock()
+	defer b.boundMu.Unlock()
+	return key != "" && b.bound == key
+}
+
+func (b *binder) setBound(key string) {
+	b.boundMu.Lock()
+	b.bound = key
+	b.boundMu.Unlock()
+}
+
+// forget is called on every disconnect: the next resubscribe posts again.
+func (b *binder) forget() { b.setBound("") }
+
+func bindKey(sid string, modules []string) string {
+	return sid + "|" + strings.Join(modules, ",")
+}
+
+// connect starts a Socket.IO connect in a worker unless one is running or a
+// session is up.
+func (g *Gateway) connect(ctx context.Context) {
+	if g.connecting || g.sess != nil || g.stopping || ctx.Err() != nil {
+		return
+	}
+	if g.tr == nil {
+		tr, err := g.cfg.NewTransport()
+		if err != nil {
+			g.log.Error("cannot build the realtime transport", "err", err)
+			g.scheduleReconnect()
+			return
+		}
+		g.tr = tr
+	}
+	g.connecting = true
+	g.reconnectAt = time.Time{}
+	tr := g.tr
+	go func() {
+		s, err := tr.Connect(ctx)
+		g.post(func() { g.connected(ctx, tr, s, err) })
+	}()
+}
+
+// connected handles the end of a connect attempt on the loop.
+func (g *Gateway) connected(ctx context.Context, tr transport.Transport, s transport.Session, err error) {
+	g.connecting = false
+	if err == nil && (g.stopping || tr != g.tr || ctx.Err() != nil) {
+		// The transport was replaced (or we are stopping) while dialling.
+		go s.Disconnect(context.Background())
+		return
+	}
+	if err != nil {
+		reason := transport.ReasonConnectError
+		var ce *transport.ConnectError
+		if errors.As(err, &ce) && ce.Reason != "" {
+			reason = ce.Reason
+		}
+		g.reconnectFails++
+		lvl := g.log.Warn
+		if g.reconnectFails > 1 {
+			lvl = g.log.Debug
+		}
+		lvl("realtime connect failed", "reason", reason, "err", compactErr(err), "attempt", g.reconnectFails)
+		if g.recoveryConnect {
+			g.finishRecovery(ladder.Result{OK: false})
+		}
+		if errors.Is(err, transport.ErrTooManyAbandoned) {
+			// Too many stuck library calls on this client: replace it.
+			g.replaceTransport()
+		}
+		// While the session is down the store is kept current over REST.
+		if !g.primedOnce() {
+			g.startPrime(ctx, g.subscribed, true)
+		}
+		g.scheduleReconnect()
+		return
+	}
+	g.reconnectFails = 0
+	g.sessSeq++
+	g.sess, g.sessEvents = s, s.Events()
+	now := g.cfg.Now()
+	res := g.session.Connected(now)
+	if res.Restored {
+		g.log.Warn("cloud session restored", "after", res.RestoredAfter.Round(100*time.Millisecond), "reason", res.RestoredReason)
+	} else if res.Blink {
+		g.log.Info("cloud session blink absorbed", "namespace_sid", s.NamespaceSID())
+	} else {
+		g.log.Info("cloud session up", "namespace_sid", s.NamespaceSID())
+	}
+	g.evaluatePush(now)
+	g.resubscribe(ctx, s, false)
+}
+
+// resubscribe binds the session (modules/connect with its current namespace
+// SID), emits the listen events and REST-primes, in a worker. force drops the
+// de-duplication (module-online recovery wants a fresh bind).
+func (g *Gateway) resubscribe(ctx context.Context, s transport.Session, force bool) {
+	modules := append([]string(nil), g.subscribed...)
+	objectID := g.objectID
+	seq := g.sessSeq
+	mark := g.store.BeginPrime()
+	go func() {
+		bound, primed, err := g.bindAndPrime(ctx, s, modules, objectID, force, mark)
+		g.post(func() { g.resubscribed(seq, bound, primed, err) })
+	}()
+}
+
+// bindAndPrime runs on a worker. Serialised by the binder: a second caller for
+// the same SID finds it bound and returns without posting or priming.
+func (g *Gateway) bindAndPrime(ctx context.Context, s transport.Session, modules []string, objectID int, force bool, mark store.PrimeMark) (bound, primed bool, err error) {
+	g.bind.mu.Lock()
+	defer g.bind.mu.Unlock()
+	sid := s.NamespaceSID()
+	key := bindKey(sid, modules)
+	if !force && g.bind.isBound(key) {
+		return true, false, nil
+	}
+	select {
+	case <-s.Done():
+		return false, false, errSessionGone
+	default:
+	}
+	bound, err = g.client.ModulesConnect(ctx, cloudclient.BindRequest{
+		NamespaceSID: sid, EngineSID: s.EngineSID(), Modules: modules, GroupID: objectID,
+	})
+	if err != nil {
+		g.log.Warn("modules/connect failed", "err", compactErr(err))
+	} else if !bound {
+		g.log.Warn("modules/connect accepted no binding; live updates will not arrive until the next reconnect", "namespace_sid", sid)
+	} else {
+		g.listen(s, modules, objectID)
+		g.bind.setBound(key)
+		g.log.Debug("session bound", "namespace_sid", sid, "modules", modules)
+	}
+	// Prime in both cases: there is no snapshot on connect.
+	n, perr := g.primeNow(ctx, modules, true, mark)
+	if perr != nil {
+		g.log.Warn("prime after connect failed", "err", compactErr(perr))
+	} else {
+		primed = true
+		g.log.Debug("primed", "values", n)
+	}
+	if err == nil && perr != nil {
+		err = perr
+	}
+	return bound, primed, err
+}
+
+var errSessionGone = errors.New("session ended before it was bound")
+
+// listen emits the subscription events of cloud-wire-facts §3.2: each event
+// with {"modules":…} and with {"devids":…}, group_id an int. A failed emit is
+// logged and the others still go out.
+func (g *Gateway) listen(s transport.Session, modules []string, objectID int) {
+	for _, ev := range []string{
+		"app:modules:parameters:listen",
+		"app:modules:activity:quantity:listen",
+		"app:modules:alarms:quantity:listen",
+	} {
+		for _, key := range []string{"modules", "devids"} {
+			body := map[string]any{key: modules, "group_id": objectID}
+			if err := s.Emit(ev, body); err != nil {
+				g.log.Debug("listen emit failed", "event", ev, "err", err)
+			}
+		}
+	}
+}
+
+// resubscribed runs on the loop after a bind + prime.
+func (g *Gateway) resubscribed(seq uint64, bound, primed bool, err error) {
+	if g.recoveryConnect && seq == g.sessSeq {
+		g.finishRecovery(ladder.Result{OK: bound})
+	}
+}
+
+// startPrime REST-primes modules in a worker. retry uses the prime backoff.
+func (g *Gateway) startPrime(ctx context.Context, modules []string, retry bool) {
+	if len(modules) == 0 {
+		return
+	}
+	modules = append([]string(nil), modules...)
+	mark := g.store.BeginPrime()
+	go func() {
+		if _, err := g.primeNow(ctx, modules, retry, mark); err != nil {
+			lvl := g.log.Warn
+			if cloudclient.IsExpectedUpstream(err) {
+				lvl = g.log.Info
+			}
+			lvl("prime failed", "modules", len(modules), "err", compactErr(err))
+		}
+	}()
+}
+
+// primeNow fetches and stores a snapshot (and the alarm counts, best effort).
+// Safe on any goroutine: the store is, and the alarm counts are posted.
+func (g *Gateway) primeNow(ctx context.Context, modules []string, retry bool, mark store.PrimeMark) (int, error) {
+	alarmsDone := make(chan struct{})
+	go func() {
+		defer close(alarmsDone)
+		q, err := g.client.AlarmQuantity(ctx, modules)
+		if err != nil {
+			g.log.Debug("alarm quantity failed", "err", compactErr(err))
+			return
+		}
+		g.post(func() { g.setAlarms(q) })
+	}()
+	var ups []cloudclient.ParamUpdate
+	var err error
+	if retry {
+		ups, err = g.client.PrimeWithRetry(ctx, modules)
+	} else {
+		ups, err = g.client.Prime(ctx, modules)
+	}
+	<-alarmsDone
+	if err != nil {
+		return 0, err
+	}
+	ups = onlyModules(ups, modules)
+	n := g.store.ApplyPrime(mark, ups, g.cfg.Now())
+	g.readyMu.Do(func() { close(g.ready) })
+	return n, nil
+}
+
+func (g *Gateway) primedOnce() bool {
+	select {
+	case <-g.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+func (g *Gateway) setAlarms(q map[string]int) {
+	for d, n := range q {
+		if g.isSubscribed(d) {
+			g.alarms[d] = n
+		}
+	}
+}
+
+// onlyModules keeps the updates of the given (sorted) devids: the cloud must
+// not be able to grow the store with modules we do not watch.
+func onlyModules(ups []cloudclient.ParamUpdate, modules []string) []cloudclient.ParamUpdate {
+	out := ups[:0]
+	for _, u := range ups {
+		if containsSorted(modules, u.Devid) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func containsSorted(sorted []string, s string) bool {
+	lo, hi := 0, len(sorted)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if sorted[m] < s {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < len(sorted) && sorted[lo] == s
+}
+
+// sessionEnded handles the end of the current session (a disconnect event,
+// or its event stream closing).
+func (g *Gateway) sessionEnded(reason, detail string) {
+	if g.sess == nil {
+		return
+	}
+	now := g.cfg.Now()
+	g.sess, g.sessEvents = nil, nil
+	g.bind.forget()
+	if reason == "" {
+		reason = transport.ReasonDisconnect
+	}
+	res := g.session.Disconnected(now, reason)
+	if res.WentDown {
+		g.log.Warn("cloud session down", "reason", reason, "detail", detail)
+	} else if res.Pending {
+		g.log.Info("cloud session lost; reconnecting inside the hysteresis", "reason", reason, "detail", detail)
+	}
+	g.evaluatePush(now)
+	if g.recoveryConnect {
+		// The step's own teardown; its result comes with the reconnect.
+		return
+	}
+	g.scheduleReconnect()
+}
+
+// scheduleReconnect arms the next connect: at once after a lost session,
+// then with a doubling backoff capped at the supervisor interval.
+func (g *Gateway) scheduleReconnect() {
+	if g.stopping {
+		return
+	}
+	d := time.Duration(0)
+	if g.reconnectFails > 0 {
+		d = g.cfg.ReconnectBackoff << min(g.reconnectFails-1, 16)
+		d = min(d, g.cfg.SupervisorInterval)
+	}
+	g.reconnectAt = g.cfg.Now().Add(d)
+}
+
+// detach takes the current session away from the loop and tears it down in
+// the background, bounded; reason is what the session machine records.
+func (g *Gateway) detach(reason string, abort bool) {
+	s := g.sess
+	if s == nil {
+		return
+	}
+	now := g.cfg.Now()
+	g.sess, g.sessEvents = nil, nil
+	g.bind.forget()
+	var res outage.SessionResult
+	if abort {
+		res = g.session.Abort(now, reason)
+	} else {
+		res = g.session.Disconnected(now, reason)
+	}
+	if res.WentDown {
+		g.log.Warn("cloud session down", "reason", reason)
+	}
+	g.evaluatePush(now)
+	timeout := g.cfg.TeardownTimeout
+	log := g.log
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		if err := s.Disconnect(ctx); err != nil {
+			log.Debug("session teardown", "err", err)
+		}
+	}()
+}
+
+// replaceTransport closes the transport in the background and builds a new
+// one on the next connect.
+func (g *Gateway) replaceTransport() {
+	if tr := g.tr; tr != nil {
+		g.tr = nil
+		go closeBounded(tr, g.cfg.TeardownTimeout, g.log)
+	}
+}
+
+// compactErr keeps logs short: an API error prints as its type and status,
+// never its (possibly HTML) body.
+func compactErr(err error) string {
+	var apiErr *cloudclient.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Error()
+	}
+	return err.Error()
+}

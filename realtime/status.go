@@ -1,0 +1,89 @@
+package realtime
+
+import (
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/outage"
+	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+)
+
+// Status is the gateway's published health picture: a deep copy readers may
+// keep. Durations are as of At; readers that want them at another instant
+// recompute them from the timestamps.
+type Status struct {
+	At         time.Time
+	ObjectID   int
+	Subscribed []string
+
+	Session outage.SessionSnapshot
+	// Connected: a realtime session is open now (the published Session.Up
+	// stays true inside the hysteresis).
+	Connected    bool
+	NamespaceSID string
+	Push         outage.PushStatus
+
+	Modules           []ModuleStatus
+	PollFailureStreak int
+
+	Ladder         ladder.State
+	Recovering     string // step in flight, "" when none
+	CooldownLeft   time.Duration
+	QuarantineLeft time.Duration
+
+	Episodes       []outage.Episode
+	TokenExpiry    time.Time // zero when the token never expires or there is none
+	LastUpdate     time.Time // any source
+	LastLiveUpdate time.Time
+	DroppedEvents  int64
+	DecodeErrors   int64
+	Ready          bool
+}
+
+// ModuleStatus is one watched module.
+type ModuleStatus struct {
+	outage.ModuleSnapshot
+	Name, Title, Version string
+	Alarms               int
+	AlarmsKnown          bool
+}
+
+// publish builds and stores a fresh Status; called on the loop.
+func (g *Gateway) publish() {
+	now := g.cfg.Now()
+	st := &Status{
+		At:                now,
+		ObjectID:          g.objectID,
+		Subscribed:        append([]string(nil), g.subscribed...),
+		Session:           g.session.Snapshot(now),
+		Connected:         g.sess != nil,
+		Push:              g.push.Status(now, g.session.Link()),
+		Ladder:            g.ladder,
+		Recovering:        string(g.recovery),
+		CooldownLeft:      g.ladder.CooldownLeft(now),
+		Episodes:          g.episodes.Snapshot(),
+		DroppedEvents:     g.overflowed,
+		DecodeErrors:      g.decodeErrors,
+		Ready:             g.primedOnce(),
+		PollFailureStreak: g.modules.FailureStreak(),
+	}
+	if g.sess != nil {
+		st.NamespaceSID = g.sess.NamespaceSID()
+	}
+	if g.ladder.Quarantined(now) {
+		st.QuarantineLeft = g.ladder.QuarantineUntil.Sub(now)
+	}
+	if tok, ok := g.client.Token(); ok {
+		st.TokenExpiry = tok.ExpiresAt
+	}
+	st.LastUpdate, st.LastLiveUpdate = g.store.LastUpdate()
+	mods := g.modules.Snapshot(now)
+	for _, m := range mods.Modules {
+		ms := ModuleStatus{ModuleSnapshot: m}
+		if meta, ok := g.meta[m.Devid]; ok {
+			ms.Name, ms.Title, ms.Version = meta.Name, meta.Title, meta.Version
+		}
+		ms.Alarms, ms.AlarmsKnown = g.alarms[m.Devid]
+		st.Modules = append(st.Modules, ms)
+	}
+	g.status.Store(st)
+}
