@@ -61,6 +61,13 @@ func (c *Client) EnsureAuth(ctx context.Context) error {
 	return err
 }
 
+// EnsureToken is EnsureAuth returning the token: for the realtime handshake,
+// which must carry a current token and wait for a login in progress.
+func (c *Client) EnsureToken(ctx context.Context) (string, error) {
+	tok, _, err := c.validToken(ctx)
+	return tok, err
+}
+
 // ForceRelogin drops the cached token and logs in again. Without credentials
 // (no provider, or ErrNoCredentials) the current token is kept and
 // ErrNoCredentials returned. If the fresh login fails for an upstream or

@@ -313,6 +313,9 @@ func TestEnsureAuth(t *testing.T) {
 	if tok, _ := c.AccessToken(); tok != "tok-2" {
 		t.Fatalf("token %q after refresh", tok)
 	}
+	if tok, err := c.EnsureToken(ctx); tok != "tok-2" || err != nil || fc.loginCount() != 2 {
+		t.Fatalf("EnsureToken = %q, %v (logins %d)", tok, err, fc.loginCount())
+	}
 }
 
 func TestRetryOnceAfterRejection(t *testing.T) {

@@ -420,3 +420,10 @@ func firstByte(b []byte) byte {
 func isNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null"
 }
+
+// Config returns the effective configuration, defaults filled in.
+func (c *Client) Config() Config {
+	cfg := c.cfg
+	cfg.PrimeBackoff = append([]time.Duration(nil), c.cfg.PrimeBackoff...)
+	return cfg
+}

@@ -107,3 +107,24 @@ func TestCommandRateLimit(t *testing.T) {
 		t.Fatalf("%d writes reached the cloud, want 2", n)
 	}
 }
+
+func TestCommandDefaultRateLimit(t *testing.T) {
+	fc := newFakeCloud(t)
+	fc.handleJSON("POST /v1/module/command/raw", 200, `{}`)
+	c, _ := newClient(t, fc, func(cfg *cloudclient.Config) { cfg.WriteRate = 0; cfg.WriteBurst = 0 }) // defaults: 1/s, burst 3
+	cmd := cloudclient.Command{Devid: "D", Command: "BOILER_START"}
+	for i := range 3 {
+		if _, err := c.Command(ctxT(t), cmd); err != nil {
+			t.Fatalf("write %d inside the default burst: %v", i, err)
+		}
+	}
+	// The 4th write must wait about a second; a deadline shorter than that fails at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := c.Command(ctx, cmd); err == nil {
+		t.Fatal("a 4th write went through the default burst of 3")
+	}
+	if n := len(fc.seenFor("POST /v1/module/command/raw")); n != 3 {
+		t.Fatalf("%d writes reached the cloud", n)
+	}
+}

@@ -272,3 +272,31 @@ func TestAssetTransportErrorRetried(t *testing.T) {
 		t.Fatalf("%q %v sleeps %v", b, err, sl.got())
 	}
 }
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := cloudclient.New(cloudclient.Config{BaseURL: "https://io.brager.pl/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := c.Config()
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"BaseURL", cfg.BaseURL, "https://io.brager.pl"},
+		{"AssetsURL", cfg.AssetsURL, "https://io.brager.pl"},
+		{"Container", cfg.Container, "BragerOne"},
+		{"Timeout", cfg.Timeout, 8 * time.Second},
+		{"MaxInFlight", cfg.MaxInFlight, 4},
+		{"RefreshLeeway", cfg.RefreshLeeway, 90 * time.Second},
+		{"PrimeBackoff", cfg.PrimeBackoff, []time.Duration{200 * time.Millisecond, 500 * time.Millisecond, 800 * time.Millisecond}},
+		{"WriteRate", cfg.WriteRate, 1.0},
+		{"WriteBurst", cfg.WriteBurst, 3},
+		{"MaxBodyBytes", cfg.MaxBodyBytes, int64(32 << 20)},
+	}
+	for _, ch := range checks {
+		if !reflect.DeepEqual(ch.got, ch.want) {
+			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+}

@@ -60,6 +60,7 @@ func DecodeParameters(data []byte) ([]ParamUpdate, error) {
 		return nil, d.fail("expected a JSON object")
 	}
 	var out []ParamUpdate
+	var segs []segment
 	err := d.members(0, func(key []byte, esc bool) error {
 		if d.data[d.i] != '{' {
 			return d.skipValue(1)
@@ -70,6 +71,12 @@ func DecodeParameters(data []byte) ([]ParamUpdate, error) {
 				return d.skipValue(2)
 			}
 			pool := d.str(key, esc)
+			start := len(out)
+			defer func() {
+				if len(out) > start {
+					segs = append(segs, segment{devid, pool, start, len(out)})
+				}
+			}()
 			return d.members(2, func(key []byte, esc bool) error {
 				ch, idx, ok := splitParamKey(key, esc)
 				if !ok {
@@ -97,19 +104,72 @@ func DecodeParameters(data []byte) ([]ParamUpdate, error) {
 	if !d.atEnd() {
 		return nil, d.fail("data after the top-level value")
 	}
-	slices.SortStableFunc(out, func(a, b ParamUpdate) int {
-		if c := strings.Compare(a.Devid, b.Devid); c != 0 {
+	return orderUpdates(out, segs), nil
+}
+
+// segment is the run of updates decoded from one pool object.
+type segment struct {
+	devid, pool string
+	start, end  int
+}
+
+func compareUpdates(a, b ParamUpdate) int {
+	if c := strings.Compare(a.Devid, b.Devid); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Pool, b.Pool); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Chan, b.Chan); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Idx, b.Idx)
+}
+
+// orderUpdates sorts by devid, pool, channel and index, payload order among
+// equals. Sorting small keys per pool and copying each update once is much
+// cheaper than a stable sort moving the updates themselves.
+func orderUpdates(out []ParamUpdate, segs []segment) []ParamUpdate {
+	if slices.IsSortedFunc(out, compareUpdates) {
+		return out
+	}
+	slices.SortStableFunc(segs, func(a, b segment) int {
+		if c := strings.Compare(a.devid, b.devid); c != 0 {
 			return c
 		}
-		if c := strings.Compare(a.Pool, b.Pool); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Chan, b.Chan); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Idx, b.Idx)
+		return strings.Compare(a.pool, b.pool)
 	})
-	return out, nil
+	type sortKey struct {
+		ch  byte
+		idx int
+		pos int
+	}
+	res := make([]ParamUpdate, 0, len(out))
+	var keys []sortKey
+	for i := 0; i < len(segs); {
+		// Pools named twice (duplicate JSON keys) are ordered together.
+		j := i
+		keys = keys[:0]
+		for ; j < len(segs) && segs[j].devid == segs[i].devid && segs[j].pool == segs[i].pool; j++ {
+			for p := segs[j].start; p < segs[j].end; p++ {
+				keys = append(keys, sortKey{out[p].Chan, out[p].Idx, p})
+			}
+		}
+		slices.SortFunc(keys, func(a, b sortKey) int {
+			if c := cmp.Compare(a.ch, b.ch); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.idx, b.idx); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.pos, b.pos)
+		})
+		for _, k := range keys {
+			res = append(res, out[k.pos])
+		}
+		i = j
+	}
+	return res
 }
 
 // splitParamKey splits "v12" into 'v' and 12. The rest must be an optionally
