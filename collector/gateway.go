@@ -1,0 +1,133 @@
+package collector
+
+import (
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/outage"
+	"github.com/bragerone/bragerone_exporter/realtime"
+	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
+)
+
+// GatewaySource turns the gateway's published status and the store's
+// per-module counts into a Snapshot at scrape time. Durations are recomputed
+// at the scrape's now, so a scrape between two gateway publications still
+// reports how long an outage has lasted up to this moment.
+type GatewaySource struct {
+	Status func() *realtime.Status
+	Store  *store.Store
+	Now    func() time.Time
+}
+
+// Snapshot implements SnapshotSource.
+func (g GatewaySource) Snapshot() Snapshot {
+	now := time.Now()
+	if g.Now != nil {
+		now = g.Now()
+	}
+	var stats map[string]store.ModuleStats
+	if g.Store != nil {
+		stats = g.Store.Stats()
+	}
+	return FromStatus(g.Status(), stats, now)
+}
+
+// FromStatus converts a gateway status to a Snapshot as of now. It copies
+// every map and slice, so the result shares nothing with the gateway.
+func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now time.Time) Snapshot {
+	if st == nil {
+		return Snapshot{Now: now}
+	}
+	s := Snapshot{
+		Now:               now,
+		PollFailureStreak: st.PollFailureStreak,
+		TokenExpiry:       st.TokenExpiry,
+		Session: SessionState{
+			Up:              st.Session.Up,
+			Outage:          outageAt(st.Session.Outage, now),
+			OutagesByReason: copyCounts(st.Session.Outages),
+			Blinks:          st.Session.Blinks,
+		},
+		Push: PushState{
+			Known:          st.Push.State != outage.PushUnknown,
+			Healthy:        st.Push.State == outage.PushHealthy,
+			LastLiveUpdate: st.LastLiveUpdate,
+			LastUpdate:     st.LastUpdate,
+		},
+		Recovery: RecoveryState{
+			Actions:           map[ActionKey]uint64{},
+			PrimeStreak:       st.Ladder.PrimeStreak,
+			HardRestartStreak: st.Ladder.HardStreak,
+			RecycleStreak:     st.Ladder.RecycleStreak,
+			RebuildCount:      st.Ladder.RebuildCount,
+		},
+	}
+	if st.Push.HasResumed {
+		s.Push.LastResumedAfter = st.Push.LastResumedAfter
+	}
+	if st.Push.HasStaleFor {
+		// The zombie's age grows between publications: measure it now.
+		s.Push.StaleFor = st.Push.LiveStaleFor
+		if !st.LastLiveUpdate.IsZero() {
+			s.Push.StaleFor = now.Sub(st.LastLiveUpdate)
+		}
+	}
+	if !st.Ladder.CooldownUntil.IsZero() && st.Ladder.CooldownUntil.After(now) {
+		s.Recovery.CooldownLeft = st.Ladder.CooldownUntil.Sub(now)
+	}
+	if !st.Ladder.QuarantineUntil.IsZero() && st.Ladder.QuarantineUntil.After(now) {
+		s.Recovery.Quarantined = true
+		s.Recovery.QuarantineLeft = st.Ladder.QuarantineUntil.Sub(now)
+	}
+	for _, step := range []ladder.Action{ladder.ZombiePrime, ladder.HardRestart, ladder.Recycle, ladder.Rebuild, ladder.EnterQuarantine} {
+		for _, o := range []ladder.Outcome{ladder.OK, ladder.Failed, ladder.Aborted} {
+			if n := st.Ladder.Count(step, o); n > 0 {
+				s.Recovery.Actions[ActionKey{Step: string(step), Result: o.String()}] = n
+			}
+		}
+	}
+	for _, m := range st.Modules {
+		ms := ModuleState{
+			Devid:           m.Devid,
+			Name:            m.Name,
+			Title:           m.Title,
+			Version:         m.Version,
+			GatewayVersion:  m.Gateway.Version,
+			OnlineKnown:     m.Known,
+			Online:          m.Online,
+			ConnectedAt:     m.ConnectedAt,
+			Outage:          outageAt(m.Outage, now),
+			OutagesByReason: copyCounts(m.Outages),
+			Alarms:          m.Alarms,
+			AlarmsKnown:     m.AlarmsKnown,
+		}
+		if ps, ok := stats[m.Devid]; ok {
+			ms.LastUpdate, ms.Params, ms.NonNumeric = ps.LastUpdate, ps.Params, ps.NonNumeric
+		}
+		s.Modules = append(s.Modules, ms)
+	}
+	for _, e := range st.Episodes {
+		s.Episodes = append(s.Episodes, Episode{
+			Layer: string(e.Layer), Devid: e.Devid, Reason: e.Reason, ID: e.ID,
+			StartedAt: e.StartedAt, EndedAt: e.EndedAt, DownFor: e.DownFor,
+		})
+	}
+	return s
+}
+
+func outageAt(r outage.Record, now time.Time) Outage {
+	o := Outage{Down: r.Down, HasLast: r.HasLast, LastDownFor: r.LastDownFor, LastReason: r.LastReason}
+	if r.Down {
+		o.DownSince, o.Reason = r.DownSince, r.Reason
+		o.DownFor = max(0, now.Sub(r.DownSince))
+	}
+	return o
+}
+
+func copyCounts(in map[string]uint64) map[string]uint64 {
+	out := make(map[string]uint64, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,76 @@
+package collector
+
+import (
+	"testing"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/outage"
+	"github.com/bragerone/bragerone_exporter/realtime"
+	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
+)
+
+func TestFromStatusRecomputesDurationsAtScrapeTime(t *testing.T) {
+	t0 := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	cfg := ladder.DefaultConfig()
+	// Counters come from the ladder's own bookkeeping.
+	st := ladder.State{}
+	st, _ = cfg.OnActionResult(st, ladder.Rebuild, ladder.Result{OK: true}, t0)
+	st, _ = cfg.OnActionResult(st, ladder.Rebuild, ladder.Result{OK: true}, t0)
+	st, _ = cfg.OnActionResult(st, ladder.Rebuild, ladder.Result{OK: true}, t0)
+	st.QuarantineUntil = t0.Add(time.Hour)
+	status := &realtime.Status{
+		At: t0,
+		Session: outage.SessionSnapshot{
+			Up:      false,
+			Outage:  outage.Record{Down: true, DownSince: t0.Add(-10 * time.Second), DownFor: 10 * time.Second, Reason: "eio_close"},
+			Outages: map[string]uint64{"eio_close": 1},
+		},
+		Push:   outage.PushStatus{State: outage.PushUnhealthy},
+		Ladder: st,
+		Modules: []realtime.ModuleStatus{{
+			ModuleSnapshot: outage.ModuleSnapshot{Devid: "D1", Known: true, Online: false, Gateway: outage.Gateway{Version: "V2.08"},
+				Outage: outage.Record{Down: true, DownSince: t0.Add(-5 * time.Second), Reason: "ws"}, Outages: map[string]uint64{"ws": 1}},
+			Name: "Boiler", Alarms: 2, AlarmsKnown: true,
+		}},
+		Episodes: []outage.Episode{{ID: "cloud-1", Layer: outage.LayerCloud, Reason: "disconnect", DownFor: time.Second}},
+	}
+	stats := map[string]store.ModuleStats{"D1": {Params: 10, NonNumeric: 2, LastUpdate: t0}}
+	scrape := t0.Add(20 * time.Second)
+	s := FromStatus(status, stats, scrape)
+
+	if s.Session.Outage.DownFor != 30*time.Second {
+		t.Errorf("session DownFor = %v, want 30s (measured at the scrape)", s.Session.Outage.DownFor)
+	}
+	m := s.Modules[0]
+	if m.Outage.DownFor != 25*time.Second || m.Outage.Reason != "ws" || m.GatewayVersion != "V2.08" || m.Params != 10 || m.NonNumeric != 2 || !m.AlarmsKnown || m.Alarms != 2 {
+		t.Errorf("module = %+v", m)
+	}
+	if !s.Push.Known || s.Push.Healthy {
+		t.Errorf("push = %+v", s.Push)
+	}
+	if !s.Recovery.Quarantined || s.Recovery.QuarantineLeft != 59*time.Minute+40*time.Second {
+		t.Errorf("recovery = %+v", s.Recovery)
+	}
+	if s.Recovery.Actions[ActionKey{Step: StepManagerRebuild, Result: ResultOK}] != 3 {
+		t.Errorf("actions = %v", s.Recovery.Actions)
+	}
+	if len(s.Episodes) != 1 || s.Episodes[0].Layer != LayerCloud {
+		t.Errorf("episodes = %+v", s.Episodes)
+	}
+	// Copies: changing the snapshot does not reach the gateway's status.
+	s.Session.OutagesByReason["eio_close"] = 99
+	if status.Session.Outages["eio_close"] != 1 {
+		t.Error("snapshot shares its counters map with the status")
+	}
+}
+
+func TestFromStatusUnknownPushAndNilStatus(t *testing.T) {
+	if s := FromStatus(nil, nil, time.Unix(1, 0)); len(s.Modules) != 0 || s.Session.Up {
+		t.Fatalf("nil status: %+v", s)
+	}
+	s := FromStatus(&realtime.Status{Push: outage.PushStatus{State: outage.PushUnknown}}, nil, time.Unix(1, 0))
+	if s.Push.Known {
+		t.Fatal("unknown push exported as known")
+	}
+}
