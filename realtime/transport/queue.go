@@ -31,22 +31,23 @@ type queued struct {
 	counted bool
 }
 
-// push queues ev; it reports false when ev was dropped (full or closed).
-func (q *eventQueue) push(ev Event) bool {
+// push queues ev. It reports false when ev was not queued: dropped because
+// the buffer is full (then full is true), or because the session is over.
+func (q *eventQueue) push(ev Event) (ok, full bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.final {
-		return false
+		return false, false
 	}
 	if q.queued >= q.limit {
 		q.dropped++
-		return false
+		return false, true
 	}
 	q.flushDropsLocked()
 	q.buf = append(q.buf, queued{ev: ev, counted: true})
 	q.queued++
 	q.signal()
-	return true
+	return true, false
 }
 
 // pushFinal queues the last event of the session, regardless of the bound.

@@ -10,7 +10,7 @@ import (
 func TestEventQueueBoundAndMarkers(t *testing.T) {
 	now := time.Unix(100, 0)
 	q := newEventQueue(2, func() time.Time { return now })
-	push := func(name string) bool { return q.push(Event{Name: name}) }
+	push := func(name string) bool { ok, _ := q.push(Event{Name: name}); return ok }
 	if !push("a") || !push("b") {
 		t.Fatal("pushes within the bound refused")
 	}

@@ -317,10 +317,11 @@ func (s *session) end(token, detail string) {
 	}
 	s.ended = true
 	s.reason, s.detail = token, detail
+	// Logged before the event is released: after it, the consumer may be gone.
+	s.log.Info("realtime session ended", "reason", token, "detail", detail, "namespace_sid", s.nsSID)
 	close(s.done)
 	s.q.pushFinal(Event{Kind: EventDisconnect, Reason: token, Detail: detail, Received: s.c.cfg.Now()})
 	s.mu.Unlock()
-	s.log.Info("realtime session ended", "reason", token, "detail", detail, "namespace_sid", s.NamespaceSID())
 	s.c.forget(s)
 	go s.teardownBounded()
 }
@@ -359,8 +360,8 @@ func (s *session) onAny(a ...any) {
 	}
 	kind, name := Normalize(wire, payload)
 	ev := Event{Kind: kind, Name: name, WireName: wire, Payload: payload, Args: args, Received: s.c.cfg.Now()}
-	if !s.q.push(ev) {
-		if s.c.dropped.Add(1) == 1 || s.c.dropped.Load()%1000 == 0 {
+	if _, full := s.q.push(ev); full {
+		if n := s.c.dropped.Add(1); n == 1 || n%1000 == 0 {
 			s.log.Warn("realtime event buffer full: events dropped, consumer must re-prime", "dropped_total", s.c.dropped.Load())
 		}
 	}
