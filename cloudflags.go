@@ -27,6 +27,10 @@ type cloudFlags struct {
 	ObjectID     int           `name:"cloud.object-id" help:"Object (installation) whose modules are watched (default: the account's first object)." group:"Cloud"`
 	Modules      []string      `name:"cloud.modules" help:"Devids to watch (default: every module of the object)." group:"Cloud"`
 	Timeout      time.Duration `name:"cloud.timeout" default:"8s" help:"Timeout of one REST request." group:"Cloud"`
+
+	// password, when set, is used instead of the environment or a file
+	// (the embedded simulator's demo account).
+	password string
 }
 
 // platform resolves the preset and any URL overrides.
@@ -61,6 +65,9 @@ func (f *cloudFlags) platform() (cloudclient.Platform, error) {
 func (f *cloudFlags) credentials() (cloudclient.CredentialsProvider, error) {
 	if f.Email == "" {
 		return nil, usageErrorf("no account email: set --cloud.email or BRAGERONE_EMAIL")
+	}
+	if f.password != "" {
+		return cloudclient.StaticCredentials(cloudclient.Credentials{Email: f.Email, Password: f.password}), nil
 	}
 	if f.PasswordFile == "" && os.Getenv(passwordEnv) == "" {
 		return nil, usageErrorf("no account password: set %s or --cloud.password-file", passwordEnv)

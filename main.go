@@ -31,6 +31,7 @@ type CLI struct {
 	ConfigFile string           `name:"config.file" help:"YAML file with flag values (keys are flag names). Precedence: flag, environment, file, default." type:"existingfile" env:"BRAGERONE_CONFIG_FILE"`
 
 	// Commands are added here, one line each; each lives in its own cmd_*.go.
+	Serve    serveCmd    `cmd:"" default:"withargs" help:"Run the exporter (the default command)."`
 	Simulate simulateCmd `cmd:"" help:"Run the simulated cloud standalone (REST and Socket.IO) until interrupted."`
 }
 
