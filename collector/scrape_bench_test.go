@@ -1,0 +1,155 @@
+package collector_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
+)
+
+// scrapeSizes are the parameter series counts of the scrape benchmark, as
+// modules × parameters per module.
+var scrapeSizes = []struct{ modules, perModule int }{
+	{1, 1000},
+	{10, 1000},
+	{100, 1000},
+}
+
+// filledStore returns a real parameter store primed with modules ×
+// perModule numeric parameters spread over pools P4-P6 and channels
+// v/s/u/n/x, and the snapshot listing those modules.
+func filledStore(modules, perModule int) (*store.Store, collector.Snapshot) {
+	st := store.New()
+	now := time.Unix(1757000000, 0)
+	snap := collector.Snapshot{Now: now, Session: collector.SessionState{Up: true}}
+	for m := range modules {
+		devid := fmt.Sprintf("FTTC%06d", m)
+		ups := make([]cloudclient.ParamUpdate, 0, perModule)
+		for i := range perModule {
+			ups = append(ups, cloudclient.ParamUpdate{
+				Devid: devid, Pool: "P" + strconv.Itoa(4+i%3), Chan: "vsunx"[(i/3)%5], Idx: i / 15,
+				Value: float64(i) * 0.5, HasValue: true,
+			})
+		}
+		st.ApplyPrime(st.BeginPrime(), ups, now)
+		snap.Modules = append(snap.Modules, collector.ModuleState{
+			Devid: devid, Name: "Module " + devid, Title: "Boiler", Version: "1.2.3",
+			OnlineKnown: true, Online: true, ConnectedAt: 1757000000, LastUpdate: now, Params: perModule,
+		})
+	}
+	return st, snap
+}
+
+// baselineCollector is what a plain client_golang exporter does: one
+// prometheus.MustNewConstMetric per series, with the label values built
+// afresh for every series at every scrape.
+type baselineCollector struct {
+	desc  *prometheus.Desc
+	store *store.Store
+}
+
+func (b *baselineCollector) Describe(ch chan<- *prometheus.Desc) { ch <- b.desc }
+
+func (b *baselineCollector) Collect(ch chan<- prometheus.Metric) {
+	type series struct {
+		devid, pool, param string
+		value              float64
+	}
+	var all []series
+	b.store.ForEachParam(func(devid, pool, param string, value float64, numeric bool) {
+		if numeric {
+			all = append(all, series{devid, pool, param, value})
+		}
+	})
+	for _, s := range all {
+		// Label values as a naive exporter builds them: a fresh slice and
+		// a param label rendered per scrape.
+		labels := []string{s.devid, s.pool, string(s.param[0]) + s.param[1:]}
+		ch <- prometheus.MustNewConstMetric(b.desc, prometheus.GaugeValue, s.value, labels...)
+	}
+}
+
+// countingWriter is an http.ResponseWriter that keeps nothing but the size.
+type countingWriter struct {
+	h http.Header
+	n int
+}
+
+func (w *countingWriter) Header() http.Header         { return w.h }
+func (w *countingWriter) WriteHeader(int)             {}
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+// benchHandler serves /metrics through promhttp as the serve command does
+// and reports the cost per parameter series.
+func benchHandler(b *testing.B, reg *prometheus.Registry, series int, gzip bool) {
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true})
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	if gzip {
+		req.Header.Set("Accept-Encoding", "gzip")
+	}
+	w := &countingWriter{h: http.Header{}}
+	h.ServeHTTP(w, req) // warm caches and pools
+	if w.n == 0 {
+		b.Fatal("empty /metrics answer")
+	}
+	body := w.n
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		w.n = 0
+		clear(w.h)
+		h.ServeHTTP(w, req)
+	}
+	b.StopTimer()
+	if w.n == 0 {
+		b.Fatal("empty /metrics answer")
+	}
+	perScrape := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(perScrape/float64(series), "ns/series")
+	b.ReportMetric(float64(body)/float64(series), "body-B/series")
+}
+
+// BenchmarkScrape renders /metrics through promhttp.HandlerFor for 1k, 10k
+// and 100k parameter series held in a real store: the exporter's collector
+// ("collector") against a plain MustNewConstMetric collector ("baseline") in
+// the same run, text format, with and without gzip. B/op and allocs/op are
+// per scrape; divide by the series count (in the name) for per series.
+func BenchmarkScrape(b *testing.B) {
+	for _, size := range scrapeSizes {
+		n := size.modules * size.perModule
+		st, snap := filledStore(size.modules, size.perModule)
+		for _, gzip := range []bool{false, true} {
+			enc := "text"
+			if gzip {
+				enc = "text+gzip"
+			}
+			b.Run(fmt.Sprintf("series=%d/%s/collector", n, enc), func(b *testing.B) {
+				c, err := collector.New(collector.SnapshotFunc(func() collector.Snapshot { return snap }), st, collector.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				reg := prometheus.NewRegistry()
+				reg.MustRegister(c)
+				benchHandler(b, reg, n, gzip)
+			})
+			b.Run(fmt.Sprintf("series=%d/%s/baseline", n, enc), func(b *testing.B) {
+				reg := prometheus.NewRegistry()
+				reg.MustRegister(&baselineCollector{
+					desc:  prometheus.NewDesc("bragerone_parameter_value", "Numeric value of parameter <pool>.<param>.", []string{"devid", "pool", "param"}, nil),
+					store: st,
+				})
+				benchHandler(b, reg, n, gzip)
+			})
+		}
+	}
+}
