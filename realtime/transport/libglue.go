@@ -2,6 +2,8 @@ package transport
 
 import (
 	"reflect"
+	"sync/atomic"
+	"time"
 	"unsafe"
 
 	sio "github.com/zishang520/socket.io/clients/socket/v3"
@@ -86,6 +88,22 @@ func (h *hookedCtor[S, O, T]) New(socket S, opts O) T {
 		}
 	})
 	return t
+}
+
+// disableOpenTimer removes the manager's own connect timer. Our watchdog
+// bounds every connect, and the library's timer leaks a goroutine whenever
+// it is cleared before its goroutine first ran (its Stop is a non-blocking
+// send on an unbuffered channel, after which the goroutine waits forever on
+// a stopped timer); the manager clears it the moment the engine opens. With
+// the field nil, Open sets no timer. Reached by reflection against the
+// pinned library version; left alone if its shape differs.
+func disableOpenTimer(m *sio.Manager) bool {
+	f := reflect.ValueOf(m).Elem().FieldByName("_timeout")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[atomic.Pointer[time.Duration]]() || !f.CanAddr() {
+		return false
+	}
+	(*atomic.Pointer[time.Duration])(unsafe.Pointer(f.UnsafeAddr())).Store(nil)
+	return true
 }
 
 // releaseManager stops the manager's task-queue goroutine. The library

@@ -109,6 +109,9 @@ func (s *session) run(ctx context.Context, header http.Header) {
 
 	s.libMu.Lock()
 	mgr := sio.NewManager(s.c.origin, opts)
+	if !disableOpenTimer(mgr) {
+		s.log.Debug("Socket.IO manager's connect timer left in place (library layout differs)")
+	}
 	_ = mgr.On("open", func(...any) { s.advance(PhaseNamespace) })
 	_ = mgr.On("packet", s.onRawPacket) // before the socket's own listener
 	_ = mgr.On("close", func(a ...any) {
@@ -407,7 +410,8 @@ func (s *session) teardownBounded() {
 // teardownLib closes the socket, the manager and the transport underneath.
 // The socket's Disconnect alone leaves the WebSocket open when the engine
 // still has packets buffered (it waits for a drain that may never come), so
-// the transport is closed directly as well.
+// the transport is closed directly as well. DoClose is idempotent in the
+// library (closing a closed queue and socket again is harmless).
 func (s *session) teardownLib() {
 	s.tearOnce.Do(func() {
 		s.libMu.Lock()
@@ -423,6 +427,10 @@ func (s *session) teardownLib() {
 				eng.Close()
 				if tr := eng.Transport(); tr != nil {
 					tr.Close()
+					// After a remote close the transport is already marked
+					// closed, so Close skips DoClose and the transport's
+					// write-queue goroutine (and possibly its socket) stay.
+					tr.DoClose()
 				}
 			}
 			releaseManager(mgr)
