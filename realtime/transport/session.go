@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"time"
@@ -94,7 +95,8 @@ func (s *session) run(ctx context.Context, header http.Header) {
 	opts.SetPath(s.c.path)
 	opts.SetAutoConnect(false) // register every listener before any I/O
 	opts.SetReconnection(false)
-	// The library's own open timer must never beat our watchdog.
+	// The manager's own open timer is removed below (disableOpenTimer); should
+	// that fail, it must at least never beat our watchdog.
 	opts.SetTimeout(2*s.c.cfg.ConnectTimeout + time.Second)
 	opts.SetTryAllTransports(false)
 	opts.SetRememberUpgrade(false)
@@ -347,8 +349,8 @@ func (s *session) onAny(a ...any) {
 	}
 	args := make([]json.RawMessage, 0, len(a)-1)
 	for _, arg := range a[1:] {
-		if _, isAck := arg.(func([]any, error)); isAck {
-			continue // the server asked for an ack; we never send one
+		if arg != nil && reflect.TypeOf(arg).Kind() == reflect.Func {
+			continue // the library's ack callback: the server asked for an ack; we never send one
 		}
 		b, err := json.Marshal(arg)
 		if err != nil {

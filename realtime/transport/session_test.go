@@ -559,3 +559,17 @@ func TestCloseEndsSessions(t *testing.T) {
 	}
 	waitFor(t, "server to see the connection closed", func() bool { return g.engineClients() == 0 })
 }
+
+// An event the server wants acknowledged carries the library's ack callback
+// as a last argument; it is not part of the payload.
+func TestEventWithAckRequestKeepsOnlyData(t *testing.T) {
+	g := newGoServer(t, goServerOptions{})
+	c := newTestClient(t, g.URL, g.token, nil)
+	s := connect(t, c)
+	eventOf(t, s, EventConnect)
+	_ = g.socket(1).Emit("app:modules:parameters:change", map[string]any{"M1": map[string]any{}}, server.Ack(func([]any, error) {}))
+	ev := eventOf(t, s, EventParamsChange)
+	if len(ev.Args) != 1 || string(ev.Payload) != `{"M1":{}}` {
+		t.Fatalf("args = %s", ev.Args)
+	}
+}
