@@ -1,0 +1,45 @@
+# syntax=docker/dockerfile:1
+#
+# Container image of bragerone_exporter: a static binary on distroless, run as
+# an unprivileged user. Build with
+#
+#   docker build -t bragerone_exporter \
+#     --build-arg VERSION="$(git describe --tags --always --dirty)" \
+#     --build-arg REVISION="$(git rev-parse HEAD)" .
+#
+# The go build line uses the same flags as scripts/build.sh.
+
+ARG GO_VERSION=1.26
+
+FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
+ARG TARGETOS
+ARG TARGETARCH
+ARG VERSION=dev
+ARG REVISION=unknown
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
+COPY . .
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
+    go build -trimpath \
+      -ldflags "-s -w -X main.version=${VERSION} -X main.revision=${REVISION}" \
+      -o /out/bragerone_exporter .
+
+# static-debian12 carries CA certificates, tzdata and /etc/passwd; the nonroot
+# tag runs as uid/gid 65532.
+FROM gcr.io/distroless/static-debian12:nonroot
+ARG VERSION=dev
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="bragerone_exporter" \
+      org.opencontainers.image.description="Prometheus exporter and health monitor for the BragerOne device cloud" \
+      org.opencontainers.image.url="https://github.com/bragerone/bragerone_exporter" \
+      org.opencontainers.image.source="https://github.com/bragerone/bragerone_exporter" \
+      org.opencontainers.image.documentation="https://github.com/bragerone/bragerone_exporter/blob/main/README.md" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.base.name="gcr.io/distroless/static-debian12:nonroot"
+COPY --from=build /out/bragerone_exporter /bin/bragerone_exporter
+USER nonroot:nonroot
+EXPOSE 9826
+ENTRYPOINT ["/bin/bragerone_exporter"]
