@@ -33,6 +33,11 @@ type CLI struct {
 	// Commands are added here, one line each; each lives in its own cmd_*.go.
 	Serve    serveCmd    `cmd:"" default:"withargs" help:"Run the exporter (the default command)."`
 	Simulate simulateCmd `cmd:"" help:"Run the simulated cloud standalone (REST and Socket.IO) until interrupted."`
+	Check    checkCmd    `cmd:"" help:"Validate the configuration and credentials against the cloud: login, objects, modules."`
+	Modules  modulesCmd  `cmd:"" help:"List the modules of the object."`
+	Params   paramsCmd   `cmd:"" help:"Print the parameter snapshot of the modules."`
+	Watch    watchCmd    `cmd:"" help:"Print live parameter changes and session state until interrupted."`
+	Set      setCmd      `cmd:"" help:"Write a parameter (DEVID P4.v8=VALUE) or send a raw command (DEVID --command=NAME)."`
 }
 
 // usageError marks an error caused by bad flags or configuration; it exits with code 2.

@@ -1,0 +1,708 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudsim"
+)
+
+// startToolCloud runs a simulated cloud on loopback for one test and puts
+// the demo password in the environment, as an operator would.
+func startToolCloud(t *testing.T, tune ...func(*cloudsim.Options)) *cloudsim.Cloud {
+	t.Helper()
+	opts := cloudsim.Options{Modules: 2, ParamsPerModule: 60, Seed: 7, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, f := range tune {
+		f(&opts)
+	}
+	sim := cloudsim.New(opts)
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	t.Setenv(passwordEnv, "demo")
+	return sim
+}
+
+// toolArgs is a command line addressing sim with the demo account.
+func toolArgs(sim *cloudsim.Cloud, cmd string, extra ...string) []string {
+	return append([]string{cmd, "--cloud.url=" + sim.URL(), "--cloud.email=demo@example.com"}, extra...)
+}
+
+func totalRequests(sim *cloudsim.Cloud) int {
+	n := 0
+	for _, c := range sim.RequestCounts() {
+		n += c
+	}
+	return n
+}
+
+// unreachableURL is a loopback address nothing listens on.
+func unreachableURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return "http://" + addr
+}
+
+// oneLine asserts that stderr is a single line, without a stack trace.
+func oneLine(t *testing.T, stderr string) {
+	t.Helper()
+	s := strings.TrimSpace(stderr)
+	if s == "" || strings.Contains(s, "\n") || strings.Contains(s, "goroutine ") || strings.Contains(s, "panic") {
+		t.Fatalf("want one error line, got %q", stderr)
+	}
+}
+
+// Every cloud tool, with arguments that would succeed.
+func toolCommands(sim *cloudsim.Cloud) map[string][]string {
+	d := sim.Devids()[0]
+	return map[string][]string{
+		"check":   {"check"},
+		"modules": {"modules"},
+		"params":  {"params"},
+		"watch":   {"watch"},
+		"set":     {"set", d, "P4.v8=1"},
+	}
+}
+
+func TestToolsWrongPasswordExitTwoOnOneLine(t *testing.T) {
+	sim := startToolCloud(t)
+	t.Setenv(passwordEnv, "not-the-password")
+	for name, args := range toolCommands(sim) {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runArgs(t, toolArgs(sim, args[0], args[1:]...)...)
+			if code != exitUsage {
+				t.Fatalf("code = %d, want %d; stderr %q", code, exitUsage, errOut)
+			}
+			oneLine(t, errOut)
+			if !strings.Contains(errOut, "login rejected") {
+				t.Fatalf("stderr %q does not say the login was rejected", errOut)
+			}
+			if strings.Contains(out+errOut, "not-the-password") {
+				t.Fatal("the password was printed")
+			}
+		})
+	}
+	if n := sim.Requests("POST /v1/module/command"); n != 0 {
+		t.Fatalf("a write reached the cloud after a rejected login: %d", n)
+	}
+}
+
+func TestToolsUnreachableCloudExitOne(t *testing.T) {
+	sim := startToolCloud(t)
+	url := unreachableURL(t)
+	for name, args := range toolCommands(sim) {
+		t.Run(name, func(t *testing.T) {
+			argv := append([]string{args[0], "--cloud.url=" + url, "--cloud.email=demo@example.com"}, args[1:]...)
+			code, _, errOut := runArgs(t, argv...)
+			if code != exitRuntime {
+				t.Fatalf("code = %d, want %d; stderr %q", code, exitRuntime, errOut)
+			}
+			oneLine(t, errOut)
+			if !strings.Contains(errOut, "login failed") {
+				t.Fatalf("stderr %q does not name the failed login", errOut)
+			}
+		})
+	}
+}
+
+// The password is never a flag: it would show in a process listing.
+func TestToolsRejectPasswordFlag(t *testing.T) {
+	sim := startToolCloud(t)
+	for name, args := range toolCommands(sim) {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runArgs(t, toolArgs(sim, args[0], append(args[1:], "--cloud.password=hunter2-secret")...)...)
+			if code != exitUsage || !strings.Contains(errOut, "unknown flag --cloud.password") {
+				t.Fatalf("code=%d stderr=%q, want exit 2 for an unknown flag", code, errOut)
+			}
+			if strings.Contains(out+errOut, "hunter2-secret") {
+				t.Fatal("the rejected password was echoed")
+			}
+		})
+	}
+	if n := totalRequests(sim); n != 0 {
+		t.Fatalf("%d requests reached the cloud; want none", n)
+	}
+}
+
+func TestCheckPasses(t *testing.T) {
+	const secret = "s3cret-Passw0rd"
+	sim := startToolCloud(t, func(o *cloudsim.Options) { o.Password = secret })
+	t.Setenv(passwordEnv, secret)
+	code, out, errOut := runArgs(t, toolArgs(sim, "check", "--log.level=debug")...)
+	if code != exitOK {
+		t.Fatalf("code = %d; stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"login      ok as demo@example.com",
+		"version    1.0.",
+		"user       id ",
+		"OK: login and module listing work",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !lineWith(out, "*", " "+strconv.Itoa(sim.ObjectID())+" ") {
+		t.Errorf("the chosen object %d is not marked:\n%s", sim.ObjectID(), out)
+	}
+	for _, d := range sim.Devids() {
+		if !lineWith(out, d, "online") {
+			t.Errorf("no online row for %s:\n%s", d, out)
+		}
+	}
+	if strings.Contains(out+errOut, secret) {
+		t.Fatalf("the password was printed:\n%s\n%s", out, errOut)
+	}
+	if sim.Requests("GET /v1/modules") != 1 || sim.Requests("POST /v1/auth/revoke") != 1 {
+		t.Errorf("requests = %v; want one module listing and a logout", sim.RequestCounts())
+	}
+}
+
+func lineWith(out string, parts ...string) bool {
+	for _, l := range strings.Split(out, "\n") {
+		ok := true
+		for _, p := range parts {
+			if !strings.Contains(l, p) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func TestCheckOfflineModuleWarnsAndPasses(t *testing.T) {
+	sim := startToolCloud(t)
+	off := sim.Devids()[1]
+	sim.SetModuleOnline(off, false)
+	code, out, _ := runArgs(t, toolArgs(sim, "check")...)
+	if code != exitOK {
+		t.Fatalf("code = %d:\n%s", code, out)
+	}
+	if !lineWith(out, off, "offline", " -") || !strings.Contains(out, "warning: 1 of 2 watched modules are offline") {
+		t.Fatalf("offline module not reported:\n%s", out)
+	}
+}
+
+func TestCheckFailures(t *testing.T) {
+	sim := startToolCloud(t)
+	t.Run("module not on the object", func(t *testing.T) {
+		code, out, _ := runArgs(t, toolArgs(sim, "check", "--cloud.modules=NOSUCHDEV")...)
+		if code != exitRuntime || !strings.Contains(out, "FAIL: --cloud.modules names NOSUCHDEV") {
+			t.Fatalf("code=%d:\n%s", code, out)
+		}
+	})
+	t.Run("empty module list", func(t *testing.T) {
+		id := sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultListing, Path: "GET /v1/modules", Body: `{"data":[]}`})
+		defer sim.Clear(id)
+		code, out, _ := runArgs(t, toolArgs(sim, "check")...)
+		if code != exitRuntime || !strings.Contains(out, "lists no modules") {
+			t.Fatalf("code=%d:\n%s", code, out)
+		}
+	})
+	t.Run("unrecognised module list", func(t *testing.T) {
+		id := sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultListing, Path: "GET /v1/modules", Body: `{"weird":true}`})
+		defer sim.Clear(id)
+		code, _, errOut := runArgs(t, toolArgs(sim, "check")...)
+		if code != exitRuntime || !strings.Contains(errOut, "unknown shape") {
+			t.Fatalf("code=%d stderr=%q", code, errOut)
+		}
+	})
+	t.Run("object id not on the account", func(t *testing.T) {
+		code, _, errOut := runArgs(t, toolArgs(sim, "check", "--cloud.object-id=999999")...)
+		if code != exitUsage || !strings.Contains(errOut, "--cloud.object-id 999999") {
+			t.Fatalf("code=%d stderr=%q", code, errOut)
+		}
+		oneLine(t, errOut)
+	})
+}
+
+func TestModulesTableAndJSON(t *testing.T) {
+	sim := startToolCloud(t)
+	devids := sim.Devids()
+	sim.SetModuleOnline(devids[1], false)
+
+	code, out, errOut := runArgs(t, toolArgs(sim, "modules")...)
+	if code != exitOK {
+		t.Fatalf("code=%d stderr=%q", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 1+len(devids) || !strings.HasPrefix(lines[0], "DEVID") || !strings.Contains(lines[0], "GATEWAY VERSION") {
+		t.Fatalf("table:\n%s", out)
+	}
+	if !lineWith(out, devids[0], "online") || !lineWith(out, devids[1], "offline") {
+		t.Fatalf("online states wrong:\n%s", out)
+	}
+
+	code, out, _ = runArgs(t, toolArgs(sim, "modules", "--output=json")...)
+	if code != exitOK {
+		t.Fatalf("json: code=%d", code)
+	}
+	var doc modulesJSON
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("json output: %v\n%s", err, out)
+	}
+	if doc.ObjectID != sim.ObjectID() || len(doc.Modules) != len(devids) {
+		t.Fatalf("doc = %+v", doc)
+	}
+	for i, m := range doc.Modules {
+		wantOnline := i == 0
+		if m.Devid != devids[i] || m.Online != wantOnline || (m.ConnectedAt != 0) != wantOnline || (m.Connected != "") != wantOnline {
+			t.Errorf("module %d = %+v, want devid %s online %v", i, m, devids[i], wantOnline)
+		}
+		if wantOnline && (m.Gateway.Address == "" || m.Name == "" || m.Version == "") {
+			t.Errorf("module %d lacks name, version or gateway: %+v", i, m)
+		}
+	}
+
+	code, out, _ = runArgs(t, toolArgs(sim, "modules", "-o", "json", "--cloud.modules="+devids[1])...)
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != exitOK || len(doc.Modules) != 1 || doc.Modules[0].Devid != devids[1] {
+		t.Fatalf("--cloud.modules: code=%d err=%v doc=%+v", code, err, doc)
+	}
+}
+
+// paramRows parses the params table into devid -> ordered keys and values.
+func paramRows(t *testing.T, out string) (keys map[string][]string, values map[string]map[string]string) {
+	t.Helper()
+	keys, values = map[string][]string{}, map[string]map[string]string{}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) == 0 || strings.Join(strings.Fields(lines[0]), " ") != "DEVID KEY VALUE" {
+		t.Fatalf("no DEVID KEY VALUE header:\n%s", out)
+	}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		if len(f) < 3 {
+			t.Fatalf("short row %q", l)
+		}
+		keys[f[0]] = append(keys[f[0]], f[1])
+		if values[f[0]] == nil {
+			values[f[0]] = map[string]string{}
+		}
+		values[f[0]][f[1]] = strings.Join(f[2:], " ")
+	}
+	return keys, values
+}
+
+// sameJSON compares a decoded JSON value with the cloud's own value.
+func sameJSON(got, want any) bool {
+	a, _ := json.Marshal(got)
+	b, _ := json.Marshal(want)
+	return string(a) == string(b)
+}
+
+func sameValue(cell string, want any) bool {
+	switch w := want.(type) {
+	case float64:
+		f, err := strconv.ParseFloat(cell, 64)
+		return err == nil && f == w
+	case string:
+		return cell == w || cell == strconv.Quote(w)
+	default:
+		return cell == formatValue(w)
+	}
+}
+
+func TestParamsTableSortedAndComplete(t *testing.T) {
+	sim := startToolCloud(t)
+	d := sim.Devids()[0]
+	// Numeric order: v2 before v10, pool P4 before P10 would be.
+	sim.SetParam(d, "P4.v10", 10.5)
+	sim.SetParam(d, "P4.v2", "two words")
+
+	code, out, errOut := runArgs(t, toolArgs(sim, "params")...)
+	if code != exitOK {
+		t.Fatalf("code=%d stderr=%q", code, errOut)
+	}
+	keys, values := paramRows(t, out)
+	for _, dev := range sim.Devids() {
+		want := sim.Params(dev)
+		if len(keys[dev]) != len(want) {
+			t.Errorf("%s: %d rows, the cloud holds %d values", dev, len(keys[dev]), len(want))
+		}
+		for k, v := range want {
+			if !sameValue(values[dev][k], v) {
+				t.Errorf("%s %s = %q, cloud has %v", dev, k, values[dev][k], v)
+			}
+		}
+		for i := 1; i < len(keys[dev]); i++ {
+			if !paramKeyLess(keys[dev][i-1], keys[dev][i]) {
+				t.Errorf("%s: %s listed before %s", dev, keys[dev][i-1], keys[dev][i])
+			}
+		}
+	}
+	if values[d]["P4.v2"] != `"two words"` || values[d]["P4.v10"] != "10.5" {
+		t.Errorf("P4.v2=%q P4.v10=%q", values[d]["P4.v2"], values[d]["P4.v10"])
+	}
+	if strings.Index(out, d+"  P4.v2 ") > strings.Index(out, d+"  P4.v10 ") {
+		t.Errorf("P4.v10 sorted before P4.v2:\n%s", out)
+	}
+}
+
+// paramKeyLess is the exporter's order written out independently: pool
+// number, channel letter, index.
+func paramKeyLess(a, b string) bool {
+	parse := func(k string) (pool int, ch byte, idx int) {
+		p, rest, _ := strings.Cut(k, ".")
+		pool, _ = strconv.Atoi(p[1:])
+		idx, _ = strconv.Atoi(rest[1:])
+		return pool, rest[0], idx
+	}
+	ap, ac, ai := parse(a)
+	bp, bc, bi := parse(b)
+	if ap != bp {
+		return ap < bp
+	}
+	if ac != bc {
+		return ac < bc
+	}
+	return ai < bi
+}
+
+func TestParamsFilterAndModules(t *testing.T) {
+	sim := startToolCloud(t)
+	d := sim.Devids()[1]
+	code, out, _ := runArgs(t, toolArgs(sim, "params", "--cloud.modules="+d, "--filter=P4.v*", "--filter=P5.s1")...)
+	if code != exitOK {
+		t.Fatalf("code=%d", code)
+	}
+	keys, _ := paramRows(t, out)
+	if len(keys) != 1 || len(keys[d]) == 0 {
+		t.Fatalf("want rows of %s only:\n%s", d, out)
+	}
+	want := 0
+	for k := range sim.Params(d) {
+		if strings.HasPrefix(k, "P4.v") || k == "P5.s1" {
+			want++
+		}
+	}
+	if len(keys[d]) != want {
+		t.Fatalf("%d rows, want %d:\n%s", len(keys[d]), want, out)
+	}
+	for _, k := range keys[d] {
+		if !strings.HasPrefix(k, "P4.v") && k != "P5.s1" {
+			t.Fatalf("%s passed the filter", k)
+		}
+	}
+	if sim.Requests("GET /v1/modules") != 0 {
+		t.Errorf("--cloud.modules given, yet the module list was fetched")
+	}
+
+	before := totalRequests(sim)
+	code, _, errOut := runArgs(t, toolArgs(sim, "params", "--filter=P4.[")...)
+	if code != exitUsage || !strings.Contains(errOut, "--filter") {
+		t.Fatalf("bad pattern: code=%d stderr=%q", code, errOut)
+	}
+	if totalRequests(sim) != before {
+		t.Fatal("a bad pattern still talked to the cloud")
+	}
+}
+
+func TestParamsJSON(t *testing.T) {
+	sim := startToolCloud(t)
+	code, out, _ := runArgs(t, toolArgs(sim, "params", "--output=json")...)
+	if code != exitOK {
+		t.Fatalf("code=%d", code)
+	}
+	var doc map[string]map[string]struct {
+		Value any            `json:"value"`
+		Meta  map[string]any `json:"meta"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(doc) != len(sim.Devids()) {
+		t.Fatalf("modules in the document: %d", len(doc))
+	}
+	for _, d := range sim.Devids() {
+		for k, v := range sim.Params(d) {
+			got, ok := doc[d][k]
+			if !ok || !sameJSON(got.Value, v) {
+				t.Errorf("%s %s = %+v, cloud has %v", d, k, got, v)
+			}
+		}
+	}
+	// Members keep the exporter's key order (not encoding/json's sorting).
+	d := sim.Devids()[0]
+	sim.SetParam(d, "P4.v10", 1.0)
+	sim.SetParam(d, "P4.v9", 1.0)
+	_, out, _ = runArgs(t, toolArgs(sim, "params", "-o", "json", "--cloud.modules="+d, "--filter=P4.v?", "--filter=P4.v10")...)
+	if i9, i10 := strings.Index(out, `"P4.v9"`), strings.Index(out, `"P4.v10"`); i9 < 0 || i10 < 0 || i9 > i10 {
+		t.Fatalf("P4.v9 not before P4.v10:\n%s", out)
+	}
+}
+
+func TestSetPlainWrite(t *testing.T) {
+	sim := startToolCloud(t)
+	d := sim.Devids()[0]
+	cases := []struct {
+		arg  string
+		want any
+	}{
+		{"P4.v8=21.5", 21.5},
+		{"P4.v9=true", true},
+		{`P4.v10="21"`, "21"},
+		{"P4.v11=ECO mode", "ECO mode"},
+	}
+	for i, c := range cases {
+		code, out, errOut := runArgs(t, toolArgs(sim, "set", d, c.arg, "--unit=1", "--parameter-name=PARAM_8")...)
+		if code != exitOK {
+			t.Fatalf("%s: code=%d stderr=%q", c.arg, code, errOut)
+		}
+		key, _, _ := strings.Cut(c.arg, "=")
+		if got := sim.Params(d)[key]; got != c.want {
+			t.Fatalf("%s: the cloud holds %#v, want %#v", c.arg, got, c.want)
+		}
+		if n := sim.Requests("POST /v1/module/command"); n != i+1 {
+			t.Fatalf("%s: %d plain command requests, want %d", c.arg, n, i+1)
+		}
+		if !strings.Contains(out, d+" "+key+" = ") || !strings.Contains(out, "HTTP 200") {
+			t.Fatalf("%s: output %q", c.arg, out)
+		}
+	}
+	if n := sim.Requests("POST /v1/module/command/raw"); n != 0 {
+		t.Fatalf("plain writes used the raw route %d times", n)
+	}
+}
+
+func TestSetRawCommand(t *testing.T) {
+	sim := startToolCloud(t)
+	d := sim.Devids()[0]
+	code, out, errOut := runArgs(t, toolArgs(sim, "set", d, "--command=MODULE_RESTART", "--value=ON")...)
+	if code != exitOK {
+		t.Fatalf("code=%d stderr=%q", code, errOut)
+	}
+	if sim.Requests("POST /v1/module/command/raw") != 1 || sim.Requests("POST /v1/module/command") != 0 {
+		t.Fatalf("requests = %v", sim.RequestCounts())
+	}
+	if !strings.Contains(out, "MODULE_RESTART") || !strings.Contains(out, "HTTP 200") || !strings.Contains(out, `"value":"ON"`) {
+		t.Fatalf("output %q", out)
+	}
+}
+
+func TestSetRefusesOfflineModule(t *testing.T) {
+	sim := startToolCloud(t)
+	d := sim.Devids()[0]
+	before := sim.Params(d)["P4.v8"]
+	sim.SetModuleOnline(d, false)
+	for _, args := range [][]string{{d, "P4.v8=5"}, {d, "--command=MODULE_RESTART"}} {
+		code, _, errOut := runArgs(t, toolArgs(sim, "set", args...)...)
+		if code != exitRuntime || !strings.Contains(errOut, "is offline") || !strings.Contains(errOut, "--force") {
+			t.Fatalf("%v: code=%d stderr=%q", args, code, errOut)
+		}
+		oneLine(t, errOut)
+	}
+	if n := sim.Requests("POST /v1/module/command") + sim.Requests("POST /v1/module/command/raw"); n != 0 {
+		t.Fatalf("%d writes reached the cloud for an offline module", n)
+	}
+	if sim.Params(d)["P4.v8"] != before {
+		t.Fatal("the offline module's value changed")
+	}
+
+	code, _, errOut := runArgs(t, toolArgs(sim, "set", "NOSUCHDEV", "P4.v8=5")...)
+	if code != exitRuntime || !strings.Contains(errOut, "not in the module list") || sim.Requests("POST /v1/module/command") != 0 {
+		t.Fatalf("unknown module: code=%d stderr=%q", code, errOut)
+	}
+
+	// --force sends it; the cloud itself answers 409 for an offline module.
+	listings := sim.Requests("GET /v1/modules")
+	code, _, errOut = runArgs(t, toolArgs(sim, "set", d, "P4.v8=5", "--force")...)
+	if sim.Requests("POST /v1/module/command") != 1 || sim.Requests("GET /v1/modules") != listings {
+		t.Fatalf("--force: requests = %v", sim.RequestCounts())
+	}
+	if code != exitRuntime || !strings.Contains(errOut, "409") {
+		t.Fatalf("--force to an offline module: code=%d stderr=%q", code, errOut)
+	}
+}
+
+func TestSetRoutingErrorsAreUsageErrorsWithoutIO(t *testing.T) {
+	sim := startToolCloud(t)
+	d := sim.Devids()[0]
+	for name, args := range map[string][]string{
+		"both routes":             {d, "P4.v8=1", "--command=MODULE_RESTART"},
+		"neither route":           {d},
+		"unit with a raw command": {d, "--command=MODULE_RESTART", "--unit=1"},
+		"name with a raw command": {d, "--command=MODULE_RESTART", "--parameter-name=X"},
+		"value with a parameter":  {d, "P4.v8=1", "--value=2"},
+		"no equals sign":          {d, "P4.v8"},
+		"bad key":                 {d, "X4.v8=1"},
+		"key without an index":    {d, "P4.v=1"},
+		"no value":                {d, "P4.v8="},
+		"empty devid":             {"", "P4.v8=1"},
+		"neither, with --force":   {d, "--force"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			code, _, errOut := runArgs(t, toolArgs(sim, "set", args...)...)
+			if code != exitUsage {
+				t.Fatalf("code=%d stderr=%q", code, errOut)
+			}
+			oneLine(t, errOut)
+		})
+	}
+	if n := totalRequests(sim); n != 0 {
+		t.Fatalf("usage errors made %d requests: %v", n, sim.RequestCounts())
+	}
+}
+
+func TestParseAndFormatValue(t *testing.T) {
+	for in, want := range map[string]any{
+		"21.5": json.Number("21.5"), "-3": json.Number("-3"), "1e3": json.Number("1e3"), " 7 ": json.Number("7"),
+		"true": true, "false": false, `"21"`: "21", "ON": "ON", "01": "01", "0x10": "0x10", "": "",
+		"null": "null", "[1]": "[1]", `"unterminated`: `"unterminated`,
+	} {
+		if got := parseValue(in); got != want {
+			t.Errorf("parseValue(%q) = %#v, want %#v", in, got, want)
+		}
+	}
+	for want, in := range map[string]any{
+		"21.5": 21.5, "20": 20.0, "-0.25": -0.25, "1e+21": 1e21, "1e-07": 1e-7, "100000": 1e5,
+		"true": true, "null": nil, "ON": "ON", `"two words"`: "two words", `""`: "",
+		`"21"`: "21", `"true"`: "true", `{"a":1}`: map[string]any{"a": 1.0}, "7": json.Number("7"),
+	} {
+		if got := formatValue(in); got != want {
+			t.Errorf("formatValue(%#v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// watchRun runs the watch command in the background until stopped.
+type watchRun struct {
+	t      *testing.T
+	out    *syncBuffer
+	errOut *syncBuffer
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the command returned; code is set then
+	code   int
+}
+
+func startWatch(t *testing.T, args ...string) *watchRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &watchRun{t: t, out: &syncBuffer{}, errOut: &syncBuffer{}, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		w.code = runContext(ctx, args, w.out, w.errOut)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-w.done:
+		case <-time.After(15 * time.Second):
+			t.Error("watch did not return after its context was cancelled")
+		}
+	})
+	return w
+}
+
+// waitFor polls cond with a short tick until it holds or the deadline passes.
+func (w *watchRun) waitFor(what string, cond func() bool) {
+	w.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			w.t.Fatalf("timed out waiting for %s; stdout:\n%s\nstderr:\n%s", what, w.out.String(), w.errOut.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (w *watchRun) waitLine(line string) {
+	w.t.Helper()
+	w.waitFor(strconv.Quote(line), func() bool {
+		return strings.Contains("\n"+w.out.String(), "\n"+line+"\n")
+	})
+}
+
+// boundSession returns the SID of a connected session the cloud has bound
+// to devid, other than not.
+func boundSession(sim *cloudsim.Cloud, devid, not string) string {
+	for _, s := range sim.Sessions() {
+		if s.Connected && s.SID != not && slices.Contains(s.Bound, devid) {
+			return s.SID
+		}
+	}
+	return ""
+}
+
+func TestWatchPrintsLiveChangesAcrossATransportDrop(t *testing.T) {
+	sim := startToolCloud(t)
+	d := sim.Devids()[0]
+	w := startWatch(t, toolArgs(sim, "watch",
+		"--session.supervisor-interval=50ms", "--poll.interval=50ms", "--session.down-hysteresis=0",
+		"--filter=P4.*")...)
+
+	var sid string
+	w.waitFor("a bound session", func() bool { sid = boundSession(sim, d, ""); return sid != "" })
+	w.waitLine("# session up")
+	sim.SetParam(d, "P5.v1", 99.0) // filtered out
+	sim.SetParam(d, "P4.v8", 21.5)
+	w.waitLine(d + " P4.v8 = 21.5 (live)")
+	if strings.Contains(w.out.String(), " P5.v1 ") {
+		t.Fatalf("--filter=P4.* let P5.v1 through:\n%s", w.out.String())
+	}
+
+	sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultCloseTransport})
+	w.waitFor("a new bound session after the drop", func() bool { return boundSession(sim, d, sid) != "" })
+	sim.SetParam(d, "P4.v9", "two words")
+	w.waitLine(d + ` P4.v9 = "two words" (live)`)
+	w.waitFor("the drop reported", func() bool { return strings.Contains(w.out.String(), "# session down (") })
+
+	sim.SetModuleOnline(d, false)
+	w.waitFor("the module reported offline", func() bool { return strings.Contains(w.out.String(), "# module "+d+" offline") })
+
+	w.cancel()
+	select {
+	case <-w.done:
+		if w.code != exitOK {
+			t.Fatalf("exit code after interrupt = %d; stderr:\n%s", w.code, w.errOut.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("watch did not return after its context was cancelled")
+	}
+	if !strings.Contains(w.out.String(), "# session closed") {
+		t.Errorf("no closing line:\n%s", w.out.String())
+	}
+	if sim.Requests("POST /v1/auth/revoke") != 1 {
+		t.Errorf("watch did not log out: %v", sim.RequestCounts())
+	}
+}
+
+func TestWatchRejectsBadHealthFlags(t *testing.T) {
+	sim := startToolCloud(t)
+	code, _, errOut := runArgs(t, toolArgs(sim, "watch", "--session.supervisor-interval=0s")...)
+	if code != exitUsage || totalRequests(sim) != 0 {
+		t.Fatalf("code=%d stderr=%q requests=%v", code, errOut, sim.RequestCounts())
+	}
+}
+
+func TestLineQueueNeverBlocksAndCountsDrops(t *testing.T) {
+	q := newLineQueue()
+	lines := make([]string, maxQueuedLines+5)
+	for i := range lines {
+		lines[i] = "x"
+	}
+	q.push(lines...) // nobody is reading: must not block
+	q.close()
+	var b bytes.Buffer
+	q.drainTo(&b)
+	if !strings.HasPrefix(b.String(), "# 5 lines dropped") || strings.Count(b.String(), "\n") != maxQueuedLines+1 {
+		t.Fatalf("got %d lines, head %q", strings.Count(b.String(), "\n"), b.String()[:40])
+	}
+}
