@@ -128,3 +128,10 @@ func tokenExpiry(c *cloudclient.Client) string {
 	}
 	return "token expires " + t.ExpiresAt.Local().Format(time.RFC3339)
 }
+
+// Help is the long help of `check --help`.
+func (c *checkCmd) Help() string {
+	return `Logs in, prints the system version, the user, the objects (* marks the chosen one) and the chosen object's modules with their online state.
+
+Exit codes: 0 when the login works and the module list is usable and names the modules to watch (offline modules only warn); 2 when the credentials or flags are wrong; 1 when the cloud cannot be reached, the module list is unusable or empty (the exporter would never become ready), or a devid of --cloud.modules is not on the object.`
+}

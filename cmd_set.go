@@ -15,17 +15,18 @@ import (
 // setCmd writes one value to a module (POST /v1/module/command) or sends it
 // a raw command (POST /v1/module/command/raw). It refuses to write to a
 // module the cloud lists as offline unless --force is given: the cloud would
-// queue or drop the write, and the user would not know which.
+// queue or drop the write, and the user would not know which. Its flags have
+// no environment variables: a write is spelled out on the command line.
 type setCmd struct {
 	cloudFlags `embed:""`
 
 	Devid      string  `arg:"" name:"devid" help:"Module to write to."`
 	Assignment string  `arg:"" name:"assignment" optional:"" help:"Parameter write, KEY=VALUE (e.g. P4.v8=21.5). VALUE is a JSON number or boolean, a quoted JSON string, or else sent as text."`
-	Command    string  `name:"command" help:"Send this raw command instead of a parameter write (e.g. MODULE_RESTART)."`
-	Value      *string `name:"value" help:"Value of a raw --command (parsed like VALUE)."`
-	Unit       *int    `name:"unit" help:"Unit code sent with a parameter write."`
-	ParamName  string  `name:"parameter-name" help:"Parameter name sent with a parameter write (e.g. PARAM_8)."`
-	Force      bool    `name:"force" help:"Write even when the module is offline or not in the object's module list."`
+	Command    string  `name:"command" env:"-" help:"Send this raw command instead of a parameter write (e.g. MODULE_RESTART)."`
+	Value      *string `name:"value" env:"-" help:"Value of a raw --command (parsed like VALUE)."`
+	Unit       *int    `name:"unit" env:"-" help:"Unit code sent with a parameter write."`
+	ParamName  string  `name:"parameter-name" env:"-" help:"Parameter name sent with a parameter write (e.g. PARAM_8)."`
+	Force      bool    `name:"force" env:"-" help:"Write even when the module is offline or not in the object's module list."`
 }
 
 // command builds the write from the arguments. Every routing mistake is a
@@ -132,4 +133,14 @@ func describe(cmd cloudclient.Command) string {
 		return fmt.Sprintf("%s command %s", cmd.Devid, cmd.Command)
 	}
 	return fmt.Sprintf("%s %s.%s = %s", cmd.Devid, cmd.Pool, cmd.Parameter, formatValue(cmd.Value))
+}
+
+// Help is the long help of `set --help`.
+func (c *setCmd) Help() string {
+	return `Examples:
+  set DEVID P4.v8=21.5                      write a value (POST /v1/module/command)
+  set DEVID P4.v8='"21"'                    write the string 21
+  set DEVID --command=MODULE_RESTART        send a raw command (POST /v1/module/command/raw)
+
+The module must be online in the object's module list (GET /v1/modules); --force skips that check. Writes pass the client's write rate limiter.`
 }

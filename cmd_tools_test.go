@@ -502,6 +502,7 @@ func TestSetRefusesOfflineModule(t *testing.T) {
 	d := sim.Devids()[0]
 	before := sim.Params(d)["P4.v8"]
 	sim.SetModuleOnline(d, false)
+	t.Setenv("BRAGERONE_FORCE", "true") // a write's flags come from the command line only
 	for _, args := range [][]string{{d, "P4.v8=5"}, {d, "--command=MODULE_RESTART"}} {
 		code, _, errOut := runArgs(t, toolArgs(sim, "set", args...)...)
 		if code != exitRuntime || !strings.Contains(errOut, "is offline") || !strings.Contains(errOut, "--force") {
