@@ -264,6 +264,7 @@ func (g *Gateway) supervise(ctx context.Context) {
 	if g.sess == nil && !g.connecting && g.reconnectAt.IsZero() {
 		g.connect(ctx)
 	}
+	g.rebindIfUnbound(ctx)
 }
 
 // evaluateHealth publishes a pending session outage once the hysteresis has

@@ -58,6 +58,8 @@ type Gateway struct {
 	ladder   ladder.State
 
 	connecting       bool
+	binding          int  // resubscribes (bind + prime) in flight
+	relogging        bool // a forced login after a refused connect is in flight
 	reconnectFails   int
 	reconnectAt      time.Time // zero = no reconnect scheduled
 	pollInFlight     bool

@@ -93,6 +93,12 @@ func (g *Gateway) connected(ctx context.Context, tr transport.Transport, s trans
 			// Too many stuck library calls on this client: replace it.
 			g.replaceTransport()
 		}
+		if isHandshakeAuthRejection(err) {
+			// The cloud refused our token (revoked server-side, or
+			// expired early): the token still looks valid here, so
+			// without a fresh login every attempt would be refused.
+			g.reloginAfterRefusedConnect(ctx)
+		}
 		// While the session is down the store is kept current over REST.
 		if !g.primedOnce() {
 			g.startPrime(ctx, g.subscribed, true)
@@ -124,10 +130,27 @@ func (g *Gateway) resubscribe(ctx context.Context, s transport.Session, force bo
 	objectID := g.objectID
 	seq := g.sessSeq
 	mark := g.store.BeginPrime()
+	g.binding++
 	go func() {
 		bound, primed, err := g.bindAndPrime(ctx, s, modules, objectID, force, mark)
 		g.post(func() { g.resubscribed(seq, bound, primed, err) })
 	}()
+}
+
+// rebindIfUnbound retries the bind of a live session the cloud has not bound
+// (modules/connect failed, or answered 201 accepted-not-bound): without a
+// binding no live update arrives, and waiting for the zombie ladder would
+// leave the store fed by REST alone for minutes. Each retry also primes.
+func (g *Gateway) rebindIfUnbound(ctx context.Context) {
+	s := g.sess
+	if s == nil || g.binding > 0 || g.recovery != "" || g.stopping || len(g.subscribed) == 0 {
+		return
+	}
+	if g.bind.isBound(bindKey(s.NamespaceSID(), g.subscribed)) {
+		return
+	}
+	g.log.Info("realtime session not bound to the modules; binding again", "namespace_sid", s.NamespaceSID())
+	g.resubscribe(ctx, s, false)
 }
 
 // bindAndPrime runs on a worker. Serialised by the binder: a second caller for
@@ -151,7 +174,7 @@ func (g *Gateway) bindAndPrime(ctx context.Context, s transport.Session, modules
 	if err != nil {
 		g.log.Warn("modules/connect failed", "err", compactErr(err))
 	} else if !bound {
-		g.log.Warn("modules/connect accepted no binding; live updates will not arrive until the next reconnect", "namespace_sid", sid)
+		g.log.Warn("modules/connect accepted no binding; retrying on the next supervisor tick", "namespace_sid", sid)
 	} else {
 		g.listen(s, modules, objectID)
 		g.bind.setBound(key)
@@ -193,6 +216,7 @@ func (g *Gateway) listen(s transport.Session, modules []string, objectID int) {
 
 // resubscribed runs on the loop after a bind + prime.
 func (g *Gateway) resubscribed(seq uint64, bound, primed bool, err error) {
+	g.binding--
 	if g.recoveryConnect && seq == g.sessSeq {
 		g.finishRecovery(ladder.Result{OK: bound})
 	}
@@ -312,6 +336,42 @@ func (g *Gateway) sessionEnded(reason, detail string) {
 		return
 	}
 	g.scheduleReconnect()
+}
+
+// isHandshakeAuthRejection reports whether a connect failed because the cloud
+// refused the token: the namespace join answered "Unauthorized" (the cloud's
+// CONNECT_ERROR), or the upgrade was answered 401/403.
+func isHandshakeAuthRejection(err error) bool {
+	var ce *transport.ConnectError
+	if !errors.As(err, &ce) || ce.Phase == transport.PhaseHeaders || ce.Phase == transport.PhaseLimit {
+		return false
+	}
+	text := strings.ToLower(err.Error())
+	for _, s := range []string{"unauthorized", "forbidden", "401", "403"} {
+		if strings.Contains(text, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// reloginAfterRefusedConnect forces a fresh login in a worker, at most one at
+// a time; the next connect's handshake waits for it through the client.
+func (g *Gateway) reloginAfterRefusedConnect(ctx context.Context) {
+	if g.relogging {
+		return
+	}
+	g.relogging = true
+	g.log.Warn("the cloud refused the session's token; logging in afresh before the next connect")
+	go func() {
+		err := g.client.ForceRelogin(ctx)
+		g.post(func() {
+			g.relogging = false
+			if err != nil && !errors.Is(err, cloudclient.ErrNoCredentials) {
+				g.log.Warn("fresh login after a refused connect failed", "err", compactErr(err))
+			}
+		})
+	}()
 }
 
 // scheduleReconnect arms the next connect: at once after a lost session,

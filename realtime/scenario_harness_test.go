@@ -1,0 +1,543 @@
+package realtime_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/cloudsim"
+	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/realtime"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/realtime/transport"
+)
+
+// The scenarios run the real gateway, the real REST client and the real
+// Socket.IO transport against the simulated cloud over loopback, with every
+// duration in milliseconds, and read what the exporter shows through the
+// same collector serve builds, registered in a pedantic registry.
+
+// scenarioSetup tunes one scenario before the gateway starts.
+type scenarioSetup struct {
+	sim    func(*cloudsim.Options)
+	client func(*cloudclient.Config)
+	gw     func(*realtime.Config)
+	// before runs after the simulator started and before the gateway runs
+	// (faults that must be on from the first request).
+	before func(*scenario)
+	// connectTimeout bounds one Socket.IO connect; default 400 ms.
+	connectTimeout time.Duration
+}
+
+type scenario struct {
+	t      *testing.T
+	sim    *cloudsim.Cloud
+	client *cloudclient.Client
+	store  *store.Store
+	gw     *realtime.Gateway
+	reg    *prometheus.Registry
+	cancel context.CancelFunc
+	runErr chan error
+
+	mu    sync.Mutex
+	codes map[string]map[int]int // REST answers seen by the client, by endpoint and code
+}
+
+func scenarioLogger() *slog.Logger {
+	if os.Getenv("GATEWAY_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// scenarioGatewayConfig shortens every duration of the gateway so the real
+// code paths run in milliseconds. Zombie detection is off unless a scenario
+// turns it on.
+func scenarioGatewayConfig() realtime.Config {
+	cfg := realtime.DefaultConfig()
+	cfg.PollInterval = 30 * time.Millisecond
+	cfg.SupervisorInterval = 40 * time.Millisecond
+	cfg.HealthInterval = 5 * time.Millisecond
+	cfg.SessionHysteresis = 0
+	cfg.ReconnectBackoff = 10 * time.Millisecond
+	cfg.TeardownTimeout = 400 * time.Millisecond
+	cfg.StartRetryMax = 50 * time.Millisecond
+	cfg.Ladder.StaleAfter = time.Hour
+	cfg.Ladder.ModuleOnlineDebounce = 0
+	return cfg
+}
+
+// zombieLadder makes the recovery ladder climb in milliseconds.
+func zombieLadder(c *realtime.Config) {
+	c.Ladder.StaleAfter = 80 * time.Millisecond
+	c.Ladder.CooldownBase = 30 * time.Millisecond
+	c.Ladder.CooldownMax = 60 * time.Millisecond
+	c.Ladder.QuarantineFor = time.Hour
+}
+
+func startScenario(t *testing.T, su scenarioSetup) *scenario {
+	t.Helper()
+	so := cloudsim.Options{Modules: 2, ParamsPerModule: 40, Seed: 11, Logger: scenarioLogger()}
+	if su.sim != nil {
+		su.sim(&so)
+	}
+	sim := cloudsim.New(so)
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+
+	s := &scenario{t: t, sim: sim, codes: map[string]map[int]int{}, runErr: make(chan error, 1)}
+	ccfg := cloudclient.Config{
+		BaseURL: sim.URL(), AssetsURL: sim.URL(),
+		Credentials:  cloudclient.StaticCredentials(cloudclient.Credentials{Email: cloudsim.DefaultEmail, Password: cloudsim.DefaultPassword}),
+		PrimeBackoff: []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond},
+		Timeout:      2 * time.Second,
+		Logger:       scenarioLogger(),
+		// Backoff pauses (login's duplicate-entry retry) at a tenth of their length.
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(d / 10):
+				return nil
+			}
+		},
+		Observer: s.observe,
+	}
+	if su.client != nil {
+		su.client(&ccfg)
+	}
+	client, err := cloudclient.New(ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.client = client
+	s.store = store.New()
+
+	cfg := scenarioGatewayConfig()
+	cfg.Client, cfg.Store, cfg.Logger = client, s.store, scenarioLogger()
+	connectTimeout := su.connectTimeout
+	if connectTimeout == 0 {
+		connectTimeout = 400 * time.Millisecond
+	}
+	cfg.NewTransport = func() (transport.Transport, error) {
+		return transport.New(transport.Config{
+			BaseURL: sim.URL(), Header: realtime.HandshakeHeaders(client, sim.URL()),
+			ConnectTimeout: connectTimeout, TeardownTimeout: 300 * time.Millisecond, Logger: scenarioLogger(),
+		})
+	}
+	if su.gw != nil {
+		su.gw(&cfg)
+	}
+	gw, err := realtime.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.gw = gw
+
+	// The collector exactly as serve builds it.
+	col, err := collector.New(collector.GatewaySource{Status: gw.Status, Store: s.store}, s.store, collector.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.reg = prometheus.NewPedanticRegistry()
+	s.reg.MustRegister(col)
+
+	if su.before != nil {
+		su.before(s)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	go func() { s.runErr <- gw.Run(ctx) }()
+	t.Cleanup(s.stop)
+	return s
+}
+
+func (s *scenario) observe(endpoint string, code int, _ time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.codes[endpoint] == nil {
+		s.codes[endpoint] = map[int]int{}
+	}
+	s.codes[endpoint][code]++
+}
+
+// answers returns how many REST answers with code the client saw for endpoint.
+func (s *scenario) answers(endpoint string, code int) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.codes[endpoint][code]
+}
+
+// stop cancels the gateway and waits for Run to return.
+func (s *scenario) stop() {
+	s.cancel()
+	select {
+	case err := <-s.runErr:
+		if err != nil {
+			s.t.Errorf("Run returned %v", err)
+		}
+		s.runErr <- nil
+	case <-time.After(5 * time.Second):
+		s.t.Errorf("Run did not return after cancel")
+	}
+}
+
+// ---- reading what the exporter shows ----
+
+type sample struct {
+	labels map[string]string
+	value  float64
+}
+
+// series gathers the registry and returns every sample of the metric name.
+func (s *scenario) series(name string) []sample {
+	s.t.Helper()
+	mfs, err := s.reg.Gather()
+	if err != nil {
+		s.t.Fatalf("gathering the exporter's metrics: %v", err)
+	}
+	var out []sample
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			sm := sample{labels: map[string]string{}}
+			for _, lp := range m.GetLabel() {
+				sm.labels[lp.GetName()] = lp.GetValue()
+			}
+			switch {
+			case m.GetGauge() != nil:
+				sm.value = m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				sm.value = m.GetCounter().GetValue()
+			default:
+				sm.value = math.NaN()
+			}
+			out = append(out, sm)
+		}
+	}
+	return out
+}
+
+// metric returns the value of the sample of name whose labels include the
+// given name/value pairs, and whether there is one.
+func (s *scenario) metric(name string, labelPairs ...string) (float64, bool) {
+	s.t.Helper()
+	for _, sm := range s.series(name) {
+		if matches(sm.labels, labelPairs) {
+			return sm.value, true
+		}
+	}
+	return 0, false
+}
+
+func matches(labels map[string]string, pairs []string) bool {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if labels[pairs[i]] != pairs[i+1] {
+			return false
+		}
+	}
+	return true
+}
+
+// is reports whether the metric is present with exactly value v.
+func (s *scenario) is(v float64, name string, labelPairs ...string) bool {
+	s.t.Helper()
+	got, ok := s.metric(name, labelPairs...)
+	return ok && got == v
+}
+
+// absent reports whether the registry exposes no sample of name at all
+// (testutil counts the gathered samples).
+func (s *scenario) absent(name string) bool {
+	s.t.Helper()
+	n, err := testutil.GatherAndCount(s.reg, name)
+	if err != nil {
+		s.t.Fatalf("gathering %s: %v", name, err)
+	}
+	return n == 0
+}
+
+// labelOf returns the value of label on the first sample of name matching
+// the pairs ("" when there is none).
+func (s *scenario) labelOf(name, label string, labelPairs ...string) string {
+	s.t.Helper()
+	for _, sm := range s.series(name) {
+		if matches(sm.labels, labelPairs) {
+			return sm.labels[label]
+		}
+	}
+	return ""
+}
+
+// sum adds the samples of name matching the pairs.
+func (s *scenario) sum(name string, labelPairs ...string) float64 {
+	s.t.Helper()
+	total := 0.0
+	for _, sm := range s.series(name) {
+		if matches(sm.labels, labelPairs) {
+			total += sm.value
+		}
+	}
+	return total
+}
+
+// recoveries is bragerone_recovery_actions_total for a step, all results.
+func (s *scenario) recoveries(step string) float64 {
+	return s.sum("bragerone_recovery_actions_total", "step", step)
+}
+
+// dump renders the health metrics for failure messages.
+func (s *scenario) dump() string {
+	var b strings.Builder
+	for _, name := range []string{
+		"bragerone_session_up", "bragerone_session_outage_seconds", "bragerone_session_last_outage_seconds",
+		"bragerone_push_healthy", "bragerone_live_stale_seconds", "bragerone_module_online",
+		"bragerone_module_outage_seconds", "bragerone_module_poll_failure_streak", "bragerone_recovery_quarantined",
+		"bragerone_recovery_cooldown_seconds",
+	} {
+		for _, sm := range s.series(name) {
+			fmt.Fprintf(&b, "\n  %s%v = %g", name, sm.labels, sm.value)
+		}
+	}
+	for _, sm := range s.series("bragerone_recovery_actions_total") {
+		if sm.value > 0 {
+			fmt.Fprintf(&b, "\n  bragerone_recovery_actions_total%v = %g", sm.labels, sm.value)
+		}
+	}
+	st := s.gw.Status()
+	fmt.Fprintf(&b, "\n  status: connected=%v sid=%q recovering=%q ladder=%+v", st.Connected, st.NamespaceSID, st.Recovering, st.Ladder)
+	fmt.Fprintf(&b, "\n  simulator requests: %v", s.sim.RequestCounts())
+	return b.String()
+}
+
+// ---- waiting ----
+
+const scenarioDeadline = 5 * time.Second
+
+// eventually polls cond with a short tick until it holds, or fails the test
+// with what the exporter showed.
+func (s *scenario) eventually(what string, cond func() bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(scenarioDeadline)
+	for !cond() {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out waiting for %s; the exporter shows:%s", what, s.dump())
+		}
+		time.Sleep(3 * time.Millisecond)
+	}
+}
+
+// holdsWhile checks inv at every tick until done holds (or the deadline),
+// failing as soon as inv is false: an invariant kept throughout a phase.
+func (s *scenario) holdsWhile(inv func() bool, what string, done func() bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(scenarioDeadline)
+	for {
+		if !inv() {
+			s.t.Fatalf("%s broken; the exporter shows:%s", what, s.dump())
+		}
+		if done() {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("timed out while checking %s; the exporter shows:%s", what, s.dump())
+		}
+		time.Sleep(3 * time.Millisecond)
+	}
+}
+
+// requestsAfter waits until the simulator served more than n requests of
+// endpoint.
+func (s *scenario) requestsAfter(endpoint string, n int) {
+	s.t.Helper()
+	s.eventually(fmt.Sprintf("a %s request (more than %d)", endpoint, n), func() bool { return s.sim.Requests(endpoint) > n })
+}
+
+// ---- the session at the simulator ----
+
+func (s *scenario) simSession(sid string) (cloudsim.Session, bool) {
+	for _, ss := range s.sim.Sessions() {
+		if ss.SID == sid {
+			return ss, true
+		}
+	}
+	return cloudsim.Session{}, false
+}
+
+// waitBound waits until the gateway's current session is bound at the
+// simulator to every module, and returns its namespace SID.
+func (s *scenario) waitBound() string {
+	s.t.Helper()
+	var sid string
+	s.eventually("the session bound at the simulator", func() bool {
+		st := s.gw.Status()
+		if !st.Connected || st.NamespaceSID == "" {
+			return false
+		}
+		ss, ok := s.simSession(st.NamespaceSID)
+		if !ok || !ss.Connected || len(ss.Bound) < len(st.Subscribed) {
+			return false
+		}
+		sid = st.NamespaceSID
+		return true
+	})
+	return sid
+}
+
+// waitNewBound waits for a bound session other than old.
+func (s *scenario) waitNewBound(old string) string {
+	s.t.Helper()
+	s.eventually("a new session", func() bool {
+		st := s.gw.Status()
+		return st.Connected && st.NamespaceSID != "" && st.NamespaceSID != old
+	})
+	return s.waitBound()
+}
+
+// waitUp waits until the exporter shows a bound, healthy-looking start:
+// session up, every module online, the first prime stored.
+func (s *scenario) waitUp() string {
+	s.t.Helper()
+	select {
+	case <-s.gw.Ready():
+	case <-time.After(scenarioDeadline):
+		s.t.Fatalf("the gateway never stored a first prime:%s", s.dump())
+	}
+	sid := s.waitBound()
+	s.eventually("session up and modules online", func() bool {
+		if !s.is(1, "bragerone_session_up") {
+			return false
+		}
+		for _, d := range s.sim.Devids() {
+			if !s.is(1, "bragerone_module_online", "devid", d) {
+				return false
+			}
+		}
+		return true
+	})
+	return sid
+}
+
+// ---- parameters ----
+
+// vKey returns the i-th value-channel parameter of a module with a numeric
+// value, in key order.
+func (s *scenario) vKey(devid string, i int) string {
+	s.t.Helper()
+	var keys []string
+	for k, v := range s.sim.Params(devid) {
+		if pk, ok := store.ParseKey(k); ok && pk.Chan == 'v' && isNumber(v) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	if i >= len(keys) {
+		s.t.Fatalf("module %s has only %d numeric v parameters", devid, len(keys))
+	}
+	return keys[i]
+}
+
+func isNumber(v any) bool {
+	_, ok := number(v)
+	return ok
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case float32:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case bool:
+		if x {
+			return 1, true
+		}
+		return 0, true
+	}
+	return 0, false
+}
+
+// exported returns the exporter's bragerone_parameter_value of a key.
+func (s *scenario) exported(devid, key string) (float64, bool) {
+	s.t.Helper()
+	pool, param, _ := strings.Cut(key, ".")
+	return s.metric("bragerone_parameter_value", "devid", devid, "pool", pool, "param", param)
+}
+
+// exportedIs waits until the exporter shows value v for a parameter.
+func (s *scenario) exportedIs(devid, key string, v float64) {
+	s.t.Helper()
+	s.eventually(fmt.Sprintf("%s %s exported as %g", devid, key, v), func() bool {
+		got, ok := s.exported(devid, key)
+		return ok && got == v
+	})
+}
+
+// lostDiff compares every value the simulator holds with what the exporter
+// exposes: numeric values through bragerone_parameter_value, the others
+// through the store the collector reads. "" when nothing is lost.
+func (s *scenario) lostDiff() string {
+	s.t.Helper()
+	exported := map[string]float64{}
+	for _, sm := range s.series("bragerone_parameter_value") {
+		exported[sm.labels["devid"]+" "+sm.labels["pool"]+"."+sm.labels["param"]] = sm.value
+	}
+	for _, d := range s.sim.Devids() {
+		for key, want := range s.sim.Params(d) {
+			if n, ok := number(want); ok {
+				got, ok := exported[d+" "+key]
+				if !ok || got != n {
+					return fmt.Sprintf("%s %s: exported %v (present %v), simulator %v", d, key, got, ok, want)
+				}
+				continue
+			}
+			k, _ := store.ParseKey(key)
+			e, ok := s.store.Get(d, k)
+			if !ok || fmt.Sprint(e.Value) != fmt.Sprint(want) {
+				return fmt.Sprintf("%s %s: stored %v, simulator %v", d, key, e.Value, want)
+			}
+		}
+	}
+	return ""
+}
+
+// nothingLost waits until every simulator value is what the exporter shows.
+func (s *scenario) nothingLost() {
+	s.t.Helper()
+	deadline := time.Now().Add(scenarioDeadline)
+	for {
+		diff := s.lostDiff()
+		if diff == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("values lost: %s; the exporter shows:%s", diff, s.dump())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// sessionOutageReason is the reason label of the open session outage ("" when none).
+func (s *scenario) sessionOutageReason() string {
+	return s.labelOf("bragerone_session_outage_seconds", "reason")
+}
