@@ -50,6 +50,9 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 	// Log in before starting the gateway, so wrong credentials and an
 	// unreachable cloud fail at once instead of being retried.
 	if _, err := client.Login(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted while logging in
+		}
 		return loginError(err)
 	}
 	defer func() {
