@@ -79,7 +79,7 @@ func TestServeAgainstSimulate(t *testing.T) {
 	})
 
 	t.Run("transport drop with a stalled handshake", func(t *testing.T) {
-		exp.waitMetric(t, faultDeadline, "session up before the drop", valueIs("bragerone_session_up", nil, 1))
+		before := exp.waitMetric(t, faultDeadline, "session up before the drop", valueIs("bragerone_session_up", nil, 1))
 		stall := sim.ctl.inject(t, cloudsim.Fault{Kind: cloudsim.FaultStallHandshake})
 		began := time.Now()
 		sim.ctl.inject(t, cloudsim.Fault{Kind: cloudsim.FaultCloseTransport})
@@ -118,8 +118,9 @@ func TestServeAgainstSimulate(t *testing.T) {
 		if sampleValue(last) < 1 {
 			t.Errorf("last session outage lasted %gs, want at least the 1s hysteresis", sampleValue(last))
 		}
-		if n, _ := s.value("bragerone_session_outages_total", map[string]string{"reason": reason}); n != 1 {
-			t.Errorf("%s, want reason %q at 1", s.show("bragerone_session_outages_total"), reason)
+		was, _ := before.value("bragerone_session_outages_total", map[string]string{"reason": reason})
+		if n, _ := s.value("bragerone_session_outages_total", map[string]string{"reason": reason}); n != was+1 {
+			t.Errorf("%s, want reason %q up by one from %g", s.show("bragerone_session_outages_total"), reason, was)
 		}
 		// After the reconnect the exporter re-primes: every parameter is still there.
 		exp.waitFullScrape(t, sim.devids, faultDeadline)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -54,6 +55,30 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	return m.Run()
+}
+
+// statSources stats every file the binary may be built from. go test caches a
+// package's result keyed on the files the test process itself touched while
+// its tests ran; the build runs in a child process before them, so without
+// this a changed product file would not invalidate a cached pass. startProc
+// calls it once.
+var statSourcesOnce = sync.OnceValue(func() error { return statSources("..") })
+
+func statSources(root string) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case ".git", "node_modules", "testdata", "dist":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		_, err = os.Stat(path) // sources, go.mod, go.sum and embedded files alike
+		return err
+	})
 }
 
 // Demo account of the simulated cloud.
@@ -163,6 +188,9 @@ type proc struct {
 // failed.
 func startProc(t testing.TB, name, bin string, env []string, args ...string) *proc {
 	t.Helper()
+	if err := statSourcesOnce(); err != nil {
+		t.Fatal(err)
+	}
 	p := &proc{name: name, done: make(chan struct{})}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Env = append(cleanEnv(), env...)
