@@ -475,12 +475,18 @@ func fetchScrape(client *http.Client, url string) (scrape, []byte, error) {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
 		return nil, body, fmt.Errorf("GET %s: Content-Type %q, want the text format", url, ct)
 	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	s, err := parseExposition(body)
 	if err != nil {
 		return nil, body, fmt.Errorf("parse %s: %w", url, err)
 	}
-	return scrape(fams), body, nil
+	return s, body, nil
+}
+
+// parseExposition parses the Prometheus text format.
+func parseExposition(body []byte) (scrape, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	return scrape(fams), err
 }
 
 // mustScrape scrapes the exporter's /metrics or fails the test.

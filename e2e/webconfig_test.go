@@ -123,7 +123,11 @@ basic_auth_users:
 			if resp.TLS == nil {
 				t.Fatal("200 without TLS")
 			}
-			return strings.Contains(body, "\nbragerone_session_up 1\n"), "no bragerone_session_up 1 in the scrape yet"
+			s, err := parseExposition([]byte(body))
+			if err != nil {
+				t.Fatalf("the https scrape does not parse: %v", err)
+			}
+			return valueIs("bragerone_session_up", nil, 1)(s)
 		})
 	})
 	t.Run("https with a wrong password or none", func(t *testing.T) {
