@@ -94,15 +94,23 @@ func (r *yamlResolver) Validate(app *kong.Application) error {
 	known := map[string]bool{}
 	_ = kong.Visit(app, func(node kong.Visitable, next kong.Next) error {
 		if f, ok := node.(*kong.Flag); ok {
-			known[f.Name] = true
+			known[f.Name] = len(f.Envs) > 0
 		}
 		return next(nil)
 	})
-	var unknown []string
+	var unknown, cliOnly []string
 	for k := range r.values {
-		if !known[k] {
+		settable, exists := known[k]
+		switch {
+		case !exists:
 			unknown = append(unknown, k)
+		case !settable:
+			cliOnly = append(cliOnly, k)
 		}
+	}
+	if len(cliOnly) > 0 {
+		sort.Strings(cliOnly)
+		return fmt.Errorf("--config.file %s: only the command line may set: %s", r.path, strings.Join(cliOnly, ", "))
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
@@ -112,6 +120,11 @@ func (r *yamlResolver) Validate(app *kong.Application) error {
 }
 
 func (r *yamlResolver) Resolve(_ *kong.Context, _ *kong.Path, flag *kong.Flag) (any, error) {
+	// A flag that opted out of the environment (env:"-", e.g. set --force)
+	// is command-line only: a forgotten file must not arm a write.
+	if len(flag.Envs) == 0 {
+		return nil, nil
+	}
 	for _, env := range flag.Envs {
 		if _, set := os.LookupEnv(env); set {
 			return nil, nil

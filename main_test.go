@@ -108,6 +108,7 @@ func TestConfigFileErrors(t *testing.T) {
 		"unknown key":  "log:\n  levle: warn\n",
 		"invalid yaml": "log: [\n",
 		"bad value":    "log.level: loud\n",
+		"cli-only key": "force: true\n",
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {
