@@ -92,7 +92,12 @@ func rawListing(t *testing.T, sim *cloudsim.Cloud) string {
 
 // §7.1: the transport stays up, pings flow, pushes stop.
 func TestScenario01ZombieSocket(t *testing.T) {
-	s := startScenario(t, scenarioSetup{gw: zombieLadder})
+	s := startScenario(t, scenarioSetup{gw: func(c *realtime.Config) {
+		zombieLadder(c)
+		// Zombie primes far enough apart that the zombie is seen before
+		// the hard restart (after which push health is unknown again).
+		c.PollInterval = 60 * time.Millisecond
+	}})
 	s.waitUp()
 	d := s.sim.Devids()[0]
 	key, muted := s.vKey(d, 0), s.vKey(d, 1)
