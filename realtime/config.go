@@ -34,7 +34,8 @@ type Config struct {
 	// PollInterval is the module-list poll and ladder tick; 0 = no poll.
 	PollInterval time.Duration
 	// SupervisorInterval is how often the session is checked for a transport
-	// that died without a disconnect, and a lost session reconnected.
+	// that died without a disconnect, a lost session reconnected, and a
+	// session the cloud has not bound to the modules bound again.
 	SupervisorInterval time.Duration
 	// HealthInterval is how often the session hysteresis and push health are
 	// re-evaluated; it bounds how late an outage is published.

@@ -247,7 +247,8 @@ func (g *Gateway) moduleChanges(ctx context.Context, res outage.ModulesResult, n
 }
 
 // supervise catches a session whose transport died without a disconnect
-// (an Engine.IO abort that skipped the callback) and reconnects a lost one.
+// (an Engine.IO abort that skipped the callback), reconnects a lost one and
+// binds again a live one the cloud did not bind.
 func (g *Gateway) supervise(ctx context.Context) {
 	if g.stopping {
 		return
