@@ -142,6 +142,16 @@ func BenchmarkScrape(b *testing.B) {
 				reg.MustRegister(c)
 				benchHandler(b, reg, n, gzip)
 			})
+			b.Run(fmt.Sprintf("series=%d/%s/collector-labelorder", n, enc), func(b *testing.B) {
+				c, err := collector.New(collector.SnapshotFunc(func() collector.Snapshot { return snap }),
+					collector.ParamSourceFunc(st.ForEachParamInLabelOrder), collector.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				reg := prometheus.NewRegistry()
+				reg.MustRegister(c)
+				benchHandler(b, reg, n, gzip)
+			})
 			b.Run(fmt.Sprintf("series=%d/%s/baseline", n, enc), func(b *testing.B) {
 				reg := prometheus.NewRegistry()
 				reg.MustRegister(&baselineCollector{

@@ -91,13 +91,47 @@ type Entry struct {
 	Meta      map[string]any
 	Source    Source
 	UpdatedAt time.Time
+}
+
+// entry is the stored form of an Entry. Meta keys live in a short slice
+// rather than a map: an entry carries two or three of them, and a map costs
+// about ten times the memory of the slice (memory per stored parameter is
+// what bounds a large account). Readers get an Entry with a fresh map.
+type entry struct {
+	key       Key
+	param     string
+	value     any
+	numeric   float64
+	meta      []metaPair
+	updatedAt time.Time
 	version   uint64
+	hasValue  bool
+	isNumeric bool
+	source    Source
+}
+
+type metaPair struct {
+	key string
+	val any
+}
+
+// setMeta sets one meta key, keeping the order keys first arrived in.
+func (e *entry) setMeta(k string, v any) {
+	for i := range e.meta {
+		if e.meta[i].key == k {
+			e.meta[i].val = v
+			return
+		}
+	}
+	e.meta = append(e.meta, metaPair{k, v})
 }
 
 type module struct {
-	params     map[Key]*Entry
-	sorted     []*Entry // entries in key order; rebuilt lazily when keys are added
+	params     map[Key]*entry
+	sorted     []*entry // entries in key order; rebuilt lazily when keys are added
 	dirty      bool
+	byLabel    []*entry // entries in exposition order; rebuilt lazily when keys are added
+	labelDirty bool
 	nonNumeric int
 	lastUpdate time.Time
 	lastLive   time.Time
@@ -155,46 +189,48 @@ func (s *Store) apply(updates []cloudclient.ParamUpdate, src Source, version uin
 			modID = u.Devid
 			mod = s.modules[modID]
 			if mod == nil {
-				mod = &module{params: make(map[Key]*Entry, 1024)}
+				mod = &module{params: make(map[Key]*entry, 1024)}
 				s.modules[modID] = mod
 			}
 		}
 		k := Key{Pool: u.Pool, Chan: u.Chan, Idx: u.Idx}
 		e := mod.params[k]
 		if e == nil {
-			e = &Entry{Key: k, Param: k.Param()}
+			e = &entry{key: k, param: k.Param()}
 			mod.params[k] = e
 			mod.sorted = append(mod.sorted, e)
 			mod.dirty = true
+			mod.byLabel = append(mod.byLabel, e)
+			mod.labelDirty = true
 			mod.nonNumeric++ // no value yet counts as non-numeric until one arrives
 		} else if e.version > version {
 			// Written after this prime was requested: the stored value is newer.
 			continue
 		}
 		if len(u.Meta) > 0 {
-			if e.Meta == nil {
-				e.Meta = make(map[string]any, len(u.Meta))
+			if e.meta == nil {
+				e.meta = make([]metaPair, 0, len(u.Meta))
 			}
 			for mk, mv := range u.Meta {
-				e.Meta[mk] = mv
+				e.setMeta(mk, mv)
 			}
 		}
 		// A null value is a meta-only frame: the value stays as it was.
 		if !u.HasValue || u.Value == nil {
 			continue
 		}
-		wasNumeric := e.IsNumeric
-		e.Value, e.HasValue = u.Value, true
-		e.Numeric, e.IsNumeric = numeric(u.Value)
-		if wasNumeric != e.IsNumeric {
-			if e.IsNumeric {
+		wasNumeric := e.isNumeric
+		e.value, e.hasValue = u.Value, true
+		e.numeric, e.isNumeric = numeric(u.Value)
+		if wasNumeric != e.isNumeric {
+			if e.isNumeric {
 				mod.nonNumeric--
 			} else {
 				mod.nonNumeric++
 			}
 		}
-		e.Source = src
-		e.UpdatedAt = now
+		e.source = src
+		e.updatedAt = now
 		e.version = version
 		mod.lastUpdate = now
 		if src.IsLive() {
@@ -294,12 +330,15 @@ func (s *Store) Get(devid string, k Key) (Entry, bool) {
 	return copyEntry(e), true
 }
 
-func copyEntry(e *Entry) Entry {
-	c := *e
-	if e.Meta != nil {
-		c.Meta = make(map[string]any, len(e.Meta))
-		for k, v := range e.Meta {
-			c.Meta[k] = v
+func copyEntry(e *entry) Entry {
+	c := Entry{
+		Key: e.key, Param: e.param, Value: e.value, HasValue: e.hasValue,
+		Numeric: e.numeric, IsNumeric: e.isNumeric, Source: e.source, UpdatedAt: e.updatedAt,
+	}
+	if e.meta != nil {
+		c.Meta = make(map[string]any, len(e.meta))
+		for _, p := range e.meta {
+			c.Meta[p.key] = p.val
 		}
 	}
 	return c
@@ -337,7 +376,7 @@ func (m *module) sort() {
 	if !m.dirty {
 		return
 	}
-	sort.Slice(m.sorted, func(i, j int) bool { return keyLess(m.sorted[i].Key, m.sorted[j].Key) })
+	sort.Slice(m.sorted, func(i, j int) bool { return keyLess(m.sorted[i].key, m.sorted[j].key) })
 	m.dirty = false
 }
 
@@ -403,10 +442,58 @@ func (s *Store) ForEachParam(fn func(devid, pool, param string, value float64, n
 		}
 		// Keys added between the two locks sit unsorted at the end: still visited.
 		for _, e := range m.sorted {
-			if !e.HasValue {
+			if !e.hasValue {
 				continue
 			}
-			fn(d, e.Key.Pool, e.Param, e.Numeric, e.IsNumeric)
+			fn(d, e.key.Pool, e.param, e.numeric, e.isNumeric)
 		}
 	}
+}
+
+// ForEachParamInLabelOrder is ForEachParam in the order of the Prometheus
+// exposition: modules in devid order and, within a module, parameters by
+// param label ("s40" < "u1" < "v10" < "v2"), then pool, compared as byte
+// strings. That is the order the registry sorts series of
+// bragerone_parameter_value into (labels devid, param, pool), so a scrape
+// fed in this order finds them already sorted, which turns the registry's
+// n·log n sort into one linear pass. The order is cached per module and
+// rebuilt only when keys were added.
+func (s *Store) ForEachParamInLabelOrder(fn func(devid, pool, param string, value float64, numeric bool)) {
+	s.mu.Lock()
+	devids := make([]string, 0, len(s.modules))
+	for d, m := range s.modules {
+		m.sortByLabel()
+		devids = append(devids, d)
+	}
+	s.mu.Unlock()
+	sort.Strings(devids)
+
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, d := range devids {
+		m := s.modules[d]
+		if m == nil {
+			continue
+		}
+		for _, e := range m.byLabel {
+			if !e.hasValue {
+				continue
+			}
+			fn(d, e.key.Pool, e.param, e.numeric, e.isNumeric)
+		}
+	}
+}
+
+func (m *module) sortByLabel() {
+	if !m.labelDirty {
+		return
+	}
+	sort.Slice(m.byLabel, func(i, j int) bool {
+		a, b := m.byLabel[i], m.byLabel[j]
+		if a.param != b.param {
+			return a.param < b.param
+		}
+		return a.key.Pool < b.key.Pool
+	})
+	m.labelDirty = false
 }
