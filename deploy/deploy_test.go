@@ -1526,3 +1526,32 @@ func TestREADMEFlagReference(t *testing.T) {
 	}
 	t.Errorf("README.md flag reference is out of date with --help: run go test ./deploy -run TestREADMEFlagReference -update")
 }
+
+// TestREADMEPromQLParses hands every line of the README's promql blocks to
+// promtool as a recording rule, so an example query that does not parse fails.
+func TestREADMEPromQLParses(t *testing.T) {
+	readme := string(readFile(t, filepath.Join(repoRoot, "README.md")))
+	blocks := regexp.MustCompile("(?s)```promql\n(.*?)```").FindAllStringSubmatch(readme, -1)
+	var rules []map[string]string
+	for _, b := range blocks {
+		for _, line := range strings.Split(b[1], "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				rules = append(rules, map[string]string{"record": fmt.Sprintf("readme:example_%d", len(rules)), "expr": line})
+			}
+		}
+	}
+	if len(rules) < 6 {
+		t.Fatalf("found %d example queries in README.md", len(rules))
+	}
+	out, err := yaml.Marshal(map[string]any{"groups": []any{map[string]any{"name": "readme", "rules": rules}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(tmpDir, "readme-promql.yml")
+	if err := os.WriteFile(file, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool(t), "check", "rules", file).CombinedOutput(); err != nil {
+		t.Errorf("README.md example queries: %v\n%s", err, out)
+	}
+}
