@@ -66,6 +66,7 @@ type Gateway struct {
 	recovery         ladder.Action // step in flight ("" = none)
 	recoveryConnect  bool          // the step waits for the next connect + resubscribe
 	stopping         bool
+	primeOwed        bool // the last connect's prime failed: prime on the next tick
 	lastEventAt      time.Time
 	overflowed       int64
 	decodeErrors     int64

@@ -52,6 +52,13 @@ func fastConfig() Config {
 
 func startHarness(t *testing.T, tune func(*Config), simOpts ...func(*cloudsim.Options)) *harness {
 	t.Helper()
+	return startHarnessWithFaults(t, tune, nil, simOpts...)
+}
+
+// startHarnessWithFaults injects faults into the simulator before the
+// gateway starts.
+func startHarnessWithFaults(t *testing.T, tune func(*Config), faults []cloudsim.Fault, simOpts ...func(*cloudsim.Options)) *harness {
+	t.Helper()
 	so := cloudsim.Options{Modules: 2, ParamsPerModule: 40, Seed: 7, Logger: testLogger()}
 	for _, f := range simOpts {
 		f(&so)
@@ -61,6 +68,9 @@ func startHarness(t *testing.T, tune func(*Config), simOpts ...func(*cloudsim.Op
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sim.Close() })
+	for _, f := range faults {
+		sim.Inject(f)
+	}
 	client, err := cloudclient.New(cloudclient.Config{
 		BaseURL: sim.URL(), AssetsURL: sim.URL(),
 		Credentials:  cloudclient.StaticCredentials(cloudclient.Credentials{Email: "demo@example.com", Password: "demo"}),
@@ -462,4 +472,21 @@ func allOnline(st *Status) bool {
 		}
 	}
 	return true
+}
+
+// A failed prime after connect is owed: the next tick primes even while live
+// updates keep push healthy (otherwise the store would hold only what live
+// deltas happened to touch, and the exporter would never be ready).
+func TestGatewayFailedFirstPrimeIsRetriedOnTheNextTick(t *testing.T) {
+	h := startHarnessWithFaults(t, nil, []cloudsim.Fault{{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/modules/parameters", Status: 503, Count: 4}})
+	h.waitBound()
+	devid := h.sim.Devids()[0]
+	key := h.firstKey(devid)
+	h.sim.SetParam(devid, key, 5.5)
+	select {
+	case <-h.gw.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatalf("never ready after the prime fault ended; prime requests: %d", h.sim.Requests("POST /v1/modules/parameters"))
+	}
+	h.assertNothingLost()
 }

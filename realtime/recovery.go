@@ -51,9 +51,17 @@ func (g *Gateway) ladderTick(ctx context.Context) {
 		g.startPrimeThen(ctx, g.subscribed, true, func(err error) {
 			st, _ := g.cfg.Ladder.OnActionResult(g.ladder, ladder.ZombiePrime, ladder.Result{OK: err == nil}, g.cfg.Now())
 			g.ladder = st
+			g.settlePrimeOwed(err)
 		})
-	case d.ShouldPrime():
-		g.startPrime(ctx, g.subscribed, true)
+	case d.ShouldPrime() || g.primeOwed:
+		g.startPrimeThen(ctx, g.subscribed, true, g.settlePrimeOwed)
+	}
+}
+
+// settlePrimeOwed clears the owed snapshot once a full prime succeeded.
+func (g *Gateway) settlePrimeOwed(err error) {
+	if err == nil {
+		g.primeOwed = false
 	}
 }
 

@@ -217,6 +217,13 @@ func (g *Gateway) listen(s transport.Session, modules []string, objectID int) {
 // resubscribed runs on the loop after a bind + prime.
 func (g *Gateway) resubscribed(seq uint64, bound, primed bool, err error) {
 	g.binding--
+	if primed {
+		g.primeOwed = false
+	} else if seq == g.sessSeq && err != nil {
+		// No snapshot after this connect: the next tick primes, whatever
+		// the ladder says (live traffic alone would never fill the store).
+		g.primeOwed = true
+	}
 	if g.recoveryConnect && seq == g.sessSeq {
 		g.finishRecovery(ladder.Result{OK: bound})
 	}
