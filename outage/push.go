@@ -104,8 +104,19 @@ func (p *Push) Status(now time.Time, link Link) PushStatus {
 	case p.cfg.StaleAfter <= 0:
 		st.State = PushHealthy
 	case p.lastLive.IsZero() || p.lastLive.Before(link.UpSince):
-		// No live update stamped since the current up-window began.
-		st.State = PushUnknown
+		// No live update stamped since the current up-window began: too
+		// early to tell, until the window itself is StaleAfter old. Then it
+		// is a zombie like any other (cloud-interface.md: "no live parameter
+		// update for 180 s, session still up"), or a zombie that survived a
+		// reconnect would hide behind "unknown" for good.
+		silent := nonNegative(now.Sub(link.UpSince))
+		if link.UpSince.IsZero() || silent < p.cfg.StaleAfter {
+			st.State = PushUnknown
+			break
+		}
+		st.State = PushUnhealthy
+		st.HasStaleFor = true
+		st.LiveStaleFor = silent
 	default:
 		age := nonNegative(now.Sub(p.lastLive))
 		if age >= p.cfg.StaleAfter {
@@ -136,13 +147,19 @@ func (p *Push) LiveUpdate(now time.Time, link Link) PushResult {
 	var resumed bool
 	var gap time.Duration
 	var ep *Episode
-	if link.Up && p.cfg.StaleAfter > 0 && !prev.IsZero() && !prev.Before(link.UpSince) {
-		gap = nonNegative(now.Sub(prev))
+	if link.Up && p.cfg.StaleAfter > 0 && !link.UpSince.IsZero() {
+		// The gap runs from the last live update of this up-window, or from
+		// the window's start when there was none.
+		from := prev
+		if from.IsZero() || from.Before(link.UpSince) {
+			from = link.UpSince
+		}
+		gap = nonNegative(now.Sub(from))
 		if gap >= p.cfg.StaleAfter {
 			resumed = true
 			p.hasResumed = true
 			p.lastResumedAfter = gap
-			e := p.cfg.Episodes.Add(Episode{Layer: LayerLiveStale, StartedAt: prev, EndedAt: now, DownFor: gap, Reason: ReasonLiveStale})
+			e := p.cfg.Episodes.Add(Episode{Layer: LayerLiveStale, StartedAt: from, EndedAt: now, DownFor: gap, Reason: ReasonLiveStale})
 			ep = &e
 		}
 	}

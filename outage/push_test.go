@@ -107,9 +107,9 @@ func TestPushTable(t *testing.T) {
 			},
 		},
 		{
-			name:  "Rule_UpButNoLiveSinceUpWindow_Unknown",
+			name:  "Rule_UpButNoLiveSinceUpWindow_UnknownUntilThresholdThenUnhealthy",
 			stale: 180 * time.Second,
-			steps: []step{{5, false, up(0)}, {10, true, up(0)}, {20, false, down}, {30, false, up(30)}, {1000, false, up(30)}},
+			steps: []step{{5, false, up(0)}, {10, true, up(0)}, {20, false, down}, {30, false, up(30)}, {200, false, up(30)}, {1000, false, up(30)}},
 			check: func(t *testing.T, rs []PushResult, eps []Episode) {
 				if rs[0].Status.State != PushUnknown || rs[0].Changed {
 					t.Fatalf("before first traffic: unknown: %+v", rs[0])
@@ -118,7 +118,26 @@ func TestPushTable(t *testing.T) {
 					t.Fatalf("right after a reconnect: unknown: %+v", rs[3])
 				}
 				if rs[4].Status.State != PushUnknown || rs[4].Status.HasStaleFor {
-					t.Fatalf("no live update in this up-window stays unknown: %+v", rs[4])
+					t.Fatalf("170 s into a silent up-window: still unknown: %+v", rs[4])
+				}
+				// A zombie that survived the reconnect must not hide behind
+				// "unknown": after StaleAfter of silence in the window it is unhealthy.
+				if rs[5].Status.State != PushUnhealthy || !rs[5].Status.HasStaleFor || rs[5].Status.LiveStaleFor != 970*time.Second {
+					t.Fatalf("970 s into a silent up-window: unhealthy with the window's silence: %+v", rs[5])
+				}
+			},
+		},
+		{
+			name:  "Rule_LiveAfterSilentUpWindow_Resume",
+			stale: 180 * time.Second,
+			steps: []step{{10, true, up(0)}, {300, false, down}, {310, false, up(310)}, {600, true, up(310)}},
+			check: func(t *testing.T, rs []PushResult, eps []Episode) {
+				r := rs[3]
+				if !r.Resumed || r.ResumedAfter != 290*time.Second || r.Status.State != PushHealthy {
+					t.Fatalf("live after 290 s of a silent window: resumed after 290 s: %+v", r)
+				}
+				if len(eps) != 1 || eps[0].StartedAt != at(310) || eps[0].DownFor != 290*time.Second {
+					t.Fatalf("episode = %+v", eps)
 				}
 			},
 		},
