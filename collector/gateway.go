@@ -66,11 +66,8 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 		s.Push.LastResumedAfter = st.Push.LastResumedAfter
 	}
 	if st.Push.HasStaleFor {
-		// The zombie's age grows between publications: measure it now.
-		s.Push.StaleFor = st.Push.LiveStaleFor
-		if !st.LastLiveUpdate.IsZero() {
-			s.Push.StaleFor = now.Sub(st.LastLiveUpdate)
-		}
+		// The zombie's silence grows between publications: carry it to now.
+		s.Push.StaleFor = st.Push.LiveStaleFor + max(0, now.Sub(st.At))
 	}
 	if !st.Ladder.CooldownUntil.IsZero() && st.Ladder.CooldownUntil.After(now) {
 		s.Recovery.CooldownLeft = st.Ladder.CooldownUntil.Sub(now)

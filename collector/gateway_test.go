@@ -74,3 +74,13 @@ func TestFromStatusUnknownPushAndNilStatus(t *testing.T) {
 		t.Fatal("unknown push exported as known")
 	}
 }
+
+func TestFromStatusCarriesZombieSilenceToScrapeTime(t *testing.T) {
+	at := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	st := &realtime.Status{At: at, Session: outage.SessionSnapshot{Up: true},
+		Push: outage.PushStatus{State: outage.PushUnhealthy, HasStaleFor: true, LiveStaleFor: 200 * time.Second}}
+	s := FromStatus(st, nil, at.Add(5*time.Second))
+	if s.Push.StaleFor != 205*time.Second {
+		t.Fatalf("StaleFor = %v, want 205s", s.Push.StaleFor)
+	}
+}
