@@ -175,7 +175,7 @@ func decodeModuleRow(raw json.RawMessage) (Module, error) {
 // BindRequest binds the realtime session to modules.
 type BindRequest struct {
 	NamespaceSID string // SID of the /ws namespace; always the current one
-	EngineSID    string // Engine.IO SID, a fallback only
+	EngineSID    string // Engine.IO SID, used only when NamespaceSID is empty
 	Modules      []string
 	GroupID      int // object id; 0 = omit the group_id variants
 }
@@ -199,8 +199,8 @@ func (s bindShape) body(sid string, groupID int, modules []string) map[string]an
 
 // ModulesConnect binds the session's SID to the modules. Candidate bodies are
 // tried in order: the shape that bound last time (with the current namespace
-// SID), then wsid, sid and wsid+group_id with the namespace SID, then the same
-// with the Engine SID. 200/204 binds; another 2xx (e.g. 201
+// SID), then wsid, sid and wsid+group_id with the namespace SID (the Engine
+// SID stands in only when no namespace SID is known). 200/204 binds; another 2xx (e.g. 201
 // "accepted-not-bound") moves on; an error status aborts. All candidates
 // unbound gives false and no error. An empty module list binds trivially.
 func (c *Client) ModulesConnect(ctx context.Context, req BindRequest) (bool, error) {
@@ -231,10 +231,15 @@ func (c *Client) ModulesConnect(ctx context.Context, req BindRequest) (bool, err
 	if remembered != nil {
 		add(*remembered, req.NamespaceSID)
 	}
-	for _, sid := range []string{req.NamespaceSID, req.EngineSID} {
-		for _, s := range bindShapes {
-			add(s, sid)
-		}
+	// The spec: modules/connect always carries the current namespace SID.
+	// The Engine.IO SID is used only when there is no namespace SID at all;
+	// a 200 for an Engine SID was seen to bind nothing.
+	sid := req.NamespaceSID
+	if sid == "" {
+		sid = req.EngineSID
+	}
+	for _, s := range bindShapes {
+		add(s, sid)
 	}
 	for _, cd := range cands {
 		cl := &call{method: "POST", path: "/modules/connect", tmpl: "POST /v1/modules/connect", auth: true, browser: true,

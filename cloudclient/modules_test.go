@@ -52,10 +52,22 @@ func TestModulesConnectCandidateOrder(t *testing.T) {
 		{"wsid": "NS", "modules": mods},
 		{"sid": "NS", "modules": mods},
 		{"wsid": "NS", "group_id": "42", "modules": mods},
-		{"wsid": "EN", "modules": mods},
-		{"sid": "EN", "modules": mods},
-		{"wsid": "EN", "group_id": "42", "modules": mods},
 	}
+	// The Engine SID is never posted while a namespace SID is known: the
+	// spec has modules/connect always carry the current namespace SID.
+	if got := connectBodies(t, fc); !reflect.DeepEqual(got, want) {
+		t.Fatalf("bodies\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestModulesConnectEngineSIDOnlyWithoutNamespaceSID(t *testing.T) {
+	fc := connectCloud(t, func(map[string]any) int { return 201 })
+	c, _ := newClient(t, fc)
+	if _, err := c.ModulesConnect(ctxT(t), cloudclient.BindRequest{EngineSID: "EN", Modules: []string{"D1"}}); err != nil {
+		t.Fatal(err)
+	}
+	mods := []any{"D1"}
+	want := []map[string]any{{"wsid": "EN", "modules": mods}, {"sid": "EN", "modules": mods}}
 	if got := connectBodies(t, fc); !reflect.DeepEqual(got, want) {
 		t.Fatalf("bodies\n got %v\nwant %v", got, want)
 	}
