@@ -2,14 +2,25 @@
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
-LDFLAGS   := -s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)
 
-.PHONY: all build test test-deps lint fmt-check vet bench
+.PHONY: all build test test-deps fmt-check vet bench generate docs image
 
 all: build
 
+# The same static binary the Dockerfile builds, without Docker.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bragerone_exporter .
+	VERSION=$(VERSION) REVISION=$(REVISION) GO=$(GO) ./scripts/build.sh
+
+# Regenerates deploy/kubernetes/prometheusrule.yaml from alerts/.
+generate:
+	$(GO) generate ./deploy
+
+# Regenerates the README's flag reference from --help.
+docs:
+	$(GO) test ./deploy -run TestREADMEFlagReference -update -count=1
+
+image:
+	docker build -t bragerone_exporter --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) .
 
 # test-deps installs the real peers some tests talk to (the reference Node.js
 # Socket.IO server); promtool and amtool come from Debian (see .ci/run).
