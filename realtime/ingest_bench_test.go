@@ -157,8 +157,7 @@ func (bg *benchGateway) awaitEvents(b *testing.B, n int64, window int64) {
 		select {
 		case <-bg.wake:
 		case <-deadline.C:
-			st := bg.gw.Status()
-			b.Fatalf("ingest stalled: %d of %d events arrived, dropped=%d connected=%v", bg.events.Load(), n, st.DroppedEvents, st.Connected)
+			b.Fatalf("ingest stalled: %d of %d events arrived", bg.events.Load(), n)
 		}
 	}
 }
@@ -176,9 +175,31 @@ const ingestWindow = 256
 //     values each, for 10 modules.
 //
 // Each iteration is one SetParam or one Drift call. Reported: updates/s,
-// events/s and process CPU µs per update (client and server together: run
-// with -cpuprofile and `go tool pprof -tags` for the side=client share).
+// events/s and process CPU µs per update and per event (client and server
+// together: run with -cpuprofile and `go tool pprof -tags` for the
+// side=client share).
+//
+// The baselines (transport-only/...) push the same deltas to a bare
+// transport session bound by hand and only count the events: the Socket.IO
+// library and transport alone, without decoder, store or gateway.
 func BenchmarkIngest(b *testing.B) {
+	b.Run("transport-only/setparam", func(b *testing.B) {
+		bt := startBenchTransport(b, 1, 800)
+		devid := bt.sim.Devids()[0]
+		keys := bt.valueKeys(devid, 200)
+		runIngest(b, bt, func(i int) int64 {
+			bt.sim.SetParam(devid, keys[i%len(keys)], float64(i))
+			return 1
+		})
+	})
+	b.Run("transport-only/drift", func(b *testing.B) {
+		bt := startBenchTransport(b, 10, 1000)
+		modules := int64(len(bt.sim.Devids()))
+		runIngest(b, bt, func(int) int64 {
+			bt.sim.Drift()
+			return modules
+		})
+	})
 	b.Run("setparam", func(b *testing.B) {
 		bg := startBenchGateway(b, 1, 800, nil)
 		devid := bg.sim.Devids()[0]
@@ -216,14 +237,92 @@ func runIngest(b *testing.B, bg *benchGateway, push func(i int) int64) {
 	bg.awaitEvents(b, baseEvents+sent, 0)
 	b.StopTimer()
 	elapsed, cpu := time.Since(start), processCPU()-cpu0
-	updates := bg.updates.Load() - baseUpdates
-	if updates <= 0 {
-		b.Fatal("no update reached the store")
+	events := bg.events.Load() - baseEvents
+	b.ReportMetric(float64(events)/elapsed.Seconds(), "events/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(events), "cpu-µs/event")
+	if bg.gw == nil {
+		return // transport only: values are not decoded, so not counted
 	}
 	if st := bg.gw.Status(); st.DroppedEvents != 0 {
 		b.Fatalf("%d events dropped on a full buffer: the window is too large", st.DroppedEvents)
 	}
+	updates := bg.updates.Load() - baseUpdates
+	if updates <= 0 {
+		b.Fatal("no update reached the store")
+	}
 	b.ReportMetric(float64(updates)/elapsed.Seconds(), "updates/s")
-	b.ReportMetric(float64(bg.events.Load()-baseEvents)/elapsed.Seconds(), "events/s")
 	b.ReportMetric(float64(cpu.Microseconds())/float64(updates), "cpu-µs/update")
+}
+
+// startBenchTransport connects a bare transport session to the simulator,
+// binds it to every module over REST and counts parameter-change events
+// (nothing decodes them, so values are not counted: compare per event).
+func startBenchTransport(b *testing.B, modules, perModule int) *benchGateway {
+	b.Helper()
+	bg := &benchGateway{done: make(chan error, 1), wake: make(chan struct{}, 1), cancel: func() {}}
+	var startErr error
+	pprof.Do(context.Background(), serverLabels, func(context.Context) {
+		bg.sim = cloudsim.New(cloudsim.Options{Modules: modules, ParamsPerModule: perModule, Seed: 1, Logger: discardLogger()})
+		startErr = bg.sim.Start("127.0.0.1:0")
+	})
+	if startErr != nil {
+		b.Fatal(startErr)
+	}
+	b.Cleanup(func() { bg.sim.Close() })
+	ctx := context.Background()
+	client, err := cloudclient.New(cloudclient.Config{
+		BaseURL: bg.sim.URL(), AssetsURL: bg.sim.URL(),
+		Credentials: cloudclient.StaticCredentials(cloudclient.Credentials{Email: cloudsim.DefaultEmail, Password: cloudsim.DefaultPassword}),
+		Logger:      discardLogger(),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bg.client = client
+	sess, tr := connectBound(b, ctx, bg.sim, client)
+	b.Cleanup(func() {
+		_ = sess.Disconnect(ctx)
+		_ = tr.Close()
+	})
+	pprof.Do(ctx, clientLabels, func(context.Context) {
+		go func() {
+			for ev := range sess.Events() {
+				if ev.Kind == transport.EventParamsChange {
+					bg.events.Add(1)
+					select {
+					case bg.wake <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}()
+	})
+	return bg
+}
+
+// connectBound opens a transport session to the simulator and binds it to
+// every module with its namespace SID, as the gateway does.
+func connectBound(b *testing.B, ctx context.Context, sim *cloudsim.Cloud, client *cloudclient.Client) (transport.Session, transport.Transport) {
+	b.Helper()
+	var (
+		tr   transport.Transport
+		sess transport.Session
+		err  error
+	)
+	pprof.Do(ctx, clientLabels, func(ctx context.Context) {
+		tr, err = transport.New(transport.Config{BaseURL: sim.URL(), Header: realtime.HandshakeHeaders(client, sim.URL()), Logger: discardLogger()})
+		if err == nil {
+			sess, err = tr.Connect(ctx)
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bound, err := client.ModulesConnect(ctx, cloudclient.BindRequest{
+		NamespaceSID: sess.NamespaceSID(), EngineSID: sess.EngineSID(), Modules: sim.Devids(), GroupID: sim.ObjectID(),
+	})
+	if err != nil || !bound {
+		b.Fatalf("bind: bound=%v err=%v", bound, err)
+	}
+	return sess, tr
 }

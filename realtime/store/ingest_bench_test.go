@@ -3,6 +3,7 @@ package store_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,10 +35,27 @@ func liveDelta(devid string, n, seq int) []byte {
 // BenchmarkDecodeAndStore is the client's own share of live ingest, without
 // the network: DecodeParameters on a delta as pushed, then Store.ApplyLive,
 // for deltas of 1 and 3 values (SetParam and a typical drift step) and for
-// a 32-value burst. ns/update and allocs/update are per stored value.
+// a 32-value burst. ns/update is per stored value. The baseline
+// (values=N/encoding_json) is encoding/json's generic decode of the same
+// deltas alone, before any flattening or storing.
 func BenchmarkDecodeAndStore(b *testing.B) {
 	for _, n := range []int{1, 3, 32} {
-		b.Run(fmt.Sprintf("values=%d", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("values=%d/encoding_json", n), func(b *testing.B) {
+			payloads := make([][]byte, 64)
+			for i := range payloads {
+				payloads[i] = liveDelta("FTTCTBSLCE", n, i)
+			}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				var v map[string]any
+				if err := json.Unmarshal(payloads[i%len(payloads)], &v); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/update")
+			b.ReportMetric(1e9*float64(b.N*n)/float64(b.Elapsed().Nanoseconds()), "updates/s")
+		})
+		b.Run(fmt.Sprintf("values=%d/decode+store", n), func(b *testing.B) {
 			st := store.New()
 			payloads := make([][]byte, 64)
 			for i := range payloads {
@@ -125,9 +143,31 @@ func heapInUse() uint64 {
 // BenchmarkStoreFootprint primes a store with the simulator's answer for 10
 // modules × 1000 parameters (values and their meta keys, as sent) and
 // reports the live heap the store keeps per stored parameter after a GC.
-// Each iteration builds one store; the figure is the mean.
+// Each iteration builds one store; the figure is the mean. The baseline
+// (encoding_json) keeps the same answer as encoding/json's generic
+// map[string]any tree instead.
 func BenchmarkStoreFootprint(b *testing.B) {
 	raw := simPrime(b, 10, 1000)
+	b.Run("encoding_json", func(b *testing.B) {
+		var total uint64
+		for b.Loop() {
+			before := heapInUse()
+			var tree map[string]any
+			if err := json.Unmarshal(raw, &tree); err != nil {
+				b.Fatal(err)
+			}
+			after := heapInUse()
+			runtime.KeepAlive(tree)
+			if after > before {
+				total += after - before
+			}
+		}
+		b.ReportMetric(float64(total)/float64(b.N)/10000, "heap-B/param")
+	})
+	b.Run("store", func(b *testing.B) { benchStoreFootprint(b, raw) })
+}
+
+func benchStoreFootprint(b *testing.B, raw []byte) {
 	now := time.Unix(1757000000, 0)
 	var total uint64
 	var params int

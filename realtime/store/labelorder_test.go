@@ -79,3 +79,37 @@ func TestMetaMergeReplacesKeysAndReadersGetCopies(t *testing.T) {
 		t.Fatalf("an entry without meta reads meta %v", e.Meta)
 	}
 }
+
+// Keys whose index does not fit the packed form (negative, or 2^40 and
+// above) are stored and found like any other, and never collide with
+// packed ones.
+func TestUnpackableKeysAreStoredApart(t *testing.T) {
+	s := New()
+	keys := []Key{{"P4", 'v', 1}, {"P4", 'v', -1}, {"P4", 'v', 1 << 40}, {"P4", 'v', 1<<40 + 1}, {"P5", 'v', 1}, {"P4", 's', 1}}
+	var ups []cloudclient.ParamUpdate
+	for i, k := range keys {
+		ups = append(ups, upd("D1", k.Pool, k.Chan, k.Idx, float64(i)))
+	}
+	if n := s.ApplyLive(ups, SourceLive, t0); n != len(keys) {
+		t.Fatalf("applied %d", n)
+	}
+	for i, k := range keys {
+		if e, ok := s.Get("D1", k); !ok || e.Value != float64(i) || e.Key != k {
+			t.Errorf("Get(%v) = %+v, %v", k, e, ok)
+		}
+	}
+	if _, ok := s.Get("D1", Key{"P6", 'v', 1}); ok {
+		t.Error("a key of an unknown pool was found")
+	}
+	if _, ok := s.Get("D1", Key{"P4", 'v', 2}); ok {
+		t.Error("an absent key was found")
+	}
+	if st := s.Stats()["D1"]; st.Params != len(keys) {
+		t.Fatalf("stats count %d params, want %d", st.Params, len(keys))
+	}
+	n := 0
+	s.ForEachParam(func(string, string, string, float64, bool) { n++ })
+	if n != len(keys) || len(s.Entries("D1")) != len(keys) {
+		t.Fatalf("visited %d, entries %d, want %d", n, len(s.Entries("D1")), len(keys))
+	}
+}
