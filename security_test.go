@@ -1,0 +1,573 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/alecthomas/kong"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/bragerone/bragerone_exporter/cloudsim"
+	"github.com/bragerone/bragerone_exporter/collector"
+)
+
+// Security properties of the whole exporter: where credentials may come
+// from, that they and the session tokens never reach a log line (at debug
+// level, even when the cloud echoes the request in its error bodies), a
+// metric or the status page, and that hostile values from the cloud cannot
+// break the exposition.
+
+// Every flag of every command: none carries a secret, so no secret ever
+// shows in a process listing. The password comes from BRAGERONE_PASSWORD or
+// the file --cloud.password-file names.
+func TestNoSecretFlags(t *testing.T) {
+	var cli CLI
+	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.Vars{"version": "test"}, kong.Exit(func(int) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := regexp.MustCompile(`(?i)pass|token|secret|bearer|credential|auth`)
+	seen := map[string]bool{}
+	var walk func(n *kong.Node)
+	walk = func(n *kong.Node) {
+		for _, f := range n.Flags {
+			seen[f.Name] = true
+			if f.Name == "cloud.password-file" {
+				if f.Tag.Type != "path" {
+					t.Errorf("--cloud.password-file is of type %q, want a path", f.Tag.Type)
+				}
+				continue
+			}
+			if k := f.Target.Kind(); (k == reflect.String || k == reflect.Slice) && secret.MatchString(f.Name) {
+				t.Errorf("command %q has flag --%s, which would carry a secret in argv", n.Name, f.Name)
+			}
+			for _, env := range f.Envs {
+				if env == passwordEnv {
+					t.Errorf("flag --%s is bound to %s: the password would become a flag value", f.Name, passwordEnv)
+				}
+			}
+		}
+		for _, p := range n.Positional {
+			if secret.MatchString(p.Name) {
+				t.Errorf("command %q has positional argument %q, which would carry a secret in argv", n.Name, p.Name)
+			}
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(parser.Model.Node)
+	// The walk reached the commands that log in (a walk over nothing
+	// would pass too).
+	for _, want := range []string{"cloud.email", "cloud.password-file", "web.listen-address", "log.level"} {
+		if !seen[want] {
+			t.Errorf("flag --%s not found in the command tree; the walk missed commands", want)
+		}
+	}
+}
+
+// The configuration file cannot hold the password either: it is no flag.
+func TestConfigFileCannotHoldPassword(t *testing.T) {
+	for _, body := range []string{"cloud.password: hunter2-secret\n", "cloud:\n  password: hunter2-secret\n"} {
+		code, out, errOut := runArgs(t, "--config.file", writeConfig(t, body), "check")
+		if code != exitUsage {
+			t.Errorf("config %q: exit %d, want %d (unknown key); stderr %q", body, code, exitUsage, errOut)
+		}
+		if strings.Contains(out+errOut, "hunter2-secret") {
+			t.Errorf("config %q: the password was echoed: %q", body, out+errOut)
+		}
+	}
+}
+
+// echoFront stands in front of a simulated cloud and answers some requests
+// with errors whose bodies echo the request (headers with the bearer token,
+// the login body with the password), the way a misbehaving proxy or cloud
+// does. Everything else goes to the simulator; the tokens it issues are
+// recorded.
+type echoFront struct {
+	sim *cloudsim.Cloud
+
+	mu     sync.Mutex
+	n      map[string]int // requests seen, by method and path
+	echoed map[string]int // echo errors served, by method and path
+	tokens []string       // access and refresh tokens the cloud issued
+}
+
+// echoPlan: which request (1-based, per method and path) gets which echo error.
+var echoPlan = map[string]map[int]int{
+	"POST /v1/auth/user":          {1: 503, 2: 500},
+	"GET /v1/modules":             {1: 503, 2: 500, 4: 401},
+	"POST /v1/modules/parameters": {1: 422},
+	"POST /v1/modules/connect":    {1: 500},
+	"POST /v1/auth/revoke":        {1: 500},
+	"GET /socket.io/":             {1: 403},
+}
+
+func (f *echoFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	key := r.Method + " " + r.URL.Path
+	if strings.HasPrefix(r.URL.Path, "/socket.io/") {
+		key = r.Method + " /socket.io/"
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+
+	f.mu.Lock()
+	f.n[key]++
+	status := echoPlan[key][f.n[key]]
+	if status != 0 {
+		f.echoed[key]++
+	}
+	f.mu.Unlock()
+
+	if status != 0 {
+		var headers strings.Builder
+		for k, vs := range r.Header {
+			fmt.Fprintf(&headers, "%s: %s\n", k, strings.Join(vs, ", "))
+		}
+		echo := fmt.Sprintf("you sent %s %s?%s\n%s\n%s", r.Method, r.URL.Path, r.URL.RawQuery, headers.String(), body)
+		if status >= 500 {
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, "<html><body><h1>%d</h1><pre>%s</pre></body></html>", status, echo)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"message": "rejected: " + echo, "request": string(body), "authorization": r.Header.Get("Authorization"),
+		})
+		return
+	}
+	if key != "POST /v1/auth/user" {
+		f.sim.Handler().ServeHTTP(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	f.sim.Handler().ServeHTTP(rec, r)
+	var login struct{ AccessToken, RefreshToken string }
+	if json.Unmarshal(rec.Body.Bytes(), &login) == nil {
+		f.mu.Lock()
+		for _, tok := range []string{login.AccessToken, login.RefreshToken} {
+			if tok != "" {
+				f.tokens = append(f.tokens, tok)
+			}
+		}
+		f.mu.Unlock()
+	}
+	for k, vs := range rec.Header() {
+		w.Header()[k] = vs
+	}
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(rec.Body.Bytes())
+}
+
+func (f *echoFront) secrets() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.tokens...)
+}
+
+func (f *echoFront) unserved() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for key, plan := range echoPlan {
+		for i := range plan {
+			if f.n[key] < i {
+				out = append(out, fmt.Sprintf("%s #%d", key, i))
+			}
+		}
+	}
+	return out
+}
+
+// freeAddr returns a loopback address nobody listens on right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// serveRun is `serve` running in-process through runContext.
+type serveRun struct {
+	t      *testing.T
+	base   string
+	stderr *syncBuffer
+	cancel context.CancelFunc
+	done   chan int
+}
+
+func startServeRun(t *testing.T, args ...string) *serveRun {
+	t.Helper()
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &serveRun{t: t, base: "http://" + addr, stderr: &syncBuffer{}, cancel: cancel, done: make(chan int, 1)}
+	args = append([]string{"serve", "--web.listen-address=" + addr}, args...)
+	go func() { r.done <- runContext(ctx, args, io.Discard, r.stderr) }()
+	t.Cleanup(func() { r.stop() })
+	return r
+}
+
+// stop cancels serve and returns its exit code.
+func (r *serveRun) stop() int {
+	r.cancel()
+	select {
+	case code := <-r.done:
+		r.done <- code
+		return code
+	case <-time.After(20 * time.Second):
+		r.t.Fatalf("serve did not return after cancel; stderr:\n%s", r.stderr.String())
+		return -1
+	}
+}
+
+func (r *serveRun) get(path string) (int, []byte, error) {
+	resp, err := http.Get(r.base + path)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, body, err
+}
+
+// scrape fetches /metrics in the text format and parses it.
+func (r *serveRun) scrape() (map[string]*dto.MetricFamily, []byte, error) {
+	code, body, err := r.get("/metrics")
+	if err != nil {
+		return nil, nil, err
+	}
+	if code != 200 {
+		return nil, body, fmt.Errorf("/metrics answered %d: %s", code, body)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	mfs, err := p.TextToMetricFamilies(bytes.NewReader(body))
+	return mfs, body, err
+}
+
+func gaugeValue(mfs map[string]*dto.MetricFamily, name string, labels map[string]string) (float64, bool) {
+	mf := mfs[name]
+	if mf == nil {
+		return 0, false
+	}
+next:
+	for _, m := range mf.GetMetric() {
+		for k, v := range labels {
+			found := false
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == k && lp.GetValue() == v {
+					found = true
+				}
+			}
+			if !found {
+				continue next
+			}
+		}
+		return m.GetGauge().GetValue(), true
+	}
+	return 0, false
+}
+
+// waitServe polls until cond holds on a scrape, or fails with the last one.
+func (r *serveRun) waitServe(what string, cond func(map[string]*dto.MetricFamily) bool) {
+	r.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var last string
+	for {
+		mfs, body, err := r.scrape()
+		if err == nil && cond(mfs) {
+			return
+		}
+		if err != nil {
+			last = err.Error()
+		} else {
+			last = string(body)
+		}
+		if time.Now().After(deadline) {
+			r.t.Fatalf("timed out waiting for %s; last scrape:\n%s\nstderr:\n%s", what, tailLines(last, 40), tailLines(r.stderr.String(), 40))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fastServeFlags make serve's health machinery run in milliseconds.
+var fastServeFlags = []string{
+	"--poll.interval=100ms", "--session.supervisor-interval=100ms", "--session.connect-timeout=1s",
+	"--session.down-hysteresis=0s", "--cloud.timeout=2s",
+}
+
+// The password and every token the cloud issued never appear in the debug
+// log, in /metrics, in /status or on the landing page, although the cloud
+// answers login, module list, prime, bind, logout and the Socket.IO
+// handshake with errors that echo the request (password in the login body,
+// bearer token in the headers), and a 401 forces a fresh login.
+func TestSecretsNeverLoggedOrExposed(t *testing.T) {
+	const password = "Pa55-w0rd-sekret-7731"
+	sim := cloudsim.New(cloudsim.Options{Password: password, Modules: 2, ParamsPerModule: 30, Seed: 3})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	front := &echoFront{sim: sim, n: map[string]int{}, echoed: map[string]int{}}
+	srv := httptest.NewServer(front)
+	t.Cleanup(srv.Close)
+	t.Setenv(passwordEnv, password)
+
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			front.mu.Lock()
+			front.n, front.echoed, front.tokens = map[string]int{}, map[string]int{}, nil
+			front.mu.Unlock()
+
+			r := startServeRun(t, append([]string{
+				"--log.level=debug", "--log.format=" + format,
+				"--cloud.url=" + srv.URL, "--cloud.email=" + cloudsim.DefaultEmail,
+			}, fastServeFlags...)...)
+			r.waitServe("session up with parameters exported, after every echo error was served", func(mfs map[string]*dto.MetricFamily) bool {
+				up, _ := gaugeValue(mfs, "bragerone_session_up", nil)
+				return up == 1 && mfs["bragerone_parameter_value"] != nil && len(front.unserved()) == 1 // only the logout's echo is left
+			})
+			_, metrics, err := r.scrape()
+			if err != nil {
+				t.Fatal(err)
+			}
+			exposed := map[string][]byte{"/metrics": metrics}
+			for _, path := range []string{"/status", "/"} {
+				_, body, err := r.get(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				exposed[path] = body
+			}
+			if code := r.stop(); code != exitOK {
+				t.Fatalf("serve exited %d; stderr:\n%s", code, tailLines(r.stderr.String(), 40))
+			}
+			if left := front.unserved(); len(left) != 0 {
+				t.Fatalf("echo errors never requested: %v", left)
+			}
+
+			secrets := append([]string{password}, front.secrets()...)
+			if len(secrets) < 5 { // the password, and access+refresh of two logins at least (the 401 forced one)
+				t.Fatalf("the cloud issued too few tokens to check: %d secrets", len(secrets))
+			}
+			logs := r.stderr.String()
+			if !strings.Contains(logs, "DBG") && !strings.Contains(logs, `"level":"DEBUG"`) {
+				t.Fatalf("no debug line logged; the check would see nothing:\n%s", tailLines(logs, 20))
+			}
+			for _, s := range secrets {
+				// A prefix catches a token cut short as well.
+				for _, needle := range []string{s, s[:12]} {
+					if i := strings.Index(logs, needle); i >= 0 {
+						t.Errorf("secret %q in the log: ...%s...", needle, logs[max(0, i-200):min(len(logs), i+len(needle)+50)])
+					}
+					for path, body := range exposed {
+						if bytes.Contains(body, []byte(needle)) {
+							t.Errorf("secret %q served on %s", needle, path)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// hostileFront renames the simulator's modules to hostile device ids (and
+// gives them hostile names) in every REST answer, and maps them
+// back in the requests, so the exporter sees a cloud whose devids and module
+// metadata are built to break the exposition.
+type hostileFront struct {
+	sim     *cloudsim.Cloud
+	real    []string
+	hostile []string
+}
+
+func (f *hostileFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/socket.io/") {
+		f.sim.Handler().ServeHTTP(w, r)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	for i, h := range f.hostile {
+		enc, _ := json.Marshal(h)
+		body = bytes.ReplaceAll(body, enc, []byte(`"`+f.real[i]+`"`))
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+	rec := httptest.NewRecorder()
+	f.sim.Handler().ServeHTTP(rec, r)
+	out := rec.Body.Bytes()
+	var doc any
+	if rec.Code == 200 && json.Unmarshal(out, &doc) == nil {
+		doc = f.rename(doc)
+		out, _ = json.Marshal(doc)
+	}
+	for k, vs := range rec.Header() {
+		w.Header()[k] = vs
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(out)
+}
+
+func (f *hostileFront) hostileOf(s string) (string, bool) {
+	for i, d := range f.real {
+		if s == d {
+			return f.hostile[i], true
+		}
+	}
+	return "", false
+}
+
+// rename replaces the real devids as object keys and values, and the name
+// and title of a module row.
+func (f *hostileFront) rename(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			if h, ok := f.hostileOf(k); ok {
+				k = h
+			}
+			out[k] = f.rename(val)
+		}
+		if d, ok := x["devid"].(string); ok {
+			if h, ok := f.hostileOf(d); ok {
+				out["devid"] = h
+				out["name"] = `<script>alert("name")</script>` + "\n" + `"} 1` + "\n# HELP bragerone_injected x" + strings.Repeat(`\"`, 100)
+			}
+		}
+		return out
+	case []any:
+		for i := range x {
+			x[i] = f.rename(x[i])
+		}
+		return x
+	case string:
+		if h, ok := f.hostileOf(x); ok {
+			return h
+		}
+	}
+	return v
+}
+
+// Devids and module metadata from the cloud are label values: quotes,
+// backslashes, newlines, an exposition line smuggled in and 300-byte values
+// cannot break /metrics. The scrape parses, every label value is valid UTF-8
+// and at most collector.MaxLabelValueLen bytes, the two devids that share a
+// long prefix stay two series, and no family is injected.
+func TestHostileDevidsCannotBreakTheExposition(t *testing.T) {
+	sim := cloudsim.New(cloudsim.Options{Modules: 2, ParamsPerModule: 30, Seed: 5})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	long := strings.Repeat("D", 200)
+	front := &hostileFront{sim: sim, real: sim.Devids(), hostile: []string{
+		long + `"} 1` + "\n" + `bragerone_injected{devid="x"} 1` + "\n\\",
+		long + "\u00e9\u00e9\t#",
+	}}
+	srv := httptest.NewServer(front)
+	t.Cleanup(srv.Close)
+	t.Setenv(passwordEnv, cloudsim.DefaultPassword)
+
+	r := startServeRun(t, append([]string{"--cloud.url=" + srv.URL, "--cloud.email=" + cloudsim.DefaultEmail}, fastServeFlags...)...)
+	want := []string{collector.LabelValue(front.hostile[0]), collector.LabelValue(front.hostile[1])}
+	if want[0] == want[1] {
+		t.Fatalf("the two hostile devids share one label value %q", want[0])
+	}
+	r.waitServe("parameters of both hostile modules exported", func(mfs map[string]*dto.MetricFamily) bool {
+		for _, d := range want {
+			found := false
+			for _, m := range mfs["bragerone_parameter_value"].GetMetric() {
+				for _, lp := range m.GetLabel() {
+					if lp.GetName() == "devid" && lp.GetValue() == d {
+						found = true
+					}
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	})
+	mfs, body, err := r.scrape()
+	if err != nil {
+		t.Fatalf("the exposition does not parse: %v", err)
+	}
+	for name, mf := range mfs {
+		if strings.Contains(name, "injected") {
+			t.Errorf("an injected family %q", name)
+		}
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if v := lp.GetValue(); len(v) > collector.MaxLabelValueLen || !utf8.ValidString(v) {
+					t.Errorf("%s{%s=%q}: %d bytes, valid UTF-8 %v", name, lp.GetName(), v, len(v), utf8.ValidString(v))
+				}
+			}
+		}
+	}
+	for _, d := range want {
+		if v, ok := gaugeValue(mfs, "bragerone_module_info", map[string]string{"devid": d}); !ok || v != 1 {
+			t.Errorf("bragerone_module_info of %q: %v %v", d, v, ok)
+		}
+	}
+	if bytes.Contains(body, []byte("\nbragerone_injected")) {
+		t.Error("an exposition line was smuggled in through a label value")
+	}
+
+	// The OpenMetrics exposition (what Prometheus negotiates) too.
+	req, _ := http.NewRequest("GET", r.base+"/metrics", nil)
+	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	om, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/openmetrics-text") || !bytes.HasSuffix(om, []byte("# EOF\n")) {
+		t.Fatalf("no OpenMetrics exposition: %q", resp.Header.Get("Content-Type"))
+	}
+	for _, line := range strings.Split(string(om), "\n") {
+		if strings.HasPrefix(line, "bragerone_injected") || strings.HasPrefix(line, "# HELP bragerone_injected") {
+			t.Errorf("OpenMetrics line smuggled in: %q", line)
+		}
+	}
+
+	// The status page shows the hostile name as text.
+	_, page, err := r.get("/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(page, []byte("<script>alert")) {
+		t.Error("/status carries the hostile module name unescaped")
+	}
+}
