@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# bench.sh runs the exporter's performance figures (see BENCHMARKS.md) and
+# prints one table of medians, each figure next to its same-run baseline.
+#
+#   scripts/bench.sh                    # everything, footprint for 300 s
+#   COUNT=3 FOOTPRINT_SECONDS=60 scripts/bench.sh
+#   OUT=/tmp/bench scripts/bench.sh     # keep raw outputs and profiles there
+#
+# Raw `go test -bench` outputs, CPU profiles and the test binaries that go
+# with them are kept in $OUT; benchstat (golang.org/x/perf/cmd/benchstat) is
+# used for a summary when it is installed.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+COUNT=${COUNT:-5}
+FOOTPRINT_SECONDS=${FOOTPRINT_SECONDS:-300}
+OUT=${OUT:-$(mktemp -d -t bragerone-bench.XXXXXX)}
+mkdir -p "$OUT"
+GO=${GO:-go}
+
+echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $($GO version)  $(nproc) cores  load: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/env.txt"
+echo "# raw outputs and profiles: $OUT"
+
+run() { # name, package, go test flags...
+	local name=$1 pkg=$2
+	shift 2
+	echo "## $name" >&2
+	$GO test -run '^$' "$@" "$pkg" | tee "$OUT/$name.txt" >&2
+}
+
+run scrape ./collector/ -bench '^BenchmarkScrape$' -benchmem -count "$COUNT" \
+	-cpuprofile "$OUT/scrape.cpu" -o "$OUT/collector.test"
+run decode_store ./realtime/store/ -bench '^(BenchmarkDecodeAndStore|BenchmarkStoreFootprint)$' -benchmem -count "$COUNT" \
+	-memprofile "$OUT/store.mem" -o "$OUT/store.test"
+for sub in transport-only/setparam transport-only/drift setparam drift; do
+	tag=${sub//\//_}
+	run "ingest_$tag" ./realtime/ -bench "^BenchmarkIngest\$/^${sub}\$" -benchtime 2s -count "$COUNT" \
+		-cpuprofile "$OUT/ingest_$tag.cpu" -o "$OUT/realtime.test"
+	$GO tool pprof -tags "$OUT/realtime.test" "$OUT/ingest_$tag.cpu" >"$OUT/ingest_$tag.tags" 2>/dev/null || true
+done
+run recovery ./realtime/ -bench '^BenchmarkRecovery$' -benchtime 50x -count 1
+echo "## footprint (${FOOTPRINT_SECONDS}s)" >&2
+scripts/footprint.sh "$FOOTPRINT_SECONDS" | tee "$OUT/footprint.txt" >&2
+
+# med FILE BENCH-REGEX UNIT: median of UNIT over the lines of BENCH.
+med() {
+	awk -v re="$2" -v unit="$3" '
+		$1 ~ re { for (i = 3; i < NF; i++) if ($(i+1) == unit) v[n++] = $i }
+		END {
+			if (n == 0) { print "-"; exit }
+			for (i = 0; i < n; i++) for (j = i + 1; j < n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+			m = (n % 2) ? v[(n-1)/2] : (v[n/2-1] + v[n/2]) / 2
+			printf "%.4g", m
+		}' "$OUT/$1.txt"
+}
+# share FILE SIDE: the side's percentage of CPU samples in a tags report.
+share() { awk -v side="$2" '$NF == side":" || $NF == side { gsub(/[()%:]/, "", $2); print $2; exit }' "$OUT/$1.tags"; }
+kv() { awk -F= -v k="$2" '$1 == k {print $2}' "$OUT/$1.txt"; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", b / a; else print "-" }'; }
+
+echo
+echo "| figure | target | measured | same-run baseline | baseline ÷ measured |"
+echo "|---|---|---|---|---|"
+for n in 1000 10000 100000; do
+	for enc in text text+gzip; do
+		re="^BenchmarkScrape/series=$n/${enc//+/\\+}/"
+		c=$(med scrape "${re}collector-2\$" ns/series)
+		l=$(med scrape "${re}collector-labelorder-2\$" ns/series)
+		bl=$(med scrape "${re}baseline-2\$" ns/series)
+		ca=$(awk -v a="$(med scrape "${re}collector-2\$" allocs/op)" -v n="$n" 'BEGIN {printf "%.2f", a / n}')
+		ba=$(awk -v a="$(med scrape "${re}baseline-2\$" allocs/op)" -v n="$n" 'BEGIN {printf "%.2f", a / n}')
+		echo "| scrape $n series, $enc: ns/series (allocs/series) | ≤ 500 at 100k, ≥ 2× baseline | $c ($ca); label order: $l | $bl ($ba) | $(ratio "$c" "$bl"); label order $(ratio "$l" "$bl") |"
+	done
+done
+for v in 1 3 32; do
+	d=$(med decode_store "^BenchmarkDecodeAndStore/values=$v/decode\\+store-2\$" ns/update)
+	j=$(med decode_store "^BenchmarkDecodeAndStore/values=$v/encoding_json-2\$" ns/update)
+	echo "| decode + store, $v value(s)/delta: ns/update | - | $d | $j (encoding/json generic decode only) | $(ratio "$d" "$j") |"
+done
+echo "| store: heap B/parameter (10 × 1000 simulator prime) | ≤ 300 | $(med decode_store '^BenchmarkStoreFootprint/store-2$' heap-B/param) | $(med decode_store '^BenchmarkStoreFootprint/encoding_json-2$' heap-B/param) (encoding/json tree) | - |"
+for sub in setparam drift; do
+	u=$(med "ingest_$sub" "^BenchmarkIngest/$sub-2\$" updates/s)
+	e=$(med "ingest_$sub" "^BenchmarkIngest/$sub-2\$" events/s)
+	cu=$(med "ingest_$sub" "^BenchmarkIngest/$sub-2\$" cpu-µs/update)
+	ce=$(med "ingest_$sub" "^BenchmarkIngest/$sub-2\$" cpu-µs/event)
+	te=$(med "ingest_transport-only_$sub" "^BenchmarkIngest/transport-only/$sub-2\$" events/s)
+	tce=$(med "ingest_transport-only_$sub" "^BenchmarkIngest/transport-only/$sub-2\$" cpu-µs/event)
+	cs=$(share "ingest_$sub" client)
+	ss=$(share "ingest_$sub" server)
+	clientu=$(awk -v c="$cu" -v s="$cs" 'BEGIN { if (s != "") printf "%.3g", c * s / 100; else print "-" }')
+	echo "| ingest $sub: updates/s (events/s) | ≥ 150k updates/s | $u ($e) | transport only: $te events/s | - |"
+	echo "| ingest $sub: process CPU µs/update (µs/event); client share | client CPU/update | $cu ($ce); client ${cs:-?}% server ${ss:-?}% of samples → client ≈ $clientu µs/update | transport only: $tce µs/event | - |"
+done
+for k in close_transport abort_transport; do
+	echo "| recovery after $k: median / p95 ms (50 drops) | median ≤ 300 | $(med recovery "^BenchmarkRecovery/$k-2\$" median-ms) / $(med recovery "^BenchmarkRecovery/$k-2\$" p95-ms) | direct connect+bind+prime: $(med recovery '^BenchmarkRecovery/direct-2$' median-ms) / $(med recovery '^BenchmarkRecovery/direct-2$' p95-ms) | - |"
+done
+echo "| serve footprint, 10 × 1000 params, ~50 updates/s, $(kv footprint duration_s) s: RSS max / end KiB | ≤ 40 MB | $(kv footprint rss_max_kb) / $(kv footprint rss_end_kb) (HWM $(kv footprint rss_hwm_kb)) | - | - |"
+echo "| serve CPU, % of one core | < 1 % | $(kv footprint exporter_cpu_pct_of_core) ($(kv footprint params_change_events_per_s) events/s) | simulator: $(kv footprint simulator_cpu_pct_of_core) | - |"
+
+BENCHSTAT=$(command -v benchstat || true)
+[ -z "$BENCHSTAT" ] && [ -x "$($GO env GOPATH)/bin/benchstat" ] && BENCHSTAT=$($GO env GOPATH)/bin/benchstat
+if [ -n "$BENCHSTAT" ]; then
+	echo
+	echo "benchstat summaries: $OUT/*.benchstat"
+	for f in scrape decode_store; do "$BENCHSTAT" "$OUT/$f.txt" >"$OUT/$f.benchstat" 2>&1 || true; done
+fi
