@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -569,5 +570,36 @@ func TestHostileDevidsCannotBreakTheExposition(t *testing.T) {
 	}
 	if bytes.Contains(page, []byte("<script>alert")) {
 		t.Error("/status carries the hostile module name unescaped")
+	}
+}
+
+// The simulator's control endpoint (which injects faults and revokes tokens)
+// answers loopback clients only unless told otherwise, and both ways of
+// running the simulator listen on loopback by default. The endpoint's
+// loopback rule itself is tested in cloudsim (TestControlEndpointLoopbackOnly).
+func TestSimulatorControlLoopbackByDefault(t *testing.T) {
+	cli, err := parseForTest(t, "simulate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _, err := net.SplitHostPort(cli.Simulate.Listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		t.Errorf("simulate listens on %q by default, want a loopback address", cli.Simulate.Listen)
+	}
+	if cli.Simulate.AllowRemoteControl {
+		t.Error("simulate allows remote control by default")
+	}
+
+	g := &Globals{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	sim, err := startSimulation(g, 1, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	if !strings.HasPrefix(sim.URL(), "http://127.0.0.1:") {
+		t.Errorf("serve --simulate runs the simulator on %s, want loopback", sim.URL())
 	}
 }
