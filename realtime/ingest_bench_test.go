@@ -148,6 +148,21 @@ func (bg *benchGateway) valueKeys(devid string, n int) []string {
 	return keys[:min(n, len(keys))]
 }
 
+// waitEvents reports whether at least n parameter-change events arrived
+// within d.
+func (bg *benchGateway) waitEvents(n int64, d time.Duration) bool {
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for bg.events.Load() < n {
+		select {
+		case <-bg.wake:
+		case <-deadline.C:
+			return bg.events.Load() >= n
+		}
+	}
+	return true
+}
+
 // awaitEvents waits until at least n parameter-change events arrived,
 // failing after a deadline with what was seen.
 func (bg *benchGateway) awaitEvents(b *testing.B, n int64, window int64) {
@@ -279,24 +294,41 @@ func startBenchTransport(b *testing.B, modules, perModule int) *benchGateway {
 		b.Fatal(err)
 	}
 	bg.client = client
-	sess, tr := connectBound(b, ctx, bg.sim, client)
-	b.Cleanup(func() {
-		_ = sess.Disconnect(ctx)
-		_ = tr.Close()
-	})
-	pprof.Do(ctx, clientLabels, func(context.Context) {
-		go func() {
-			for ev := range sess.Events() {
-				if ev.Kind == transport.EventParamsChange {
-					bg.events.Add(1)
-					select {
-					case bg.wake <- struct{}{}:
-					default:
+	devid := bg.sim.Devids()[0]
+	probe := bg.valueKeys(devid, 1)[0]
+	// A session whose bind did not take (or that the simulator lost while
+	// joining) receives nothing; the gateway would replace it, so does this
+	// harness, before any measurement.
+	for attempt := 1; ; attempt++ {
+		sess, tr := connectBound(b, ctx, bg.sim, client)
+		seen := bg.events.Load()
+		pprof.Do(ctx, clientLabels, func(context.Context) {
+			go func() {
+				for ev := range sess.Events() {
+					if ev.Kind == transport.EventParamsChange {
+						bg.events.Add(1)
+						select {
+						case bg.wake <- struct{}{}:
+						default:
+						}
 					}
 				}
-			}
-		}()
-	})
+			}()
+		})
+		bg.sim.SetParam(devid, probe, -1.0)
+		if bg.waitEvents(seen+1, 2*time.Second) {
+			b.Cleanup(func() {
+				_ = sess.Disconnect(ctx)
+				_ = tr.Close()
+			})
+			break
+		}
+		_ = sess.Disconnect(ctx)
+		_ = tr.Close()
+		if attempt == 5 {
+			b.Fatalf("no parameter push reached 5 bound transport sessions; simulator sessions: %+v", bg.sim.Sessions())
+		}
+	}
 	return bg
 }
 

@@ -5,6 +5,9 @@
 #   scripts/bench.sh                    # everything, footprint for 300 s
 #   COUNT=3 FOOTPRINT_SECONDS=60 scripts/bench.sh
 #   OUT=/tmp/bench scripts/bench.sh     # keep raw outputs and profiles there
+#   STEPS="ingest" OUT=/tmp/bench scripts/bench.sh   # rerun some steps, reprint the table
+#
+# Steps: scrape store ingest recovery footprint (default: all).
 #
 # Raw `go test -bench` outputs, CPU profiles and the test binaries that go
 # with them are kept in $OUT; benchstat (golang.org/x/perf/cmd/benchstat) is
@@ -17,8 +20,10 @@ FOOTPRINT_SECONDS=${FOOTPRINT_SECONDS:-300}
 OUT=${OUT:-$(mktemp -d -t bragerone-bench.XXXXXX)}
 mkdir -p "$OUT"
 GO=${GO:-go}
+STEPS=" ${STEPS:-scrape store ingest recovery footprint} "
+step() { [[ $STEPS == *" $1 "* ]]; }
 
-echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $($GO version)  $(nproc) cores  load: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/env.txt"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $($GO version)  $(nproc) cores  load: $(cut -d' ' -f1-3 /proc/loadavg)  steps:$STEPS" | tee -a "$OUT/env.txt"
 echo "# raw outputs and profiles: $OUT"
 
 run() { # name, package, go test flags...
@@ -28,19 +33,29 @@ run() { # name, package, go test flags...
 	$GO test -run '^$' "$@" "$pkg" | tee "$OUT/$name.txt" >&2
 }
 
-run scrape ./collector/ -bench '^BenchmarkScrape$' -benchmem -count "$COUNT" \
-	-cpuprofile "$OUT/scrape.cpu" -o "$OUT/collector.test"
-run decode_store ./realtime/store/ -bench '^(BenchmarkDecodeAndStore|BenchmarkStoreFootprint)$' -benchmem -count "$COUNT" \
-	-memprofile "$OUT/store.mem" -o "$OUT/store.test"
-for sub in transport-only/setparam transport-only/drift setparam drift; do
-	tag=${sub//\//_}
-	run "ingest_$tag" ./realtime/ -bench "^BenchmarkIngest\$/^${sub}\$" -benchtime 2s -count "$COUNT" \
-		-cpuprofile "$OUT/ingest_$tag.cpu" -o "$OUT/realtime.test"
-	$GO tool pprof -tags "$OUT/realtime.test" "$OUT/ingest_$tag.cpu" >"$OUT/ingest_$tag.tags" 2>/dev/null || true
-done
-run recovery ./realtime/ -bench '^BenchmarkRecovery$' -benchtime 50x -count 1
-echo "## footprint (${FOOTPRINT_SECONDS}s)" >&2
-scripts/footprint.sh "$FOOTPRINT_SECONDS" | tee "$OUT/footprint.txt" >&2
+if step scrape; then
+	run scrape ./collector/ -bench '^BenchmarkScrape$' -benchmem -count "$COUNT" \
+		-cpuprofile "$OUT/scrape.cpu" -o "$OUT/collector.test"
+fi
+if step store; then
+	run decode_store ./realtime/store/ -bench '^(BenchmarkDecodeAndStore|BenchmarkStoreFootprint)$' -benchmem -count "$COUNT" \
+		-memprofile "$OUT/store.mem" -o "$OUT/store.test"
+fi
+if step ingest; then
+	for sub in transport-only/setparam transport-only/drift setparam drift; do
+		tag=${sub//\//_}
+		run "ingest_$tag" ./realtime/ -bench "^BenchmarkIngest\$/^${sub}\$" -benchtime 2s -count "$COUNT" \
+			-cpuprofile "$OUT/ingest_$tag.cpu" -o "$OUT/realtime.test"
+		$GO tool pprof -tags "$OUT/realtime.test" "$OUT/ingest_$tag.cpu" >"$OUT/ingest_$tag.tags" 2>/dev/null || true
+	done
+fi
+if step recovery; then
+	run recovery ./realtime/ -bench '^BenchmarkRecovery$' -benchtime 50x -count 1
+fi
+if step footprint; then
+	echo "## footprint (${FOOTPRINT_SECONDS}s)" >&2
+	scripts/footprint.sh "$FOOTPRINT_SECONDS" | tee "$OUT/footprint.txt" >&2
+fi
 
 # med FILE BENCH-REGEX UNIT: median of UNIT over the lines of BENCH.
 med() {
