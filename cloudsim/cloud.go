@@ -73,6 +73,7 @@ type Cloud struct {
 	released  chan struct{} // closed and replaced whenever faults change (wakes stalled handshakes)
 
 	io      *sio.Server
+	nsp     sio.Namespace
 	ioH     http.Handler
 	conns   *connTracker
 	srv     *http.Server

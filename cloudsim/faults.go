@@ -37,10 +37,11 @@ const (
 	// while the transport and its pings carry on: a zombie session.
 	FaultMutePushes FaultKind = "mute_pushes"
 	// FaultCloseTransport closes the Engine.IO transport of every connected
-	// session cleanly, once.
+	// session cleanly, once (with no session, the next one to bind).
 	FaultCloseTransport FaultKind = "close_transport"
 	// FaultAbortTransport drops the TCP connection of every connected
-	// session without a close frame, once.
+	// session without a close frame, once (with no session, the next one
+	// to bind).
 	FaultAbortTransport FaultKind = "abort_transport"
 	// FaultStallHandshake holds /socket.io/ requests unanswered until the
 	// fault is cleared or the client gives up.

@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sio "github.com/zishang520/socket.io/servers/socket/v3"
@@ -59,9 +61,9 @@ func (c *Cloud) setupRealtime() {
 	}
 	c.io = sio.NewServer(nil, opts)
 	c.ioH = c.io.ServeHandler(opts)
-	nsp := c.io.Of(namespace, nil)
-	nsp.Use(c.admit)
-	_ = nsp.On("connection", func(args ...any) {
+	c.nsp = c.io.Of(namespace, nil)
+	c.nsp.Use(c.admit)
+	_ = c.nsp.On("connection", func(args ...any) {
 		s, ok := args[0].(*sio.Socket)
 		if ok {
 			c.onSession(s)
@@ -91,15 +93,45 @@ func (c *Cloud) admit(s *sio.Socket, next func(*sio.ExtendedError)) {
 	next(nil)
 }
 
-func (c *Cloud) onSession(s *sio.Socket) {
+// addSessionLocked records a namespace socket as a session.
+func (c *Cloud) addSessionLocked(s *sio.Socket) *session {
 	sess := &session{
 		sid: string(s.Id()), engineSID: s.Conn().Id(), remote: s.Conn().RemoteAddress(),
 		connected: true, bound: map[string]bool{}, listens: map[string]int{}, sock: s,
 	}
-	c.mu.Lock()
 	c.sessions[sess.sid] = sess
 	c.order = append(c.order, sess.sid)
 	c.pruneSessionsLocked()
+	return sess
+}
+
+// syncSessionsLocked records namespace sockets whose connection event has
+// not run yet. The library sends the CONNECT acknowledgement before it emits
+// "connection", so a client can post its SID to modules/connect (or a test
+// inject a fault) before onSession; the namespace's socket map already holds
+// the socket by then.
+func (c *Cloud) syncSessionsLocked() {
+	c.nsp.Sockets().Range(func(id sio.SocketId, s *sio.Socket) bool {
+		if c.sessions[string(id)] == nil {
+			c.addSessionLocked(s)
+		}
+		return true
+	})
+}
+
+// live says whether a session can receive pushes. The transport state is
+// checked too: when a transport dies while the library is still joining the
+// socket to the namespace, the socket is never told and stays "connected".
+func (s *session) live() bool {
+	return s.connected && s.sock.Connected() && s.sock.Conn().ReadyState() == "open"
+}
+
+func (c *Cloud) onSession(s *sio.Socket) {
+	c.mu.Lock()
+	sess := c.sessions[string(s.Id())]
+	if sess == nil {
+		sess = c.addSessionLocked(s)
+	}
 	c.mu.Unlock()
 	c.log.Info("cloudsim: realtime session connected", "sid", sess.sid, "engine_sid", sess.engineSID)
 
@@ -123,7 +155,11 @@ func (c *Cloud) onSession(s *sio.Socket) {
 		c.mu.Unlock()
 		c.log.Info("cloudsim: realtime session disconnected", "sid", sess.sid, "reason", reason)
 	})
-	c.fireTransportFaults()
+	if !sess.live() { // gone before its handlers were attached
+		c.mu.Lock()
+		sess.connected = false
+		c.mu.Unlock()
+	}
 }
 
 // pruneSessionsLocked keeps every live session and the latest closed ones.
@@ -151,6 +187,7 @@ func (c *Cloud) pruneSessionsLocked() {
 func (c *Cloud) Sessions() []Session {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.syncSessionsLocked()
 	out := make([]Session, 0, len(c.order))
 	for _, sid := range c.order {
 		s := c.sessions[sid]
@@ -162,7 +199,7 @@ func (c *Cloud) Sessions() []Session {
 			ls[k] = v
 		}
 		out = append(out, Session{
-			SID: s.sid, EngineSID: s.engineSID, RemoteAddr: s.remote, Connected: s.connected,
+			SID: s.sid, EngineSID: s.engineSID, RemoteAddr: s.remote, Connected: s.live(),
 			Reason: s.reason, Bound: sortedKeys(s.bound), Listens: ls,
 		})
 	}
@@ -196,6 +233,17 @@ func (c *Cloud) serveRealtime(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c.mu.Unlock()
+	if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		// The Go server sends the Engine.IO OPEN packet before its
+		// Socket.IO layer listens to the new connection, so a client that
+		// answers at once loses its namespace CONNECT (about one connect in
+		// ten on loopback). Holding the connection's writes after the 101
+		// response until the handshake handler has returned (and with it the
+		// Socket.IO setup) closes that window; the real cloud has no such gap.
+		if release := c.conns.holdWrites(r.RemoteAddr); release != nil {
+			defer release()
+		}
+	}
 	c.ioH.ServeHTTP(w, r)
 }
 
@@ -227,7 +275,7 @@ func (c *Cloud) emit(devid string, name any, payload any) int {
 	}
 	var targets []*sio.Socket
 	for _, sid := range c.order {
-		if s := c.sessions[sid]; s != nil && s.connected && s.bound[devid] {
+		if s := c.sessions[sid]; s != nil && s.live() && s.bound[devid] {
 			targets = append(targets, s.sock)
 		}
 	}
@@ -292,7 +340,9 @@ func (c *Cloud) EmitMemoryUpdated(devid string) {
 
 // fireTransportFaults applies the one-shot close_transport and
 // abort_transport faults to the connected sessions (bound to Devid when
-// set). A fault that finds no session stays armed for the next one.
+// set). A fault that finds no session stays armed and hits the next session
+// that binds: by then the client holds its namespace SID, so the close
+// cannot overtake the CONNECT acknowledgement still queued for it.
 func (c *Cloud) fireTransportFaults() {
 	type hit struct {
 		kind FaultKind
@@ -300,6 +350,7 @@ func (c *Cloud) fireTransportFaults() {
 	}
 	var hits []hit
 	c.mu.Lock()
+	c.syncSessionsLocked()
 	for _, af := range append([]*activeFault(nil), c.faults...) {
 		if af.f.Kind != FaultCloseTransport && af.f.Kind != FaultAbortTransport {
 			continue
@@ -307,7 +358,7 @@ func (c *Cloud) fireTransportFaults() {
 		n := 0
 		for _, sid := range c.order {
 			s := c.sessions[sid]
-			if s == nil || !s.connected || (af.f.Devid != "" && !s.bound[af.f.Devid]) {
+			if s == nil || !s.live() || (af.f.Devid != "" && !s.bound[af.f.Devid]) {
 				continue
 			}
 			hits = append(hits, hit{af.f.Kind, s})
@@ -383,6 +434,46 @@ type trackedConn struct {
 	net.Conn
 	t    *connTracker
 	once sync.Once
+	gate atomic.Pointer[writeGate]
+}
+
+// writeGate lets the first write through (the handshake answer) and holds
+// the later ones until released.
+type writeGate struct {
+	first atomic.Bool
+	open  chan struct{}
+}
+
+// maxWriteHold bounds a write hold, whatever happens to the handshake.
+const maxWriteHold = 5 * time.Second
+
+func (tc *trackedConn) Write(p []byte) (int, error) {
+	if g := tc.gate.Load(); g != nil && !g.first.CompareAndSwap(false, true) {
+		t := time.NewTimer(maxWriteHold)
+		select {
+		case <-g.open:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	return tc.Conn.Write(p)
+}
+
+// holdWrites arms a write gate on the connection from remote; nil when the
+// connection is not one of the listener's.
+func (t *connTracker) holdWrites(remote string) (release func()) {
+	t.mu.Lock()
+	tc, ok := t.conns[remote].(*trackedConn)
+	t.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	g := &writeGate{open: make(chan struct{})}
+	tc.gate.Store(g)
+	return func() {
+		tc.gate.CompareAndSwap(g, nil)
+		close(g.open)
+	}
 }
 
 func (t *connTracker) wrap(ln net.Listener) net.Listener { return &trackedListener{ln, t} }

@@ -465,15 +465,21 @@ func (c *Cloud) modulesConnect(w http.ResponseWriter, r *http.Request) {
 	}
 	// The real cloud answers 200 for any SID, but only a currently connected
 	// namespace SID gets bound: a stale or an Engine.IO SID binds nothing.
-	if s := c.sessions[sid]; s != nil && s.connected {
+	bound := false
+	c.syncSessionsLocked()
+	if s := c.sessions[sid]; s != nil && s.live() {
 		for _, d := range b.Modules {
 			if c.byDevid[d] != nil {
 				s.bound[d] = true
+				bound = true
 			}
 		}
 	}
 	c.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{})
+	if bound {
+		c.fireTransportFaults()
+	}
 }
 
 func (c *Cloud) modulesParameters(w http.ResponseWriter, r *http.Request) {
