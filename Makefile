@@ -37,5 +37,6 @@ vet:
 test: test-deps fmt-check vet
 	$(GO) test -race -count=1 -timeout 20m ./...
 
+# Every performance figure of BENCHMARKS.md with its same-run baseline.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	scripts/bench.sh

@@ -110,7 +110,8 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 		return usageError{err}
 	}
 	source := collector.GatewaySource{Status: gw.Status, Store: st}
-	col, err := collector.New(source, st, colOpts)
+	// Parameters in exposition order: the registry then finds them sorted.
+	col, err := collector.New(source, collector.ParamSourceFunc(st.ForEachParamInLabelOrder), colOpts)
 	if err != nil {
 		return usageError{err}
 	}

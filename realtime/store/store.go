@@ -481,34 +481,10 @@ func (s *Store) LastUpdate() (anySource, live time.Time) {
 }
 
 // ForEachParam calls fn for every stored parameter that has a value, module by
-// module in devid order and key order within a module. It holds the write lock
-// only to sort newly added keys, then iterates under the read lock; fn must
-// not call back into the store.
+// module in devid order and key order within a module. fn must not call back
+// into the store.
 func (s *Store) ForEachParam(fn func(devid, pool, param string, value float64, numeric bool)) {
-	s.mu.Lock()
-	devids := make([]string, 0, len(s.modules))
-	for d, m := range s.modules {
-		m.sort()
-		devids = append(devids, d)
-	}
-	s.mu.Unlock()
-	sort.Strings(devids)
-
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	for _, d := range devids {
-		m := s.modules[d]
-		if m == nil {
-			continue
-		}
-		// Keys added between the two locks sit unsorted at the end: still visited.
-		for _, e := range m.sorted {
-			if !e.hasValue {
-				continue
-			}
-			fn(d, e.key.Pool, e.param, e.numeric, e.isNumeric)
-		}
-	}
+	s.forEach(false, fn)
 }
 
 // ForEachParamInLabelOrder is ForEachParam in the order of the Prometheus
@@ -520,10 +496,21 @@ func (s *Store) ForEachParam(fn func(devid, pool, param string, value float64, n
 // n·log n sort into one linear pass. The order is cached per module and
 // rebuilt only when keys were added.
 func (s *Store) ForEachParamInLabelOrder(fn func(devid, pool, param string, value float64, numeric bool)) {
+	s.forEach(true, fn)
+}
+
+// forEach takes the write lock only to bring each module's cached order up
+// to date, then visits under the read lock. Keys added between the two locks
+// sit unsorted at the end of the list: still visited.
+func (s *Store) forEach(byLabel bool, fn func(devid, pool, param string, value float64, numeric bool)) {
 	s.mu.Lock()
 	devids := make([]string, 0, len(s.modules))
 	for d, m := range s.modules {
-		m.sortByLabel()
+		if byLabel {
+			m.sortByLabel()
+		} else {
+			m.sort()
+		}
 		devids = append(devids, d)
 	}
 	s.mu.Unlock()
@@ -536,7 +523,11 @@ func (s *Store) ForEachParamInLabelOrder(fn func(devid, pool, param string, valu
 		if m == nil {
 			continue
 		}
-		for _, e := range m.byLabel {
+		list := m.sorted
+		if byLabel {
+			list = m.byLabel
+		}
+		for _, e := range list {
 			if !e.hasValue {
 				continue
 			}
