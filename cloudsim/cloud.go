@@ -172,28 +172,27 @@ func (c *Cloud) URL() string {
 	return c.url
 }
 
-// Close stops serving, drops every connection and releases stalled requests.
+// Close stops serving, drops every connection (websockets included) and
+// releases stalled requests. It is safe to call more than once.
 func (c *Cloud) Close() error {
-	var err error
 	c.closeMu.Do(func() {
-		close(c.closing)
+		close(c.closing) // wakes stalled handshakes and delayed answers
 		c.io.Close(nil)
 		c.mu.Lock()
 		srv := c.srv
 		c.mu.Unlock()
 		if srv != nil {
+			// Shutdown does not wait for hijacked (websocket) connections;
+			// those, and anything still busy after the grace period, are
+			// dropped by closeAll.
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			if e := srv.Shutdown(ctx); e != nil {
-				// Hijacked websocket connections are not waited for by
-				// Shutdown; whatever is left is dropped here.
-				err = nil
-			}
+			_ = srv.Shutdown(ctx)
+			cancel()
 			c.conns.closeAll()
 		}
 		c.wg.Wait()
 	})
-	return err
+	return nil
 }
 
 func (c *Cloud) driftLoop(every time.Duration) {

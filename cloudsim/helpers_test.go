@@ -44,7 +44,7 @@ type resp struct {
 	body   []byte
 }
 
-func (r resp) json(t *testing.T) map[string]any {
+func (r resp) json(t testing.TB) map[string]any {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(r.body, &m); err != nil {
@@ -55,12 +55,12 @@ func (r resp) json(t *testing.T) map[string]any {
 
 var testHTTP = &http.Client{Timeout: 10 * time.Second}
 
-func call(t *testing.T, c *Cloud, method, path, tok string, body any) resp {
+func call(t testing.TB, c *Cloud, method, path, tok string, body any) resp {
 	t.Helper()
 	return callWith(t, testHTTP, c.URL(), method, path, tok, body)
 }
 
-func callWith(t *testing.T, hc *http.Client, base, method, path, tok string, body any) resp {
+func callWith(t testing.TB, hc *http.Client, base, method, path, tok string, body any) resp {
 	t.Helper()
 	var rd io.Reader
 	switch b := body.(type) {
@@ -93,7 +93,7 @@ func callWith(t *testing.T, hc *http.Client, base, method, path, tok string, bod
 	return resp{res.StatusCode, res.Header, data}
 }
 
-func login(t *testing.T, c *Cloud) string {
+func login(t testing.TB, c *Cloud) string {
 	t.Helper()
 	r := call(t, c, "POST", "/v1/auth/user", "", map[string]string{"email": DefaultEmail, "password": DefaultPassword})
 	if r.status != 200 {

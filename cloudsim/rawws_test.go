@@ -17,7 +17,7 @@ import (
 // exactly what the server puts on the wire (frame opcodes, packet text, how
 // the connection ends) without a client library in between.
 type rawWS struct {
-	t  *testing.T
+	t  testing.TB
 	nc net.Conn
 	br *bufio.Reader
 }
@@ -27,7 +27,7 @@ type frame struct {
 	payload []byte
 }
 
-func rawDial(t *testing.T, c *Cloud, tok string) *rawWS {
+func rawDial(t testing.TB, c *Cloud, tok string) *rawWS {
 	t.Helper()
 	nc, err := net.Dial("tcp", strings.TrimPrefix(c.URL(), "http://"))
 	if err != nil {

@@ -68,7 +68,10 @@ func (c *Cloud) handle(mux *http.ServeMux, template string, auth bool, h restHan
 		f, faulted := c.takeFaultLocked(template, FaultHTTPStatus, FaultDispatchTimeout, FaultLoginDupEntry)
 		c.mu.Unlock()
 
-		d := c.opts.Latency
+		var d time.Duration
+		if strings.Contains(template, " /v1/") { // the static site is not the API
+			d = c.opts.Latency
+		}
 		for _, lf := range delays {
 			d += time.Duration(lf.DelayMS) * time.Millisecond
 		}

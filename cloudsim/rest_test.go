@@ -558,9 +558,11 @@ func TestLatencyOption(t *testing.T) {
 	if _, err := hc.Get(c.URL() + "/v1/system/version"); err == nil {
 		t.Fatal("a REST answer came back despite an hour of configured latency")
 	}
-	// Assets and control are not REST and are not delayed.
-	if r := callWith(t, testHTTP, c.URL(), "GET", "/control/state", "", nil); r.status != 200 {
-		t.Fatalf("control = %d", r.status)
+	// Assets and control are not the REST API and are not delayed.
+	for _, p := range []string{"/control/state", "/", "/assets/" + AssetIndexName()} {
+		if r := callWith(t, testHTTP, c.URL(), "GET", p, "", nil); r.status != 200 {
+			t.Fatalf("GET %s = %d", p, r.status)
+		}
 	}
 }
 
