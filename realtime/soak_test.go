@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -486,6 +487,14 @@ func openFiles(simURL string) string {
 				kinds["tcp "+side+" "+c.state]++
 				continue
 			}
+			if port, ok := socketPort(e.Name()); ok {
+				side := "exporter end"
+				if port == simPort {
+					side = "simulator end"
+				}
+				kinds["tcp "+side+" closed (reset, descriptor still open)"]++
+				continue
+			}
 		}
 		if i := strings.Index(target, ":["); i >= 0 {
 			target = target[:i]
@@ -501,6 +510,27 @@ func openFiles(simURL string) string {
 }
 
 type tcpSocket struct{ localPort, state string }
+
+// socketPort is the local port of an open socket descriptor of this
+// process; it still answers once the connection has left the TCP table
+// (closed by a reset while the descriptor stays open).
+func socketPort(fd string) (string, bool) {
+	n, err := strconv.Atoi(fd)
+	if err != nil {
+		return "", false
+	}
+	sa, err := syscall.Getsockname(n)
+	if err != nil {
+		return "", false
+	}
+	switch a := sa.(type) {
+	case *syscall.SockaddrInet4:
+		return strconv.Itoa(a.Port), true
+	case *syscall.SockaddrInet6:
+		return strconv.Itoa(a.Port), true
+	}
+	return "", false
+}
 
 // tcpSockets reads /proc/self/net/tcp{,6}: socket inode to local port and
 // state.
@@ -560,9 +590,15 @@ func sides(simURL string) resourceSides {
 	for _, e := range entries {
 		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
 		inode, ok := strings.CutPrefix(target, "socket:[")
-		if c, known := tcp[strings.TrimSuffix(inode, "]")]; ok && known && c.localPort == simPort {
-			r.simFDs++
-			continue
+		if ok {
+			port := tcp[strings.TrimSuffix(inode, "]")].localPort
+			if port == "" {
+				port, _ = socketPort(e.Name())
+			}
+			if port == simPort {
+				r.simFDs++
+				continue
+			}
 		}
 		r.otherFDs++
 	}
