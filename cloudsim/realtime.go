@@ -61,6 +61,7 @@ func (c *Cloud) setupRealtime() {
 	}
 	c.io = sio.NewServer(nil, opts)
 	c.ioH = c.io.ServeHandler(opts)
+	c.releaseClosedTransports()
 	c.nsp = c.io.Of(namespace, nil)
 	c.nsp.Use(c.admit)
 	_ = c.nsp.On("connection", func(args ...any) {
@@ -84,13 +85,69 @@ func (c *Cloud) admit(s *sio.Socket, next func(*sio.ExtendedError)) {
 	_, mute := c.realtimeFaultLocked(FaultNoNamespaceAck, "", true)
 	c.mu.Unlock()
 	if mute {
-		// next is never called: the Engine.IO session stays open and the
-		// client waits for a 40/ws ack that never comes, until the server's
-		// connect timeout closes the transport.
-		c.log.Info("cloudsim: namespace CONNECT left unanswered", "engine_sid", s.Conn().Id())
+		// next is not called while the session lives: the Engine.IO session
+		// stays open and the client waits for a 40/ws ack that never comes,
+		// until the server's connect timeout closes the transport. Once it
+		// is closed, next lets the library drop the socket it built for the
+		// CONNECT (and stop that socket's task queue, which would otherwise
+		// wait forever).
+		conn := s.Conn()
+		var once sync.Once
+		drop := func(...any) { once.Do(func() { next(nil) }) }
+		_ = conn.Once("close", drop)
+		if conn.ReadyState() == "closed" {
+			drop()
+		}
+		c.log.Info("cloudsim: namespace CONNECT left unanswered", "engine_sid", conn.Id())
 		return
 	}
 	next(nil)
+}
+
+// releaseClosedTransports closes the WebSocket transport of every Engine.IO
+// session once the session has closed. The library closes a transport (its
+// connection and its write queue) only when the server ends the session;
+// when the client ends it (a close frame, a dropped or reset connection)
+// the transport marks itself closed and is never told to close, so its
+// connection stays open (CLOSE_WAIT) and its write-queue goroutine waits
+// forever: one descriptor and one goroutine per reconnect. Closing it again
+// after the library did is harmless (the queue stops once; a second close of
+// the connection only returns an error).
+func (c *Cloud) releaseClosedTransports() {
+	eng := c.io.Engine()
+	_ = eng.On("connection", func(args ...any) {
+		if len(args) == 0 {
+			return
+		}
+		conn, ok := elemOf(eng.Clients(), args[0])
+		if !ok {
+			return
+		}
+		var once sync.Once
+		release := func(...any) {
+			once.Do(func() {
+				if tr := conn.Transport(); tr != nil && tr.Name() == "websocket" {
+					// Not on this goroutine: the session's close usually
+					// runs inside the connection's own close listener,
+					// which closing the connection calls again (and waits
+					// for itself).
+					go tr.DoClose(nil)
+				}
+			})
+		}
+		_ = conn.Once("close", release)
+		if conn.ReadyState() == "closed" {
+			release()
+		}
+	})
+}
+
+// elemOf asserts v to the element type of m: the Engine.IO server passes its
+// sessions untyped to "connection" listeners, and its session map names the
+// type.
+func elemOf[K comparable, V any](_ *types.Map[K, V], v any) (V, bool) {
+	e, ok := v.(V)
+	return e, ok
 }
 
 // addSessionLocked records a namespace socket as a session.
@@ -133,6 +190,19 @@ func (c *Cloud) onSession(s *sio.Socket) {
 		sess = c.addSessionLocked(s)
 	}
 	c.mu.Unlock()
+	if s.Conn().ReadyState() != "open" {
+		// The transport closed while the library was joining the socket
+		// to the namespace, before the connection tracked the socket: the
+		// socket is never told, stays in the namespace and keeps its task
+		// queue. Disconnecting it lets both go.
+		c.mu.Lock()
+		sess.connected = false
+		sess.reason = "transport close"
+		c.mu.Unlock()
+		s.Disconnect(false)
+		c.log.Info("cloudsim: realtime session gone before it was set up", "sid", sess.sid)
+		return
+	}
 	c.log.Info("cloudsim: realtime session connected", "sid", sess.sid, "engine_sid", sess.engineSID)
 
 	s.OnAny(func(args ...any) {

@@ -1,0 +1,183 @@
+package cloudsim
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// releaseSessions is how many sessions each way of ending one is repeated:
+// enough that a leak of one goroutine or descriptor per session stands far
+// above the slack.
+const releaseSessions = 25
+
+// Slack of the resource check: goroutines and descriptors that may come and
+// go on their own (timers of the library's ping loop, the test's HTTP
+// client).
+const (
+	releaseGoroutineSlack = 8
+	releaseFDSlack        = 4
+)
+
+type resources struct{ goroutines, fds int }
+
+func openFDs(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("counting open descriptors needs /proc: %v", err)
+	}
+	return len(entries)
+}
+
+func measure(t *testing.T) resources {
+	t.Helper()
+	return resources{runtime.NumGoroutine(), openFDs(t)}
+}
+
+// waitReleased waits until goroutines and open descriptors are back within
+// the slack of base, and fails with what it saw (and the goroutines still
+// running) when they are not within the deadline.
+func waitReleased(t *testing.T, what string, base resources) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		now := measure(t)
+		if now.goroutines <= base.goroutines+releaseGoroutineSlack && now.fds <= base.fds+releaseFDSlack {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: after %d sessions, %d goroutines and %d open descriptors; before them %d and %d (slack %d and %d)\n%s",
+				what, releaseSessions, now.goroutines, now.fds, base.goroutines, base.fds,
+				releaseGoroutineSlack, releaseFDSlack, goroutinesByStack())
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// goroutinesByStack counts the live goroutines by their innermost frames.
+func goroutinesByStack() string {
+	var buf strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&buf, 2)
+	counts := map[string]int{}
+	for _, g := range strings.Split(buf.String(), "\n\n") {
+		lines := strings.Split(strings.TrimSpace(g), "\n")
+		var frames []string
+		for i := 1; i < len(lines) && len(frames) < 6; i += 2 {
+			f := lines[i]
+			if j := strings.LastIndex(f, "("); j > 0 {
+				f = f[:j]
+			}
+			frames = append(frames, f)
+		}
+		counts[strings.Join(frames, " < ")]++
+	}
+	var out []string
+	for k, n := range counts {
+		out = append(out, fmt.Sprintf("%5d %s", n, k))
+	}
+	slices.Sort(out)
+	slices.Reverse(out)
+	return strings.Join(out, "\n")
+}
+
+// endsBy reads frames until the server ends the connection (an error) or
+// sends a WebSocket close frame, then closes the client's end.
+func (w *rawWS) endsBy() {
+	w.t.Helper()
+	_ = w.nc.SetDeadline(time.Now().Add(10 * time.Second))
+	for {
+		f, err := w.read()
+		if err != nil || f.opcode == 8 {
+			break
+		}
+	}
+	_ = w.nc.Close()
+}
+
+// leave ends a session from the client side: a Socket.IO DISCONNECT and a
+// WebSocket close frame (code 1000), as a client library does, then the
+// TCP connection closes.
+func (w *rawWS) leave() {
+	w.t.Helper()
+	w.send("41/ws,")
+	// Masked close frame, zero mask key, payload 1000 (normal closure).
+	if _, err := w.nc.Write([]byte{0x88, 0x82, 0, 0, 0, 0, 0x03, 0xE8}); err != nil {
+		w.t.Fatal(err)
+	}
+	w.endsBy()
+}
+
+// TestEndedSessionsReleaseConnectionsAndGoroutines connects and ends many
+// realtime sessions every way a session ends (the client leaves cleanly,
+// the client drops its connection, close_transport, abort_transport, a
+// namespace CONNECT left unanswered until the connect timeout) and checks
+// that the cloud gives back every connection and goroutine it held for
+// them: each reconnect of a long-running simulator must not cost a
+// descriptor or a goroutine.
+func TestEndedSessionsReleaseConnectionsAndGoroutines(t *testing.T) {
+	c := startCloud(t, Options{ConnectTimeout: 200 * time.Millisecond})
+	// No keep-alive: the test's own HTTP connections are gone before the
+	// baseline is taken.
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	r := callWith(t, hc, c.URL(), "POST", "/v1/auth/user", "", map[string]string{"email": DefaultEmail, "password": DefaultPassword})
+	tok, _ := r.json(t)["accessToken"].(string)
+	if r.status != 200 || tok == "" {
+		t.Fatalf("login = %d %s", r.status, r.body)
+	}
+
+	ends := []struct {
+		name string
+		end  func(w *rawWS)
+	}{
+		{"client leaves cleanly", func(w *rawWS) { w.join(); w.leave() }},
+		{"client drops the connection", func(w *rawWS) {
+			sid := w.join()
+			_ = w.nc.Close()
+			eventually(t, "the cloud to see "+sid+" gone", func() bool { s, _ := sessionBySID(c, sid); return !s.Connected })
+		}},
+		{"close_transport", func(w *rawWS) {
+			w.join()
+			c.Inject(Fault{Kind: FaultCloseTransport})
+			w.endsBy()
+		}},
+		{"abort_transport", func(w *rawWS) {
+			w.join()
+			c.Inject(Fault{Kind: FaultAbortTransport})
+			w.endsBy()
+		}},
+		{"no_namespace_ack", func(w *rawWS) {
+			c.Inject(Fault{Kind: FaultNoNamespaceAck, Count: 1})
+			if open := w.text(); !strings.HasPrefix(open, "0{") {
+				t.Fatalf("OPEN = %q", open)
+			}
+			w.send("40/ws,")
+			w.endsBy() // the connect timeout closes the Engine.IO session
+		}},
+	}
+	for _, e := range ends {
+		base := measure(t)
+		for range releaseSessions {
+			e.end(rawDial(t, c, tok))
+		}
+		if len(c.Faults()) != 0 {
+			t.Fatalf("%s: faults left unspent: %v", e.name, c.Faults())
+		}
+		eventually(t, e.name+": every session to end", func() bool {
+			for _, s := range c.Sessions() {
+				if s.Connected {
+					return false
+				}
+			}
+			return true
+		})
+		waitReleased(t, e.name, base)
+	}
+}
