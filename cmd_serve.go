@@ -115,9 +115,8 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return usageError{err}
 	}
-	reg.MustRegister(col)
 
-	handler, err := s.handler(reg, source, gw)
+	handler, err := s.handler(reg, col, source, gw)
 	if err != nil {
 		return err
 	}
@@ -171,9 +170,11 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 }
 
 // handler serves /metrics, /status, the health endpoints and a landing page.
-func (s *serveCmd) handler(reg *prometheus.Registry, source collector.SnapshotSource, gw *realtime.Gateway) (http.Handler, error) {
+// /metrics serves reg's families and col's; col is not registered in reg:
+// the handler writes its parameter series straight into text answers.
+func (s *serveCmd) handler(reg *prometheus.Registry, col *collector.Collector, source collector.SnapshotSource, gw *realtime.Gateway) (http.Handler, error) {
 	mux := http.NewServeMux()
-	mux.Handle(s.TelemetryPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+	mux.Handle(s.TelemetryPath, collector.NewHandler(reg, col, promhttp.HandlerOpts{
 		ErrorHandling:     promhttp.ContinueOnError,
 		Registry:          reg,
 		EnableOpenMetrics: true,

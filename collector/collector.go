@@ -18,6 +18,13 @@ import (
 
 const namespace = "bragerone"
 
+// The parameter family, which the /metrics handler may write itself (see
+// NewHandler).
+const (
+	paramValueName = namespace + "_parameter_value"
+	paramValueHelp = "Numeric value of parameter <pool>.<param> (booleans as 0/1)."
+)
+
 // maxFilterCache bounds the remembered include/exclude decisions. Keys repeat
 // across modules (every module of one model has the same "P4.v8"), so this is
 // far above what an account produces; past it, decisions are computed but not
@@ -68,7 +75,7 @@ func newDescs() descs {
 		return prometheus.NewDesc(namespace+"_"+name, help, labels, nil)
 	}
 	return descs{
-		paramValue:       d("parameter_value", "Numeric value of parameter <pool>.<param> (booleans as 0/1).", "devid", "pool", "param"),
+		paramValue:       prometheus.NewDesc(paramValueName, paramValueHelp, []string{"devid", "pool", "param"}, nil),
 		parameters:       d("parameters", "Parameters stored for the module, numeric or not.", "devid"),
 		paramsNonNumeric: d("parameters_non_numeric", "Stored parameters whose value is not numeric (not exported as series).", "devid"),
 		paramsDropped:    d("parameter_series_dropped", "Numeric parameters not exported at this scrape because of the series cap.", "devid"),
@@ -161,7 +168,12 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector.
-func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+func (c *Collector) Collect(ch chan<- prometheus.Metric) { c.collect(ch, nil) }
+
+// collect emits one scrape. With keep non-nil, the parameter series are
+// handed to keep (once, in the order the registry would receive them)
+// instead of being sent on ch: the /metrics handler writes them itself.
+func (c *Collector) collect(ch chan<- prometheus.Metric, keep func([]paramSeries)) {
 	s := c.src.Snapshot()
 	e := emitter{c: c, ch: ch}
 
@@ -175,7 +187,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 
 	mods := c.collectModules(&e, s.Modules)
-	c.collectParams(&e, mods)
+	c.collectParams(&e, mods, keep)
 
 	if e.skipped > 0 {
 		c.skipped.Add(uint64(e.skipped))
@@ -347,7 +359,7 @@ func (c *Collector) collectModules(e *emitter, modules []ModuleState) map[string
 // module in collectModules; pool and param are the store's own strings,
 // passed through LabelValue, which returns them unchanged (no copy, no
 // allocation) unless they are too long or not valid UTF-8.
-func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule) {
+func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule, keep func([]paramSeries)) {
 	if c.params != nil {
 		c.paramMu.Lock()
 		series := make([]paramSeries, 0, c.lastCount)
@@ -386,10 +398,14 @@ func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule) {
 			}
 			series = series[:max]
 		}
-		wires := make([]paramWire, len(series))
-		for i := range series {
-			series[i].wire = &wires[i]
-			e.ch <- &series[i]
+		if keep != nil {
+			keep(series)
+		} else {
+			wires := make([]paramWire, len(series))
+			for i := range series {
+				series[i].wire = &wires[i]
+				e.ch <- &series[i]
+			}
 		}
 	}
 	labels := make([]string, 0, len(mods))

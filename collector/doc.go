@@ -1,13 +1,16 @@
 // Package collector turns the exporter's health state and parameter store into
 // Prometheus metrics at scrape time.
 //
-// It owns three things:
+// It owns four things:
 //   - the plain data types the gateway fills in ([Snapshot] and its parts), read
 //     through [SnapshotSource] and [ParamSource];
 //   - [Collector], a prometheus.Collector that builds const metrics from one
 //     snapshot per scrape, so nothing stale survives a module or parameter that
 //     went away and no sample carries a client-side timestamp;
-//   - [Instrumentation], the exporter's own request, event and login metrics.
+//   - [Instrumentation], the exporter's own request, event and login metrics;
+//   - [NewHandler], the /metrics handler, which writes the one large family
+//     (bragerone_parameter_value) straight into text answers instead of
+//     passing every series through the registry.
 //
 // The metric names, types and labels are the contract in METRICS.md.
 package collector

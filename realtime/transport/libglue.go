@@ -7,42 +7,22 @@ import (
 	"unsafe"
 
 	sio "github.com/zishang520/socket.io/clients/socket/v3"
+	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/v3/pkg/queue"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 )
 
 // packetConnectError is the Socket.IO CONNECT_ERROR packet type (4).
-const packetConnectError = 4
+const packetConnectError = int64(parser.CONNECT_ERROR)
 
 // packetFields reads type, namespace and data of a decoded Socket.IO packet
-// as the manager's "packet" event passes it. The packet type lives in the
-// library's parser module, which this package does not import; its exported
-// fields are read by name.
+// as the manager's "packet" event passes it.
 func packetFields(p any) (typ int64, nsp string, data any, ok bool) {
-	v := reflect.ValueOf(p)
-	if v.Kind() != reflect.Pointer || v.IsNil() {
+	pk, isPacket := p.(*parser.Packet)
+	if !isPacket || pk == nil {
 		return 0, "", nil, false
 	}
-	v = v.Elem()
-	if v.Kind() != reflect.Struct {
-		return 0, "", nil, false
-	}
-	t, n, d := v.FieldByName("Type"), v.FieldByName("Nsp"), v.FieldByName("Data")
-	if !t.IsValid() || !n.IsValid() || !d.IsValid() || n.Kind() != reflect.String {
-		return 0, "", nil, false
-	}
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		typ = t.Int()
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		typ = int64(t.Uint())
-	default:
-		return 0, "", nil, false
-	}
-	if d.CanInterface() {
-		data = d.Interface()
-	}
-	return typ, n.String(), data, true
+	return int64(pk.Type), pk.Nsp, pk.Data, true
 }
 
 // eventSource is what the hook needs of a library transport.

@@ -105,6 +105,7 @@ func (s *session) run(ctx context.Context, header http.Header) {
 	transports.Clear()
 	transports.Add(newHookedCtor(sio.WebSocket.Name(), sio.WebSocket.New, s.onTransportError, s.waitSubscribed))
 	opts.SetTransports(transports) // WebSocket only: with two, the first tried is random
+	opts.SetParser(rawParser{})    // event arguments stay raw JSON (see rawParser)
 	if header != nil {
 		opts.SetExtraHeaders(header)
 	}
@@ -349,9 +350,14 @@ func (s *session) onAny(a ...any) {
 	}
 	args := make([]json.RawMessage, 0, len(a)-1)
 	for _, arg := range a[1:] {
+		if raw, ok := arg.(json.RawMessage); ok {
+			args = append(args, raw) // as it arrived (rawParser): the usual case
+			continue
+		}
 		if arg != nil && reflect.TypeOf(arg).Kind() == reflect.Func {
 			continue // the library's ack callback: the server asked for an ack; we never send one
 		}
+		// Decoded by the library (a binary event): encode it back.
 		b, err := json.Marshal(arg)
 		if err != nil {
 			s.log.Warn("realtime event argument not representable as JSON", "event", wire, "err", err)

@@ -104,9 +104,11 @@ type Event struct {
 	Name string
 	// WireName is the event name as it arrived ("22", "61", ...).
 	WireName string
-	// Payload is the first argument (nil when there is none).
+	// Payload is the first argument (nil when there is none), as the JSON
+	// text the server sent: key order, number spelling and escapes are the
+	// server's.
 	Payload json.RawMessage
-	// Args are all arguments in order.
+	// Args are all arguments in order, as sent.
 	Args []json.RawMessage
 	// Reason is the reason token of an EventDisconnect.
 	Reason string

@@ -1,0 +1,364 @@
+package collector
+
+import (
+	"cmp"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// NewHandler returns the /metrics handler for the families of reg and of c.
+// reg must not have c registered: the handler gathers c itself.
+//
+// It answers exactly as promhttp.HandlerFor(reg + c, opts) does. When the
+// negotiated format is the plain text format (compressed or not), it
+// writes bragerone_parameter_value, the one large family (devid ×
+// parameter), straight into the response after the other families, without
+// building a dto.Metric per series and without the registry's per-series
+// consistency checks and sort: the series are unique and in order by
+// construction (the handler still sorts them if the source does not hand
+// them out in exposition order, and drops a duplicate as the registry
+// would). Any other format (OpenMetrics, protobuf) takes the registry path,
+// so correctness never depends on the fast path.
+//
+// Of opts, ErrorLog, ErrorHandling, Registry, DisableCompression,
+// OfferedCompressions, AcceptedFormats, EnableOpenMetrics,
+// EnableOpenMetricsTextCreatedSamples, ProcessStartTime, MaxRequestsInFlight
+// and Timeout apply to both paths; CoalesceGather applies to the registry
+// path only.
+func NewHandler(reg prometheus.Gatherer, c *Collector, opts promhttp.HandlerOpts) http.Handler {
+	own := prometheus.NewRegistry()
+	own.MustRegister(c)
+
+	slowOpts := opts
+	// Applied once around both paths below.
+	slowOpts.MaxRequestsInFlight, slowOpts.Timeout, slowOpts.ProcessStartTime = 0, 0, time.Time{}
+	h := &metricsHandler{
+		base: reg,
+		c:    c,
+		opts: opts,
+		slow: promhttp.HandlerFor(prometheus.Gatherers{reg, own}, slowOpts),
+		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "promhttp_metric_handler_errors_total",
+			Help: "Total number of internal errors encountered by the promhttp metric handler.",
+		}, []string{"cause"}),
+	}
+	if opts.Registry != nil {
+		// promhttp has registered its counter; count into the same one.
+		are := prometheus.AlreadyRegisteredError{}
+		if err := opts.Registry.Register(h.errs); errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
+				h.errs = existing
+			}
+		}
+	}
+	h.formats = opts.AcceptedFormats
+	if len(h.formats) == 0 {
+		h.formats = expfmt.DefaultAcceptedFormats()
+		if opts.EnableOpenMetrics {
+			h.formats = expfmt.DefaultOpenMetricsAcceptedFormats()
+		}
+	}
+	if !opts.DisableCompression {
+		offers := opts.OfferedCompressions
+		if len(offers) == 0 {
+			offers = []promhttp.Compression{promhttp.Identity, promhttp.Gzip}
+		}
+		for _, o := range offers {
+			h.compressions = append(h.compressions, string(o))
+		}
+	}
+	if opts.MaxRequestsInFlight > 0 {
+		h.inFlight = make(chan struct{}, opts.MaxRequestsInFlight)
+	}
+	if opts.Timeout <= 0 {
+		return h
+	}
+	return http.TimeoutHandler(h, opts.Timeout, fmt.Sprintf("Exceeded configured timeout of %v.\n", opts.Timeout))
+}
+
+type metricsHandler struct {
+	base         prometheus.Gatherer
+	c            *Collector
+	opts         promhttp.HandlerOpts
+	slow         http.Handler
+	errs         *prometheus.CounterVec
+	formats      []expfmt.Format
+	compressions []string
+	inFlight     chan struct{}
+}
+
+func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.opts.ProcessStartTime.IsZero() {
+		w.Header().Set("Process-Start-Time-Unix", strconv.FormatInt(h.opts.ProcessStartTime.Unix(), 10))
+	}
+	if h.inFlight != nil {
+		select {
+		case h.inFlight <- struct{}{}:
+			defer func() { <-h.inFlight }()
+		default:
+			http.Error(w, fmt.Sprintf("Limit of concurrent requests reached (%d), try again later.", h.opts.MaxRequestsInFlight), http.StatusServiceUnavailable)
+			return
+		}
+	}
+	format := expfmt.NegotiateAccept(r.Header, h.formats...)
+	encoding := "identity"
+	if len(h.compressions) > 0 {
+		encoding = negotiateEncoding(r, h.compressions)
+	}
+	if format.FormatType() != expfmt.TypeTextPlain || (encoding != "identity" && encoding != "gzip") {
+		h.slow.ServeHTTP(w, r)
+		return
+	}
+	h.serveText(w, r, format, encoding)
+}
+
+// textScrape is the collector as one fast-path scrape sees it: everything
+// but the parameter series goes to the registry; those are kept for the
+// handler.
+type textScrape struct {
+	c      *Collector
+	series []paramSeries
+}
+
+func (s *textScrape) Describe(ch chan<- *prometheus.Desc) { s.c.Describe(ch) }
+
+func (s *textScrape) Collect(ch chan<- prometheus.Metric) {
+	s.c.collect(ch, func(series []paramSeries) { s.series = series })
+}
+
+// serveText is promhttp's handler for the text format with the parameter
+// family written directly.
+func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, format expfmt.Format, encoding string) {
+	scrape := &textScrape{c: h.c}
+	own := prometheus.NewRegistry()
+	var mfs []*dto.MetricFamily
+	err := own.Register(scrape)
+	if err == nil {
+		// Gather waits for every Collect: scrape.series is set after it.
+		mfs, err = prometheus.Gatherers{h.base, own}.Gather()
+	}
+	series, dups := exposition(scrape.series)
+	if dups > 0 {
+		// The registry would have rejected them; say so as it would.
+		err = errors.Join(err, fmt.Errorf("%d %s series collected more than once; the first of each is exported", dups, paramValueName))
+	}
+	if err != nil {
+		if h.opts.ErrorLog != nil {
+			h.opts.ErrorLog.Println("error gathering metrics:", err)
+		}
+		h.errs.WithLabelValues("gathering").Inc()
+		switch h.opts.ErrorHandling {
+		case promhttp.PanicOnError:
+			panic(err)
+		case promhttp.ContinueOnError:
+			if len(mfs) == 0 && len(series) == 0 {
+				httpError(w, err)
+				return
+			}
+		case promhttp.HTTPErrorOnError:
+			httpError(w, err)
+			return
+		}
+	}
+
+	w.Header().Add("Vary", "Accept")
+	if len(h.compressions) > 0 {
+		w.Header().Add("Vary", "Accept-Encoding")
+	}
+	w.Header().Set("Content-Type", string(format))
+	var out io.Writer = w
+	if encoding == "gzip" {
+		w.Header().Set("Content-Encoding", "gzip")
+		gz := gzipPool.Get().(*gzip.Writer)
+		gz.Reset(w)
+		defer func() { _ = gz.Close(); gzipPool.Put(gz) }()
+		out = gz
+	}
+
+	// handleError reports an encoding error and tells whether to stop.
+	handleError := func(err error) bool {
+		if err == nil {
+			return false
+		}
+		if h.opts.ErrorLog != nil {
+			h.opts.ErrorLog.Println("error encoding and sending metric family:", err)
+		}
+		h.errs.WithLabelValues("encoding").Inc()
+		switch h.opts.ErrorHandling {
+		case promhttp.PanicOnError:
+			panic(err)
+		case promhttp.HTTPErrorOnError:
+			return true
+		}
+		return false
+	}
+	var wanted map[string]bool
+	if r.URL != nil {
+		if names := r.URL.Query()["name[]"]; len(names) > 0 {
+			wanted = make(map[string]bool, len(names))
+			for _, n := range names {
+				wanted[n] = true
+			}
+		}
+	}
+	enc := expfmt.NewEncoder(out, format)
+	for _, mf := range mfs {
+		if wanted != nil && !wanted[mf.GetName()] {
+			continue
+		}
+		if handleError(enc.Encode(mf)) {
+			return
+		}
+	}
+	if len(series) > 0 && (wanted == nil || wanted[paramValueName]) {
+		handleError(writeParamFamily(out, series))
+	}
+}
+
+var gzipPool = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
+
+// httpError is promhttp's answer when nothing can be served.
+func httpError(w http.ResponseWriter, err error) {
+	w.Header().Del("Content-Encoding")
+	http.Error(w, "An error has occurred while serving metrics:\n\n"+err.Error(), http.StatusInternalServerError)
+}
+
+// compareExposition orders series as the registry does: by label values in
+// label name order (devid, param, pool), as byte strings.
+func compareExposition(a, b *paramSeries) int {
+	return cmp.Or(cmp.Compare(a.mod.label, b.mod.label), cmp.Compare(a.param, b.param), cmp.Compare(a.pool, b.pool))
+}
+
+// exposition puts series in exposition order and removes repeated label
+// sets, keeping the first collected (the registry rejects later ones). It
+// returns the series and how many were removed. A source in exposition order
+// costs one linear check.
+func exposition(series []paramSeries) ([]paramSeries, int) {
+	for i := 1; i < len(series); i++ {
+		if compareExposition(&series[i-1], &series[i]) > 0 {
+			slices.SortStableFunc(series, func(a, b paramSeries) int { return compareExposition(&a, &b) })
+			break
+		}
+	}
+	if len(series) < 2 {
+		return series, 0
+	}
+	j := 1
+	for i := 1; i < len(series); i++ {
+		if compareExposition(&series[j-1], &series[i]) != 0 {
+			series[j] = series[i]
+			j++
+		}
+	}
+	return series[:j], len(series) - j
+}
+
+// writeParamFamily writes bragerone_parameter_value in the text format, as
+// expfmt.MetricFamilyToText would write the registry's family: HELP, TYPE,
+// then one line per series with labels devid, param, pool.
+func writeParamFamily(w io.Writer, series []paramSeries) error {
+	bp := textBufPool.Get().(*[]byte)
+	defer textBufPool.Put(bp)
+	b := (*bp)[:0]
+	b = append(b, "# HELP "+paramValueName+" "...)
+	b = appendEscaped(b, paramValueHelp, false)
+	b = append(b, "\n# TYPE "+paramValueName+" gauge\n"...)
+
+	var (
+		mod    *exportedModule
+		prefix []byte // `bragerone_parameter_value{devid="<devid>",param="` of mod
+	)
+	for i := range series {
+		s := &series[i]
+		if s.mod != mod {
+			mod = s.mod
+			prefix = append(prefix[:0], paramValueName+`{devid="`...)
+			prefix = appendEscaped(prefix, mod.label, true)
+			prefix = append(prefix, `",param="`...)
+		}
+		b = append(b, prefix...)
+		b = appendEscaped(b, s.param, true)
+		b = append(b, `",pool="`...)
+		b = appendEscaped(b, s.pool, true)
+		b = append(b, `"} `...)
+		b = appendFloat(b, s.value)
+		b = append(b, '\n')
+		if len(b) >= textFlushSize {
+			if _, err := w.Write(b); err != nil {
+				*bp = b
+				return err
+			}
+			b = b[:0]
+		}
+	}
+	_, err := w.Write(b)
+	*bp = b
+	return err
+}
+
+// textFlushSize is how much text is written to the response at once.
+const textFlushSize = 32 << 10
+
+var textBufPool = sync.Pool{New: func() any {
+	b := make([]byte, 0, textFlushSize+1024)
+	return &b
+}}
+
+// appendEscaped is expfmt's escaping: backslash and newline always, the
+// double quote inside label values.
+func appendEscaped(b []byte, s string, quoted bool) []byte {
+	start := 0
+	for i := 0; i < len(s); i++ {
+		var esc string
+		switch s[i] {
+		case '\\':
+			esc = `\\`
+		case '\n':
+			esc = `\n`
+		case '"':
+			if !quoted {
+				continue
+			}
+			esc = `\"`
+		default:
+			continue
+		}
+		b = append(b, s[start:i]...)
+		b = append(b, esc...)
+		start = i + 1
+	}
+	return append(b, s[start:]...)
+}
+
+// appendFloat is expfmt's writeFloat.
+func appendFloat(b []byte, f float64) []byte {
+	switch {
+	case f == 1:
+		return append(b, '1')
+	case f == 0:
+		return append(b, '0')
+	case f == -1:
+		return append(b, "-1"...)
+	case math.IsNaN(f):
+		return append(b, "NaN"...)
+	case math.IsInf(f, +1):
+		return append(b, "+Inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Inf"...)
+	default:
+		return strconv.AppendFloat(b, f, 'g', -1, 64)
+	}
+}
