@@ -32,7 +32,10 @@ type session struct {
 	reason         string // disconnect reason once gone
 	bound          map[string]bool
 	listens        map[string]int // client emits seen, by event name
-	sock           *sio.Socket
+	// sock is the library's socket while the session is connected; nil
+	// once it has ended, so a closed session's record does not hold its
+	// connection's buffers and queues.
+	sock *sio.Socket
 }
 
 // Session describes one realtime session, for tests and /control/state.
@@ -64,6 +67,12 @@ func (c *Cloud) setupRealtime() {
 	c.releaseClosedTransports()
 	c.nsp = c.io.Of(namespace, nil)
 	c.nsp.Use(c.admit)
+	// Sockets of the main namespace (no client of the cloud's uses it)
+	// need their queue released too.
+	c.io.Use(func(s *sio.Socket, next func(*sio.ExtendedError)) {
+		dropQueueFinalizer(s, "taskQueue")
+		next(nil)
+	})
 	_ = c.nsp.On("connection", func(args ...any) {
 		s, ok := args[0].(*sio.Socket)
 		if ok {
@@ -76,6 +85,7 @@ func (c *Cloud) setupRealtime() {
 // token in its HTTP Authorization header (the cloud takes the token from
 // nowhere else); a no_namespace_ack fault leaves the CONNECT unanswered.
 func (c *Cloud) admit(s *sio.Socket, next func(*sio.ExtendedError)) {
+	dropQueueFinalizer(s, "taskQueue")
 	tok := bearer(s.Handshake().Headers.Header().Get("Authorization"))
 	if !c.validToken(tok) {
 		next(sio.NewExtendedError("Unauthorized", map[string]any{"message": "Unauthorized"}))
@@ -123,6 +133,12 @@ func (c *Cloud) releaseClosedTransports() {
 		if !ok {
 			return
 		}
+		dropQueueFinalizer(conn.Transport(), "writeQueue")
+		_ = conn.On("upgrading", func(args ...any) {
+			if len(args) > 0 {
+				dropQueueFinalizer(args[0], "writeQueue")
+			}
+		})
 		var once sync.Once
 		release := func(...any) {
 			once.Do(func() {
@@ -180,7 +196,16 @@ func (c *Cloud) syncSessionsLocked() {
 // checked too: when a transport dies while the library is still joining the
 // socket to the namespace, the socket is never told and stays "connected".
 func (s *session) live() bool {
-	return s.connected && s.sock.Connected() && s.sock.Conn().ReadyState() == "open"
+	return s.connected && s.sock != nil && s.sock.Connected() && s.sock.Conn().ReadyState() == "open"
+}
+
+// endLocked marks a session ended and lets go of its socket.
+func (s *session) endLocked(reason string) {
+	s.connected = false
+	s.sock = nil
+	if reason != "" {
+		s.reason = reason
+	}
 }
 
 func (c *Cloud) onSession(s *sio.Socket) {
@@ -196,8 +221,7 @@ func (c *Cloud) onSession(s *sio.Socket) {
 		// socket is never told, stays in the namespace and keeps its task
 		// queue. Disconnecting it lets both go.
 		c.mu.Lock()
-		sess.connected = false
-		sess.reason = "transport close"
+		sess.endLocked("transport close")
 		c.mu.Unlock()
 		s.Disconnect(false)
 		c.log.Info("cloudsim: realtime session gone before it was set up", "sid", sess.sid)
@@ -220,16 +244,15 @@ func (c *Cloud) onSession(s *sio.Socket) {
 			reason, _ = args[0].(string)
 		}
 		c.mu.Lock()
-		sess.connected = false
-		sess.reason = reason
+		sess.endLocked(reason)
 		c.mu.Unlock()
 		c.log.Info("cloudsim: realtime session disconnected", "sid", sess.sid, "reason", reason)
 	})
+	c.mu.Lock()
 	if !sess.live() { // gone before its handlers were attached
-		c.mu.Lock()
-		sess.connected = false
-		c.mu.Unlock()
+		sess.endLocked("")
 	}
+	c.mu.Unlock()
 }
 
 // pruneSessionsLocked keeps every live session and the latest closed ones.
@@ -415,8 +438,9 @@ func (c *Cloud) EmitMemoryUpdated(devid string) {
 // cannot overtake the CONNECT acknowledgement still queued for it.
 func (c *Cloud) fireTransportFaults() {
 	type hit struct {
-		kind FaultKind
-		s    *session
+		kind        FaultKind
+		sid, remote string
+		sock        *sio.Socket
 	}
 	var hits []hit
 	c.mu.Lock()
@@ -431,7 +455,7 @@ func (c *Cloud) fireTransportFaults() {
 			if s == nil || !s.live() || (af.f.Devid != "" && !s.bound[af.f.Devid]) {
 				continue
 			}
-			hits = append(hits, hit{af.f.Kind, s})
+			hits = append(hits, hit{af.f.Kind, s.sid, s.remote, s.sock})
 			n++
 		}
 		if n > 0 {
@@ -441,9 +465,9 @@ func (c *Cloud) fireTransportFaults() {
 	c.mu.Unlock()
 	for _, h := range hits {
 		if h.kind == FaultCloseTransport {
-			c.closeTransport(h.s)
+			c.closeTransport(h.sid, h.sock)
 		} else {
-			c.abortTransport(h.s)
+			c.abortTransport(h.sid, h.remote, h.sock)
 		}
 	}
 }
@@ -451,32 +475,32 @@ func (c *Cloud) fireTransportFaults() {
 // closeTransport ends a session cleanly at the Engine.IO layer: a WebSocket
 // close frame (1000, normal closure), then the transport closes. The
 // library's own close only shuts the TCP connection, which is not clean.
-func (c *Cloud) closeTransport(s *session) {
-	conn := s.sock.Conn()
+func (c *Cloud) closeTransport(sid string, sock *sio.Socket) {
+	conn := sock.Conn()
 	if req := conn.Request(); req != nil && req.Websocket != nil && req.Websocket.Conn != nil {
 		const closeMessage = 8 // RFC 6455 opcode 0x8
 		_ = req.Websocket.WriteControl(closeMessage, []byte{0x03, 0xE8}, time.Now().Add(time.Second))
 	}
 	conn.Close(false)
-	c.log.Info("cloudsim: transport closed", "sid", s.sid)
+	c.log.Info("cloudsim: transport closed", "sid", sid)
 }
 
 // abortTransport drops a session's TCP connection with no close frame and
 // no FIN handshake (SO_LINGER 0 sends a reset), like a dying proxy.
-func (c *Cloud) abortTransport(s *session) {
-	if c.conns.abort(s.remote) {
-		c.log.Info("cloudsim: transport aborted", "sid", s.sid)
+func (c *Cloud) abortTransport(sid, remote string, sock *sio.Socket) {
+	if c.conns.abort(remote) {
+		c.log.Info("cloudsim: transport aborted", "sid", sid)
 		return
 	}
 	// Served through Handler on a listener of the caller's: reach the raw
 	// connection through the websocket instead.
-	if req := s.sock.Conn().Request(); req != nil && req.Websocket != nil && req.Websocket.Conn != nil {
+	if req := sock.Conn().Request(); req != nil && req.Websocket != nil && req.Websocket.Conn != nil {
 		abortConn(req.Websocket.UnderlyingConn())
-		c.log.Info("cloudsim: transport aborted", "sid", s.sid)
+		c.log.Info("cloudsim: transport aborted", "sid", sid)
 		return
 	}
-	c.log.Warn("cloudsim: abort_transport found no raw connection; closing instead", "sid", s.sid)
-	s.sock.Conn().Close(true)
+	c.log.Warn("cloudsim: abort_transport found no raw connection; closing instead", "sid", sid)
+	sock.Conn().Close(true)
 }
 
 func abortConn(nc net.Conn) {

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weak"
+
+	"github.com/zishang520/socket.io/v3/pkg/queue"
 )
 
 // releaseSessions is how many sessions each way of ending one is repeated:
@@ -179,5 +182,62 @@ func TestEndedSessionsReleaseConnectionsAndGoroutines(t *testing.T) {
 			return true
 		})
 		waitReleased(t, e.name, base)
+	}
+}
+
+// TestEndedSessionsQueuesAreCollected checks that the task queue of each
+// ended session's socket and the write queue of its transport are
+// collected: the library's queues carry a finalizer that keeps them in the
+// heap forever unless the cloud clears it.
+func TestEndedSessionsQueuesAreCollected(t *testing.T) {
+	c := startCloud(t, Options{})
+	tok := login(t, c)
+	var queues []weak.Pointer[queue.Queue]
+	for i := range releaseSessions {
+		w := rawDial(t, c, tok)
+		sid := w.join()
+		c.mu.Lock()
+		c.syncSessionsLocked()
+		sock := c.sessions[sid].sock
+		c.mu.Unlock()
+		tq, wq := queueField(sock, "taskQueue"), queueField(sock.Conn().Transport(), "writeQueue")
+		if tq == nil || wq == nil {
+			t.Fatalf("the Socket.IO server library no longer holds its queues where v3.0.0 did (task queue %p, write queue %p)", tq, wq)
+		}
+		queues = append(queues, weak.Make(tq), weak.Make(wq))
+		if i%2 == 0 {
+			w.leave()
+		} else {
+			_ = w.nc.Close()
+		}
+	}
+	eventually(t, "every session to end", func() bool {
+		for _, s := range c.Sessions() {
+			if s.Connected {
+				return false
+			}
+		}
+		return true
+	})
+	// A collected queue's weak pointer reads nil; the queues go with their
+	// session's last reference (the library lets go of an ended session at
+	// its own pace, hence the wait).
+	left := 0
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		left = 0
+		for _, q := range queues {
+			if q.Value() != nil {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the %d queues of %d ended sessions are still in the heap", left, len(queues), releaseSessions)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
