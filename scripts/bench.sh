@@ -58,7 +58,9 @@ if step footprint; then
 fi
 
 # med FILE BENCH-REGEX UNIT: median of UNIT over the lines of BENCH.
+# A step that was not run leaves its figures as "-".
 med() {
+	[ -f "$OUT/$1.txt" ] || { echo "-"; return; }
 	awk -v re="$2" -v unit="$3" '
 		$1 ~ re { for (i = 3; i < NF; i++) if ($(i+1) == unit) v[n++] = $i }
 		END {
@@ -69,8 +71,8 @@ med() {
 		}' "$OUT/$1.txt"
 }
 # share FILE SIDE: the side's percentage of CPU samples in a tags report.
-share() { awk -v side="$2" '$NF == side":" || $NF == side { gsub(/[()%:]/, "", $2); print $2; exit }' "$OUT/$1.tags"; }
-kv() { awk -F= -v k="$2" '$1 == k {print $2}' "$OUT/$1.txt"; }
+share() { [ -f "$OUT/$1.tags" ] || return 0; awk -v side="$2" '$NF == side":" || $NF == side { gsub(/[()%:]/, "", $2); print $2; exit }' "$OUT/$1.tags"; }
+kv() { [ -f "$OUT/$1.txt" ] || { echo "-"; return; }; awk -F= -v k="$2" '$1 == k {print $2}' "$OUT/$1.txt"; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", b / a; else print "-" }'; }
 
 echo
