@@ -2,6 +2,9 @@ package transport
 
 import (
 	"reflect"
+	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -42,17 +45,22 @@ type eventSource interface {
 //     CONNECT is never sent. gate blocks the reader's first packet until the
 //     manager is subscribed (it returns at once after that).
 //
+// created sees the Engine.IO socket and each transport as soon as the
+// transport exists (before it dials), so their queues are adopted before
+// anything can go wrong.
+//
 // The type parameters are inferred from the library's constructor, so the
 // engine package need not be imported.
 type hookedCtor[S, O any, T eventSource] struct {
-	name  string
-	newFn func(S, O) T
-	onErr func(error)
-	gate  func()
+	name    string
+	newFn   func(S, O) T
+	created func(engine, transport any)
+	onErr   func(error)
+	gate    func()
 }
 
-func newHookedCtor[S, O any, T eventSource](name string, newFn func(S, O) T, onErr func(error), gate func()) *hookedCtor[S, O, T] {
-	return &hookedCtor[S, O, T]{name: name, newFn: newFn, onErr: onErr, gate: gate}
+func newHookedCtor[S, O any, T eventSource](name string, newFn func(S, O) T, created func(engine, transport any), onErr func(error), gate func()) *hookedCtor[S, O, T] {
+	return &hookedCtor[S, O, T]{name: name, newFn: newFn, created: created, onErr: onErr, gate: gate}
 }
 
 // Name implements the library's TransportCtor.
@@ -61,6 +69,7 @@ func (h *hookedCtor[S, O, T]) Name() string { return h.name }
 // New implements the library's TransportCtor.
 func (h *hookedCtor[S, O, T]) New(socket S, opts O) T {
 	t := h.newFn(socket, opts)
+	h.created(socket, t)
 	_ = t.On("packet", func(...any) { h.gate() })
 	_ = t.On("error", func(a ...any) {
 		if err, ok := argAt(a, 0).(error); ok {
@@ -86,21 +95,96 @@ func disableOpenTimer(m *sio.Manager) bool {
 	return true
 }
 
-// releaseManager stops the manager's task-queue goroutine. The library
-// starts one per manager and never stops it (its finalizer cannot run while
-// the goroutine itself references the queue), so every closed session would
-// leak a goroutine. The field is unexported; it is reached by reflection
-// against the pinned library version, and left alone if its shape differs.
-func releaseManager(m *sio.Manager) {
-	if m == nil {
-		return
+// The library gives each client session three task queues (package
+// v3/pkg/queue), each with a goroutine of its own: the manager's, the
+// Engine.IO socket's and the WebSocket transport's write queue. It never
+// stops the manager's, and stops the other two only on paths a session does
+// not always take (the engine's when it sees its own close, the transport's
+// when its close runs the full path). Each queue also carries a finalizer
+// meant to stop it once unreachable, but a queue points at itself (its
+// condition variable holds its own mutex), and an object with a finalizer
+// that reaches itself is never collected: every queue ever built would stay
+// in the heap (about 9 KiB each, three per reconnect), and the finalizer
+// never runs. A session therefore clears each queue's finalizer as soon as
+// the queue exists and stops every queue itself when it is torn down; a
+// stopped queue is then collected with the session. Clearing the finalizer
+// early is safe: while a queue's goroutine runs, that goroutine holds the
+// queue, so the finalizer could not have run before the stop either.
+//
+// The queues sit in unexported fields; they are reached by reflection
+// against the pinned library version (v3.0.0), and left alone if the shape
+// differs (a leak then, never a failure).
+
+// Where v3.0.0 keeps each queue: field names from the value the session
+// holds, through the embedded interfaces, to the *queue.Queue field.
+var (
+	managerQueuePath   = []string{"taskQueue"}                                              // *sio.Manager
+	engineQueuePath    = []string{"SocketWithUpgrade", "SocketWithoutUpgrade", "taskQueue"} // the Engine.IO client socket
+	transportQueuePath = []string{"writeQueue"}                                             // the WebSocket transport
+)
+
+// queueAt follows path (field names, through pointers and interfaces) from
+// v and returns the *queue.Queue found at its end, or nil.
+func queueAt(v any, path ...string) *queue.Queue {
+	if len(path) == 0 {
+		return nil
 	}
-	f := reflect.ValueOf(m).Elem().FieldByName("taskQueue")
-	if !f.IsValid() || f.Type() != reflect.TypeFor[*queue.Queue]() || !f.CanAddr() {
-		return
+	rv := reflect.ValueOf(v)
+	for _, name := range path {
+		for rv.IsValid() && (rv.Kind() == reflect.Interface || rv.Kind() == reflect.Pointer) {
+			if rv.IsNil() {
+				return nil
+			}
+			rv = rv.Elem()
+		}
+		if !rv.IsValid() || rv.Kind() != reflect.Struct {
+			return nil
+		}
+		rv = rv.FieldByName(name)
 	}
-	q := *(**queue.Queue)(unsafe.Pointer(f.UnsafeAddr()))
-	if q != nil {
-		q.TryClose() // runs what is queued, then the goroutine exits
+	if !rv.IsValid() || rv.Type() != reflect.TypeFor[*queue.Queue]() || !rv.CanAddr() {
+		return nil
 	}
+	return *(**queue.Queue)(unsafe.Pointer(rv.UnsafeAddr()))
+}
+
+// libQueues are the library queues of one session.
+type libQueues struct {
+	mu     sync.Mutex
+	queues []*queue.Queue
+}
+
+// adopt clears the finalizer of the queue at path in v and keeps the queue
+// to stop later; it reports whether it found one. A queue is adopted once.
+func (l *libQueues) adopt(v any, path ...string) bool {
+	q := queueAt(v, path...)
+	if q == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if slices.Contains(l.queues, q) {
+		return true
+	}
+	runtime.SetFinalizer(q, nil)
+	l.queues = append(l.queues, q)
+	return true
+}
+
+// stop stops every adopted queue: each runs what is already queued, then
+// its goroutine exits. Later calls are harmless.
+func (l *libQueues) stop() {
+	l.mu.Lock()
+	qs := slices.Clone(l.queues)
+	l.mu.Unlock()
+	for _, q := range qs {
+		q.TryClose()
+	}
+}
+
+// count returns how many queues were adopted.
+func (l *libQueues) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.queues)
 }

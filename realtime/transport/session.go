@@ -39,9 +39,10 @@ type session struct {
 	id  uint64
 	log *slog.Logger
 
-	libMu sync.Mutex
-	mgr   *sio.Manager
-	sock  *sio.Socket
+	libMu  sync.Mutex
+	mgr    *sio.Manager
+	sock   *sio.Socket
+	queues libQueues // the library's task queues of this attempt (see libQueues)
 
 	mu         sync.Mutex
 	phase      string
@@ -103,7 +104,7 @@ func (s *session) run(ctx context.Context, header http.Header) {
 	opts.SetUpgrade(false)
 	transports := types.NewSet(sio.WebSocket)
 	transports.Clear()
-	transports.Add(newHookedCtor(sio.WebSocket.Name(), sio.WebSocket.New, s.onTransportError, s.waitSubscribed))
+	transports.Add(newHookedCtor(sio.WebSocket.Name(), sio.WebSocket.New, s.onTransportCreated, s.onTransportError, s.waitSubscribed))
 	opts.SetTransports(transports) // WebSocket only: with two, the first tried is random
 	opts.SetParser(rawParser{})    // event arguments stay raw JSON (see rawParser)
 	if header != nil {
@@ -112,6 +113,9 @@ func (s *session) run(ctx context.Context, header http.Header) {
 
 	s.libMu.Lock()
 	mgr := sio.NewManager(s.c.origin, opts)
+	if !s.queues.adopt(mgr, managerQueuePath...) {
+		s.log.Debug("Socket.IO manager's task queue not found (library layout differs): it is neither stopped nor collected")
+	}
 	if !disableOpenTimer(mgr) {
 		s.log.Debug("Socket.IO manager's connect timer left in place (library layout differs)")
 	}
@@ -133,6 +137,8 @@ func (s *session) run(ctx context.Context, header http.Header) {
 	s.mu.Lock()
 	if s.abandoned {
 		s.mu.Unlock()
+		// The teardown may have run before the manager existed.
+		s.queues.stop()
 		s.libMu.Unlock()
 		return
 	}
@@ -199,6 +205,17 @@ func (s *session) diagnose(ctx context.Context, header http.Header, dialErr erro
 	}
 	_ = resp.Body.Close()
 	return fmt.Errorf("WebSocket upgrade rejected: HTTP %s (%w)", resp.Status, dialErr)
+}
+
+// onTransportCreated adopts the queues of the Engine.IO socket and of a new
+// transport; it runs on the dialling goroutine, inside the library.
+func (s *session) onTransportCreated(engine, transport any) {
+	if !s.queues.adopt(engine, engineQueuePath...) {
+		s.log.Debug("Engine.IO socket's task queue not found (library layout differs): it is neither stopped nor collected")
+	}
+	if !s.queues.adopt(transport, transportQueuePath...) {
+		s.log.Debug("WebSocket transport's write queue not found (library layout differs): it is neither stopped nor collected")
+	}
 }
 
 // onTransportError sees the transport's errors before the engine does; the
@@ -419,7 +436,9 @@ func (s *session) teardownBounded() {
 // The socket's Disconnect alone leaves the WebSocket open when the engine
 // still has packets buffered (it waits for a drain that may never come), so
 // the transport is closed directly as well. DoClose is idempotent in the
-// library (closing a closed queue and socket again is harmless).
+// library (closing a closed queue and socket again is harmless). Last, every
+// library queue of the session is stopped: the manager's is never stopped
+// by the library, and the engine's is not when its close waits for a drain.
 func (s *session) teardownLib() {
 	s.tearOnce.Do(func() {
 		s.libMu.Lock()
@@ -441,8 +460,8 @@ func (s *session) teardownLib() {
 					tr.DoClose()
 				}
 			}
-			releaseManager(mgr)
 		}
+		s.queues.stop()
 	})
 }
 

@@ -1,0 +1,229 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"weak"
+
+	"github.com/zishang520/socket.io/v3/pkg/queue"
+)
+
+// sessionsPerEnding is how many sessions each way of ending one is
+// repeated: a queue or goroutine left per session stands far above the
+// slack.
+const sessionsPerEnding = 5
+
+// clientGoroutineSlack is how many goroutines started by the client may
+// still be around once every session ended: the library's timer
+// goroutines that miss their stop (see disableOpenTimer) and go on their
+// own timeout.
+const clientGoroutineSlack = 4
+
+// clientLabel marks every goroutine the client starts, directly or through
+// the library: labels are inherited by the goroutines a goroutine starts,
+// and the in-process server's goroutines start from its own listener,
+// outside the label. The server's own leftovers (the library's server
+// keeps a client-ended transport's queue) are not the client's to count.
+var clientLabel = pprof.Labels("side", "realtime-client")
+
+// labelledGoroutines counts the live goroutines carrying clientLabel and
+// returns their stacks.
+func labelledGoroutines() (int, string) {
+	var buf strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
+	n := 0
+	var stacks []string
+	blocks := strings.Split(buf.String(), "\n\n")
+	for _, b := range blocks {
+		sc := bufio.NewScanner(strings.NewReader(b))
+		var head string
+		labelled := false
+		for sc.Scan() {
+			line := sc.Text()
+			if head == "" && strings.Contains(line, " @ ") {
+				head = line
+			}
+			if strings.HasPrefix(line, "# labels:") && strings.Contains(line, `"realtime-client"`) {
+				labelled = true
+			}
+		}
+		if !labelled {
+			continue
+		}
+		count, err := strconv.Atoi(strings.Fields(head)[0])
+		if err != nil {
+			continue
+		}
+		n += count
+		stacks = append(stacks, b)
+	}
+	return n, strings.Join(stacks, "\n\n")
+}
+
+// clientQueues returns the three library queues of a joined session, found
+// where the pinned library version keeps them.
+func clientQueues(t *testing.T, s Session) []*queue.Queue {
+	t.Helper()
+	impl := s.(*session)
+	impl.libMu.Lock()
+	defer impl.libMu.Unlock()
+	eng := impl.mgr.Engine()
+	var tr any
+	if eng != nil {
+		tr = eng.Transport()
+	}
+	qs := []*queue.Queue{
+		queueAt(impl.mgr, managerQueuePath...),
+		queueAt(eng, engineQueuePath...),
+		queueAt(tr, transportQueuePath...),
+	}
+	for i, q := range qs {
+		if q == nil {
+			t.Fatalf("the Socket.IO client library no longer holds its queues where v3.0.0 did (manager, engine, transport: %p %p %p)", qs[0], qs[1], qs[2])
+		}
+		if i > 0 && q == qs[i-1] {
+			t.Fatalf("queue %d found twice", i)
+		}
+	}
+	if n := impl.queues.count(); n != len(qs) {
+		t.Errorf("session adopted %d library queues, want %d", n, len(qs))
+	}
+	return qs
+}
+
+// TestEndedSessionsQueuesAreCollected connects and ends many sessions
+// every way one ends (the client disconnects; the server leaves the
+// namespace, closes the connection, or the connection drops; the namespace
+// is refused, never acknowledged, or the dial stalls) and checks that the
+// client gives back all it held for them: the library's three queues of
+// every joined session (the manager's, the Engine.IO socket's and the
+// transport's write queue) are collected, and the goroutines the client
+// started are gone. The library's queues carry a finalizer that would keep
+// each one in the heap forever, so a long-running exporter would grow by
+// three queues per reconnect.
+func TestEndedSessionsQueuesAreCollected(t *testing.T) {
+	g := newGoServer(t, goServerOptions{})
+	stall := newStallListener(t)
+	var queues []weak.Pointer[queue.Queue]
+	// Every client call runs under clientLabel, so every goroutine the
+	// client and the library start for it carries the label.
+	pprof.Do(context.Background(), clientLabel, func(context.Context) {
+		queues = runEndings(t, g, stall)
+	})
+	if len(queues) != 4*sessionsPerEnding*3 {
+		t.Fatalf("%d queues watched, want %d", len(queues), 4*sessionsPerEnding*3)
+	}
+
+	// A collected queue's weak pointer reads nil. A queue whose goroutine
+	// still runs, or that still has its finalizer, stays.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runtime.GC()
+		left := 0
+		for _, q := range queues {
+			if q.Value() != nil {
+				left++
+			}
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			n, stacks := labelledGoroutines()
+			t.Fatalf("%d of the %d library queues of %d ended sessions are still in the heap; %d client goroutines:\n%s",
+				left, len(queues), len(queues)/3, n, stacks)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		n, stacks := labelledGoroutines()
+		if n <= clientGoroutineSlack {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines started by the client are still running after every session ended (slack %d):\n%s", n, clientGoroutineSlack, stacks)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// runEndings runs every ending sessionsPerEnding times and returns weak
+// pointers to the library queues of each joined session.
+func runEndings(t *testing.T, g *goServer, stall *stallListener) []weak.Pointer[queue.Queue] {
+	t.Helper()
+	var queues []weak.Pointer[queue.Queue]
+	c := newTestClient(t, g.URL, g.token, nil)
+	short := func(cfg *Config) {
+		cfg.ConnectTimeout = 300 * time.Millisecond
+		cfg.MaxAbandoned = sessionsPerEnding + 1
+	}
+	cHeld := newTestClient(t, g.URL, g.token, short)
+	cStall := newTestClient(t, stall.URL, g.token, short)
+
+	joined := 0
+	ends := []struct {
+		name string
+		end  func(s Session)
+	}{
+		{"client disconnects", func(s Session) {
+			if err := s.Disconnect(context.Background()); err != nil {
+				t.Errorf("disconnect: %v", err)
+			}
+		}},
+		{"server leaves the namespace", func(Session) { g.socket(joined).Disconnect(false) }},
+		{"server closes the connection", func(Session) { g.socket(joined).Disconnect(true) }},
+		{"connection dropped", func(Session) { g.ln.dropAll() }},
+	}
+	for _, e := range ends {
+		for range sessionsPerEnding {
+			s := connect(t, c)
+			joined++
+			eventOf(t, s, EventConnect)
+			for _, q := range clientQueues(t, s) {
+				queues = append(queues, weak.Make(q))
+			}
+			e.end(s)
+			// After Disconnect, undelivered events are discarded.
+			if ev := drainToEnd(t, s); ev == nil && e.name != "client disconnects" {
+				t.Fatalf("%s: no Disconnect event", e.name)
+			}
+		}
+	}
+
+	g.setReject("not today")
+	for range sessionsPerEnding {
+		var ce *ConnectError
+		if _, err := c.Connect(context.Background()); !errors.As(err, &ce) || !strings.Contains(err.Error(), "not today") {
+			t.Fatalf("%s: Connect = %v", "refused namespace", err)
+		}
+	}
+	g.setReject("")
+
+	g.setHold(true)
+	for range sessionsPerEnding {
+		if _, err := cHeld.Connect(context.Background()); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("%s: Connect = %v", "namespace never acknowledged", err)
+		}
+	}
+	g.setHold(false)
+
+	for range sessionsPerEnding {
+		if _, err := cStall.Connect(context.Background()); !errors.Is(err, ErrTimeout) {
+			t.Fatalf("%s: Connect = %v", "stalled dial", err)
+		}
+	}
+	stall.release() // the stuck dials return and are released
+	waitFor(t, "every abandoned library call to return", func() bool {
+		return c.Abandoned() == 0 && cHeld.Abandoned() == 0 && cStall.Abandoned() == 0
+	})
+	return queues
+}
