@@ -44,6 +44,13 @@
 //     dispatched from the catch-all listener and normalised (see Normalize).
 //   - A CONNECT_ERROR without a "data" member loses its message in the
 //     library; the raw packet is read first so the message survives.
+//   - Each session builds three task queues (the manager's, the Engine.IO
+//     socket's and the WebSocket transport's write queue), each with a
+//     goroutine and a finalizer. The library never stops the manager's
+//     queue, and a queue with its finalizer is never collected (it points
+//     at itself), so every reconnect would leave about 27 KiB in the heap.
+//     A session clears each queue's finalizer as soon as the queue exists
+//     and stops all three when it is torn down (see libQueues).
 //   - With two transports configured the first one tried is random: only
 //     WebSocket is configured (the cloud's own client connects straight over
 //     WebSocket too). The library's reconnection is off: callers own
