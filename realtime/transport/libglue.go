@@ -13,6 +13,7 @@ import (
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/v3/pkg/queue"
 	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/zishang520/socket.io/v3/pkg/utils"
 )
 
 // packetConnectError is the Socket.IO CONNECT_ERROR packet type (4).
@@ -81,17 +82,49 @@ func (h *hookedCtor[S, O, T]) New(socket S, opts O) T {
 
 // disableOpenTimer removes the manager's own connect timer. Our watchdog
 // bounds every connect, and the library's timer leaks a goroutine whenever
-// it is cleared before its goroutine first ran (its Stop is a non-blocking
-// send on an unbuffered channel, after which the goroutine waits forever on
-// a stopped timer); the manager clears it the moment the engine opens. With
-// the field nil, Open sets no timer. Reached by reflection against the
-// pinned library version; left alone if its shape differs.
+// it is cleared before its goroutine first ran (see releaseTimer); the
+// manager clears it the moment the engine opens. With the field nil, Open
+// sets no timer. Reached by reflection against the pinned library version;
+// left alone if its shape differs.
 func disableOpenTimer(m *sio.Manager) bool {
-	f := reflect.ValueOf(m).Elem().FieldByName("_timeout")
-	if !f.IsValid() || f.Type() != reflect.TypeFor[atomic.Pointer[time.Duration]]() || !f.CanAddr() {
+	f := fieldAt[atomic.Pointer[time.Duration]](m, "_timeout")
+	if f == nil {
 		return false
 	}
-	(*atomic.Pointer[time.Duration])(unsafe.Pointer(f.UnsafeAddr())).Store(nil)
+	f.Store(nil)
+	return true
+}
+
+// enginePingTimerPath is where v3.0.0 keeps the Engine.IO client socket's
+// ping-timeout timer.
+var enginePingTimerPath = []string{"SocketWithUpgrade", "SocketWithoutUpgrade", "_pingTimeoutTimer"}
+
+// pingTimerAt returns the engine's current ping-timeout timer, or nil.
+func pingTimerAt(engine any) *utils.Timer {
+	if f := fieldAt[atomic.Pointer[utils.Timer]](engine, enginePingTimerPath...); f != nil {
+		return f.Load()
+	}
+	return nil
+}
+
+// releaseTimer lets the goroutine of a cleared library timer finish. The
+// library's timer (utils.SetTimeout) runs one goroutine that waits for the
+// timer or a stop signal; its stop is a non-blocking send, so a timer
+// cleared before its goroutine first waited leaves the goroutine waiting
+// forever on a stopped timer, holding the timer's callback and whatever
+// that reaches. The engine sets its ping-timeout timer when the handshake
+// arrives and clears it when it closes, so every session that closes right
+// after its handshake (a refused namespace, a transport closed at once)
+// can leave one. Firing the timer now ends that goroutine; it is called
+// only once the timer's callback has nothing left to do (the engine's
+// ping-timeout callback does nothing on a closed engine). On a timer whose
+// goroutine has already gone the firing reaches nobody.
+func releaseTimer(t *utils.Timer) bool {
+	f := fieldAt[*time.Timer](t, "timer")
+	if f == nil || *f == nil {
+		return false
+	}
+	(*f).Reset(0)
 	return true
 }
 
@@ -123,9 +156,9 @@ var (
 	transportQueuePath = []string{"writeQueue"}                                             // the WebSocket transport
 )
 
-// queueAt follows path (field names, through pointers and interfaces) from
-// v and returns the *queue.Queue found at its end, or nil.
-func queueAt(v any, path ...string) *queue.Queue {
+// fieldAt follows path (field names, through pointers and interfaces) from
+// v and returns the field at its end if it has type T and is addressable.
+func fieldAt[T any](v any, path ...string) *T {
 	if len(path) == 0 {
 		return nil
 	}
@@ -142,10 +175,18 @@ func queueAt(v any, path ...string) *queue.Queue {
 		}
 		rv = rv.FieldByName(name)
 	}
-	if !rv.IsValid() || rv.Type() != reflect.TypeFor[*queue.Queue]() || !rv.CanAddr() {
+	if !rv.IsValid() || rv.Type() != reflect.TypeFor[T]() || !rv.CanAddr() {
 		return nil
 	}
-	return *(**queue.Queue)(unsafe.Pointer(rv.UnsafeAddr()))
+	return (*T)(unsafe.Pointer(rv.UnsafeAddr()))
+}
+
+// queueAt returns the *queue.Queue at path in v, or nil.
+func queueAt(v any, path ...string) *queue.Queue {
+	if f := fieldAt[*queue.Queue](v, path...); f != nil {
+		return *f
+	}
+	return nil
 }
 
 // libQueues are the library queues of one session.

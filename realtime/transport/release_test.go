@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"runtime"
@@ -12,19 +11,14 @@ import (
 	"time"
 	"weak"
 
+	server "github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/queue"
+	"github.com/zishang520/socket.io/v3/pkg/utils"
 )
 
 // sessionsPerEnding is how many sessions each way of ending one is
-// repeated: a queue or goroutine left per session stands far above the
-// slack.
+// repeated.
 const sessionsPerEnding = 5
-
-// clientGoroutineSlack is how many goroutines started by the client may
-// still be around once every session ended: the library's timer
-// goroutines that miss their stop (see disableOpenTimer) and go on their
-// own timeout.
-const clientGoroutineSlack = 4
 
 // clientLabel marks every goroutine the client starts, directly or through
 // the library: labels are inherited by the goroutines a goroutine starts,
@@ -33,28 +27,25 @@ const clientGoroutineSlack = 4
 // keeps a client-ended transport's queue) are not the client's to count.
 var clientLabel = pprof.Labels("side", "realtime-client")
 
-// labelledGoroutines counts the live goroutines carrying clientLabel and
-// returns their stacks.
-func labelledGoroutines() (int, string) {
+// labelledGoroutines counts the live goroutines carrying the label
+// side=value and returns their stacks.
+func labelledGoroutines(value string) (int, string) {
 	var buf strings.Builder
 	_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
 	n := 0
 	var stacks []string
-	blocks := strings.Split(buf.String(), "\n\n")
-	for _, b := range blocks {
-		sc := bufio.NewScanner(strings.NewReader(b))
+	for _, b := range strings.Split(buf.String(), "\n\n") {
 		var head string
 		labelled := false
-		for sc.Scan() {
-			line := sc.Text()
+		for _, line := range strings.Split(b, "\n") {
 			if head == "" && strings.Contains(line, " @ ") {
 				head = line
 			}
-			if strings.HasPrefix(line, "# labels:") && strings.Contains(line, `"realtime-client"`) {
+			if strings.HasPrefix(line, "# labels:") && strings.Contains(line, `"side":"`+value+`"`) {
 				labelled = true
 			}
 		}
-		if !labelled {
+		if !labelled || head == "" {
 			continue
 		}
 		count, err := strconv.Atoi(strings.Fields(head)[0])
@@ -65,6 +56,22 @@ func labelledGoroutines() (int, string) {
 		stacks = append(stacks, b)
 	}
 	return n, strings.Join(stacks, "\n\n")
+}
+
+// waitLabelledGone waits until no goroutine carries side=value.
+func waitLabelledGone(t *testing.T, value, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, stacks := labelledGoroutines(value)
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d %s still running:\n%s", n, what, stacks)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // clientQueues returns the three library queues of a joined session, found
@@ -95,6 +102,9 @@ func clientQueues(t *testing.T, s Session) []*queue.Queue {
 	if n := impl.queues.count(); n != len(qs) {
 		t.Errorf("session adopted %d library queues, want %d", n, len(qs))
 	}
+	if pingTimerAt(eng) == nil {
+		t.Fatal("the Socket.IO client library no longer holds the engine's ping-timeout timer where v3.0.0 did")
+	}
 	return qs
 }
 
@@ -105,7 +115,7 @@ func clientQueues(t *testing.T, s Session) []*queue.Queue {
 // client gives back all it held for them: the library's three queues of
 // every joined session (the manager's, the Engine.IO socket's and the
 // transport's write queue) are collected, and the goroutines the client
-// started are gone. The library's queues carry a finalizer that would keep
+// started are gone (the library's timers included, see releaseTimer). The library's queues carry a finalizer that would keep
 // each one in the heap forever, so a long-running exporter would grow by
 // three queues per reconnect.
 func TestEndedSessionsQueuesAreCollected(t *testing.T) {
@@ -136,24 +146,14 @@ func TestEndedSessionsQueuesAreCollected(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			n, stacks := labelledGoroutines()
+			n, stacks := labelledGoroutines("realtime-client")
 			t.Fatalf("%d of the %d library queues of %d ended sessions are still in the heap; %d client goroutines:\n%s",
 				left, len(queues), len(queues)/3, n, stacks)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 
-	deadline = time.Now().Add(10 * time.Second)
-	for {
-		n, stacks := labelledGoroutines()
-		if n <= clientGoroutineSlack {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines started by the client are still running after every session ended (slack %d):\n%s", n, clientGoroutineSlack, stacks)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitLabelledGone(t, "realtime-client", "goroutines started by the client after every session ended")
 }
 
 // runEndings runs every ending sessionsPerEnding times and returns weak
@@ -169,7 +169,6 @@ func runEndings(t *testing.T, g *goServer, stall *stallListener) []weak.Pointer[
 	cHeld := newTestClient(t, g.URL, g.token, short)
 	cStall := newTestClient(t, stall.URL, g.token, short)
 
-	joined := 0
 	ends := []struct {
 		name string
 		end  func(s Session)
@@ -179,14 +178,13 @@ func runEndings(t *testing.T, g *goServer, stall *stallListener) []weak.Pointer[
 				t.Errorf("disconnect: %v", err)
 			}
 		}},
-		{"server leaves the namespace", func(Session) { g.socket(joined).Disconnect(false) }},
-		{"server closes the connection", func(Session) { g.socket(joined).Disconnect(true) }},
+		{"server leaves the namespace", func(s Session) { serverSocketOf(t, g, s).Disconnect(false) }},
+		{"server closes the connection", func(s Session) { serverSocketOf(t, g, s).Disconnect(true) }},
 		{"connection dropped", func(Session) { g.ln.dropAll() }},
 	}
 	for _, e := range ends {
 		for range sessionsPerEnding {
 			s := connect(t, c)
-			joined++
 			eventOf(t, s, EventConnect)
 			for _, q := range clientQueues(t, s) {
 				queues = append(queues, weak.Make(q))
@@ -226,4 +224,52 @@ func runEndings(t *testing.T, g *goServer, stall *stallListener) []weak.Pointer[
 		return c.Abandoned() == 0 && cHeld.Abandoned() == 0 && cStall.Abandoned() == 0
 	})
 	return queues
+}
+
+// serverSocketOf waits for the server's socket of session s. The server
+// announces its sockets from one goroutine per connection, so the order of
+// g.sockets is not the order of the sessions.
+func serverSocketOf(t *testing.T, g *goServer, s Session) *server.Socket {
+	t.Helper()
+	var found *server.Socket
+	waitFor(t, "the server's socket of "+s.NamespaceSID(), func() bool {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for _, ss := range g.sockets {
+			if string(ss.Id()) == s.NamespaceSID() {
+				found = ss
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// TestClearedLibraryTimersAreReleased checks that releaseTimer ends the
+// goroutine of a library timer cleared before that goroutine first waited,
+// the goroutine the library would otherwise leave waiting forever.
+func TestClearedLibraryTimersAreReleased(t *testing.T) {
+	const n = 20
+	var timers []*utils.Timer
+	pprof.Do(context.Background(), pprof.Labels("side", "library-timer"), func(context.Context) {
+		// With one processor, no timer's goroutine runs before the clear
+		// that follows it: each is left waiting, as happens under load.
+		prev := runtime.GOMAXPROCS(1)
+		defer runtime.GOMAXPROCS(prev)
+		for range n {
+			tm := utils.SetTimeout(func() {}, time.Hour)
+			utils.ClearTimeout(tm)
+			timers = append(timers, tm)
+		}
+	})
+	if left, _ := labelledGoroutines("library-timer"); left == 0 {
+		t.Fatal("no cleared timer left its goroutine waiting: the library's timer no longer has the defect releaseTimer contains")
+	}
+	for i, tm := range timers {
+		if !releaseTimer(tm) {
+			t.Fatalf("timer %d: the library's timer no longer holds its time.Timer where v3.0.0 did", i)
+		}
+	}
+	waitLabelledGone(t, "library-timer", "goroutines of cleared library timers")
 }

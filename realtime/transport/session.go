@@ -60,6 +60,8 @@ type session struct {
 	reason     string
 	detail     string
 
+	engineWatched bool // the engine's queue is adopted and its close watched
+
 	result   chan error
 	q        *eventQueue
 	events   chan Event
@@ -208,10 +210,27 @@ func (s *session) diagnose(ctx context.Context, header http.Header, dialErr erro
 }
 
 // onTransportCreated adopts the queues of the Engine.IO socket and of a new
-// transport; it runs on the dialling goroutine, inside the library.
+// transport, and releases the engine's ping-timeout timer when the engine
+// closes (see releaseTimer); it runs on the dialling goroutine, inside the
+// library, before the engine's handshake.
 func (s *session) onTransportCreated(engine, transport any) {
-	if !s.queues.adopt(engine, engineQueuePath...) {
-		s.log.Debug("Engine.IO socket's task queue not found (library layout differs): it is neither stopped nor collected")
+	s.mu.Lock()
+	watched := s.engineWatched
+	s.engineWatched = true
+	s.mu.Unlock()
+	if !watched {
+		if !s.queues.adopt(engine, engineQueuePath...) {
+			s.log.Debug("Engine.IO socket's task queue not found (library layout differs): it is neither stopped nor collected")
+		}
+		if src, ok := engine.(eventSource); ok {
+			// The engine clears its timer and marks itself closed before it
+			// emits "close"; the timer's callback then does nothing.
+			_ = src.On("close", func(...any) {
+				if t := pingTimerAt(engine); t != nil {
+					releaseTimer(t)
+				}
+			})
+		}
 	}
 	if !s.queues.adopt(transport, transportQueuePath...) {
 		s.log.Debug("WebSocket transport's write queue not found (library layout differs): it is neither stopped nor collected")
