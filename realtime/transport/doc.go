@@ -51,6 +51,12 @@
 //     at itself), so every reconnect would leave about 27 KiB in the heap.
 //     A session clears each queue's finalizer as soon as the queue exists
 //     and stops all three when it is torn down (see libQueues).
+//   - A library timer cleared before its goroutine first waited leaves that
+//     goroutine waiting forever. The engine's ping-timeout timer is set at
+//     the handshake and cleared at the engine's close, so a session that
+//     closes right after its handshake can leave one; the timer is fired
+//     once the engine has closed, which ends the goroutine (see
+//     releaseTimer). The manager's connect timer is removed altogether.
 //   - With two transports configured the first one tried is random: only
 //     WebSocket is configured (the cloud's own client connects straight over
 //     WebSocket too). The library's reconnection is off: callers own
