@@ -528,7 +528,9 @@ func TestEventOverflowIsSignalled(t *testing.T) {
 			t.Fatalf("unexpected %v", ev.Kind)
 		}
 	}
-	if delivered > buffer+1 || delivered < buffer || int64(dropped) != c.Dropped() {
+	// The buffer holds the connect event too, and the pump may hold either a
+	// parameter event or the connect event: buffer-1 to buffer+1 get through.
+	if delivered > buffer+1 || delivered < buffer-1 || int64(dropped) != c.Dropped() {
 		t.Errorf("delivered %d, overflow reported %d, client counted %d", delivered, dropped, c.Dropped())
 	}
 	// After the consumer caught up, events flow again, after the marker.
