@@ -16,6 +16,14 @@ import (
 // the published status may have changed. A bad payload is logged and counted;
 // it never stops the events after it.
 func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) (dirty bool) {
+	defer func() {
+		// A handler that fails (a hook, a decoder bug) costs this event
+		// only; the loop and every event after it go on.
+		if r := recover(); r != nil {
+			g.log.Error("realtime event handler failed; event skipped", "event", ev.Name, "kind", ev.Kind.String(), "panic", r)
+			dirty = true
+		}
+	}()
 	if !ok {
 		// The stream closed without a disconnect event (teardown raced it).
 		reason, detail := "", ""

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -489,4 +490,30 @@ func TestGatewayFailedFirstPrimeIsRetriedOnTheNextTick(t *testing.T) {
 		t.Fatalf("never ready after the prime fault ended; prime requests: %d", h.sim.Requests("POST /v1/modules/parameters"))
 	}
 	h.assertNothingLost()
+}
+
+// One bad event never stops the others: a handler failure (here the OnLive
+// hook) costs that event only.
+func TestGatewayFailingEventHandlerDoesNotStopLaterEvents(t *testing.T) {
+	var calls atomic.Int32
+	h := startHarness(t, func(c *Config) {
+		c.OnLive = func([]cloudclient.ParamUpdate) {
+			if calls.Add(1) == 1 {
+				panic("hook failure")
+			}
+		}
+	})
+	h.waitBound()
+	devid := h.sim.Devids()[0]
+	key := h.firstKey(devid)
+	h.sim.SetParam(devid, key, 1.5)
+	h.waitUntil("the failing hook ran", func() bool { return calls.Load() >= 1 })
+	h.sim.SetParam(devid, key, 2.5)
+	h.waitUntil("the next event processed", func() bool {
+		v, src, ok := h.storeValue(devid, key)
+		return ok && v == 2.5 && src == store.SourceLive && calls.Load() >= 2
+	})
+	if st := h.gw.Status(); !st.Connected {
+		t.Fatal("the session was lost over a handler failure")
+	}
 }
