@@ -10,9 +10,11 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sio "github.com/zishang520/socket.io/servers/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/utils"
 )
 
 // Defaults of Options.
@@ -71,6 +73,11 @@ type Cloud struct {
 	order     []string            // namespace SIDs in connect order
 	rng       *rand.Rand
 	released  chan struct{} // closed and replaced whenever faults change (wakes stalled handshakes)
+
+	// holdTimers, when set, receives the library timers of each closed
+	// session instead of their release (tests show the leak the release
+	// prevents).
+	holdTimers atomic.Pointer[func([]*utils.Timer)]
 
 	io      *sio.Server
 	nsp     sio.Namespace

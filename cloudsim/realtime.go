@@ -11,6 +11,7 @@ import (
 
 	sio "github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
+	"github.com/zishang520/socket.io/v3/pkg/utils"
 )
 
 // Realtime event names, as the cloud sends them.
@@ -64,7 +65,7 @@ func (c *Cloud) setupRealtime() {
 	}
 	c.io = sio.NewServer(nil, opts)
 	c.ioH = c.io.ServeHandler(opts)
-	c.releaseClosedTransports()
+	c.releaseSessions()
 	c.nsp = c.io.Of(namespace, nil)
 	c.nsp.Use(c.admit)
 	// Sockets of the main namespace (no client of the cloud's uses it)
@@ -114,24 +115,52 @@ func (c *Cloud) admit(s *sio.Socket, next func(*sio.ExtendedError)) {
 	next(nil)
 }
 
-// releaseClosedTransports closes the WebSocket transport of every Engine.IO
-// session once the session has closed. The library closes a transport (its
-// connection and its write queue) only when the server ends the session;
-// when the client ends it (a close frame, a dropped or reset connection)
-// the transport marks itself closed and is never told to close, so its
-// connection stays open (CLOSE_WAIT) and its write-queue goroutine waits
-// forever: one descriptor and one goroutine per reconnect. Closing it again
-// after the library did is harmless (the queue stops once; a second close of
-// the connection only returns an error).
-func (c *Cloud) releaseClosedTransports() {
+// releaseSessions releases what the library keeps of every Engine.IO
+// session once the session has closed: its WebSocket transport and the
+// goroutines of its cleared timers.
+//
+// The library closes a transport (its connection and its write queue) only
+// when the server ends the session; when the client ends it (a close frame,
+// a dropped or reset connection) the transport marks itself closed and is
+// never told to close, so its connection stays open (CLOSE_WAIT) and its
+// write-queue goroutine waits forever: one descriptor and one goroutine per
+// reconnect. Closing it again after the library did is harmless (the queue
+// stops once; a second close of the connection only returns an error).
+//
+// The session's connect, ping-interval and ping-timeout timers can each
+// leave a goroutine waiting forever (see releaseTimer); they are released
+// when the session closes. The connect timer belongs to the session's
+// Socket.IO client, which the library builds in its own "connection"
+// listener and keeps nowhere the cloud can reach, and forgets the timer the
+// moment it clears it. The cloud therefore builds the client itself, with
+// the library's public constructor, in place of that listener (which does
+// nothing else for an Engine.IO v4 session), and keeps the timer. Should
+// the engine not have exactly that one listener, the library's is left in
+// place and only the engine's timers are released.
+func (c *Cloud) releaseSessions() {
 	eng := c.io.Engine()
+	lib := eng.Listeners("connection")
+	buildClients := len(lib) == 1
+	if buildClients {
+		eng.RemoveAllListeners("connection")
+	}
 	_ = eng.On("connection", func(args ...any) {
 		if len(args) == 0 {
 			return
 		}
 		conn, ok := elemOf(eng.Clients(), args[0])
-		if !ok {
+		if !ok || conn.Protocol() != 4 {
+			// Not a session this code knows how to set up: the
+			// library's own listener does it.
+			if buildClients {
+				lib[0](args...)
+			}
 			return
+		}
+		var timers []*utils.Timer
+		if buildClients {
+			client := sio.NewClient(c.io, conn)
+			timers = append(timers, timerField(client, clientConnectTimer))
 		}
 		dropQueueFinalizer(conn.Transport(), "writeQueue")
 		_ = conn.On("upgrading", func(args ...any) {
@@ -149,8 +178,20 @@ func (c *Cloud) releaseClosedTransports() {
 					// for itself).
 					go tr.DoClose(nil)
 				}
+				// Loaded now: the ping timers are replaced as the session
+				// runs, and the latest ones are the ones just cleared.
+				timers = append(timers, timerField(conn, enginePingInterval), timerField(conn, enginePingTimeout))
+				if hold := c.holdTimers.Load(); hold != nil {
+					(*hold)(timers)
+					return
+				}
+				for _, t := range timers {
+					releaseTimer(t)
+				}
 			})
 		}
+		// The client's own close listener (added by NewClient) runs first
+		// and clears the connect timer.
 		_ = conn.Once("close", release)
 		if conn.ReadyState() == "closed" {
 			release()
