@@ -40,7 +40,6 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 		g.cfg.OnEvent(ev.Kind)
 	}
 	now := g.cfg.Now()
-	g.lastEventAt = now
 	switch ev.Kind {
 	case transport.EventParamsChange, transport.EventSnapshot:
 		src := store.SourceLive
@@ -57,14 +56,14 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 			return false
 		}
 		g.log.Debug("module memory updated; priming it", "devid", devid)
-		g.startPrime(ctx, []string{devid}, false)
+		g.startPrime(ctx, []string{devid}, false, nil)
 		return false
 	case transport.EventAlarmsQuantity:
 		g.alarmsQuantity(ev.Payload)
 	case transport.EventOverflow:
 		g.overflowed += int64(ev.Dropped)
 		g.log.Warn("realtime events were dropped on a full buffer; re-priming", "dropped", ev.Dropped)
-		g.startPrime(ctx, g.subscribed, true)
+		g.startPrime(ctx, g.subscribed, true, nil)
 	case transport.EventDisconnect:
 		g.sessionEnded(ev.Reason, ev.Detail)
 	case transport.EventConnect, transport.EventOther:

@@ -57,20 +57,18 @@ type Gateway struct {
 	episodes *outage.Episodes
 	ladder   ladder.State
 
-	connecting       bool
-	binding          int  // resubscribes (bind + prime) in flight
-	relogging        bool // a forced login after a refused connect is in flight
-	reconnectFails   int
-	reconnectAt      time.Time // zero = no reconnect scheduled
-	pollInFlight     bool
-	recovery         ladder.Action // step in flight ("" = none)
-	recoveryConnect  bool          // the step waits for the next connect + resubscribe
-	stopping         bool
-	primeOwed        bool // the last connect's prime failed: prime on the next tick
-	lastEventAt      time.Time
-	overflowed       int64
-	decodeErrors     int64
-	startConnectFail string
+	connecting      bool
+	binding         int  // resubscribes (bind + prime) in flight
+	relogging       bool // a forced login after a refused connect is in flight
+	reconnectFails  int
+	reconnectAt     time.Time // zero = no reconnect scheduled
+	pollInFlight    bool
+	recovery        ladder.Action // step in flight ("" = none)
+	recoveryConnect bool          // the step waits for the next connect + resubscribe
+	stopping        bool
+	primeOwed       bool // the last connect's prime failed: prime on the next tick
+	overflowed      int64
+	decodeErrors    int64
 }
 
 // New validates cfg and returns a gateway; nothing runs until Run.

@@ -48,13 +48,13 @@ func (g *Gateway) ladderTick(ctx context.Context) {
 	}
 	switch {
 	case d.Has(ladder.ZombiePrime):
-		g.startPrimeThen(ctx, g.subscribed, true, func(err error) {
+		g.startPrime(ctx, g.subscribed, true, func(err error) {
 			st, _ := g.cfg.Ladder.OnActionResult(g.ladder, ladder.ZombiePrime, ladder.Result{OK: err == nil}, g.cfg.Now())
 			g.ladder = st
 			g.settlePrimeOwed(err)
 		})
 	case d.ShouldPrime() || g.primeOwed:
-		g.startPrimeThen(ctx, g.subscribed, true, g.settlePrimeOwed)
+		g.startPrime(ctx, g.subscribed, true, g.settlePrimeOwed)
 	}
 }
 
@@ -63,19 +63,6 @@ func (g *Gateway) settlePrimeOwed(err error) {
 	if err == nil {
 		g.primeOwed = false
 	}
-}
-
-// startPrimeThen primes in a worker and runs done on the loop.
-func (g *Gateway) startPrimeThen(ctx context.Context, modules []string, retry bool, done func(error)) {
-	modules = append([]string(nil), modules...)
-	mark := g.store.BeginPrime()
-	go func() {
-		_, err := g.primeNow(ctx, modules, retry, mark)
-		if err != nil {
-			g.log.Info("prime failed", "err", compactErr(err))
-		}
-		g.post(func() { done(err) })
-	}()
 }
 
 // runRecovery runs one ladder step: a forced fresh login first when asked

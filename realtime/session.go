@@ -101,7 +101,7 @@ func (g *Gateway) connected(ctx context.Context, tr transport.Transport, s trans
 		}
 		// While the session is down the store is kept current over REST.
 		if !g.primedOnce() {
-			g.startPrime(ctx, g.subscribed, true)
+			g.startPrime(ctx, g.subscribed, true, nil)
 		}
 		g.scheduleReconnect()
 		return
@@ -229,20 +229,28 @@ func (g *Gateway) resubscribed(seq uint64, bound, primed bool, err error) {
 	}
 }
 
-// startPrime REST-primes modules in a worker. retry uses the prime backoff.
-func (g *Gateway) startPrime(ctx context.Context, modules []string, retry bool) {
+// startPrime REST-primes modules in a worker; retry uses the prime backoff.
+// done, when set, receives the outcome on the loop.
+func (g *Gateway) startPrime(ctx context.Context, modules []string, retry bool, done func(error)) {
 	if len(modules) == 0 {
+		if done != nil {
+			done(nil)
+		}
 		return
 	}
 	modules = append([]string(nil), modules...)
 	mark := g.store.BeginPrime()
 	go func() {
-		if _, err := g.primeNow(ctx, modules, retry, mark); err != nil {
+		_, err := g.primeNow(ctx, modules, retry, mark)
+		if err != nil {
 			lvl := g.log.Warn
 			if cloudclient.IsExpectedUpstream(err) {
 				lvl = g.log.Info
 			}
 			lvl("prime failed", "modules", len(modules), "err", compactErr(err))
+		}
+		if done != nil {
+			g.post(func() { done(err) })
 		}
 	}()
 }
