@@ -36,8 +36,8 @@ func (c *Cloud) routes() *http.ServeMux {
 	c.handle(mux, "GET /v1/modules", authed, c.getModules)
 	c.handle(mux, "POST /v1/modules/connect", authed, c.modulesConnect)
 	c.handle(mux, "POST /v1/modules/parameters", authed, c.modulesParameters)
-	c.handle(mux, "POST /v1/modules/activity/quantity", authed, c.activityQuantity)
-	c.handle(mux, "POST /v1/modules/alarms/quantity", authed, c.alarmsQuantity)
+	c.handle(mux, "POST /v1/modules/activity/quantity", authed, c.quantity("activityQuantity", func(m *module) []map[string]any { return m.activity }))
+	c.handle(mux, "POST /v1/modules/alarms/quantity", authed, c.quantity("alarmsQuantity", func(m *module) []map[string]any { return m.alarms }))
 	c.handle(mux, "POST /v1/modules/activity", authed, c.activity)
 	c.handle(mux, "POST /v1/modules/alarms", authed, c.alarmsActive)
 	c.handle(mux, "POST /v1/modules/alarms/history", authed, c.alarmsHistory)
@@ -512,36 +512,24 @@ func (c *Cloud) modulesParameters(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (c *Cloud) activityQuantity(w http.ResponseWriter, r *http.Request) {
-	b, ok := readModules(w, r)
-	if !ok {
-		return
-	}
-	q := map[string]int{}
-	c.mu.Lock()
-	for _, d := range b.Modules {
-		if m := c.byDevid[d]; m != nil {
-			q[d] = len(m.activity)
+// quantity answers {"<key>":{devid:n}} with n = len(rows(module)) for the
+// requested modules (activity and alarm counts).
+func (c *Cloud) quantity(key string, rows func(*module) []map[string]any) restHandler {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, ok := readModules(w, r)
+		if !ok {
+			return
 		}
-	}
-	c.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"activityQuantity": q})
-}
-
-func (c *Cloud) alarmsQuantity(w http.ResponseWriter, r *http.Request) {
-	b, ok := readModules(w, r)
-	if !ok {
-		return
-	}
-	q := map[string]int{}
-	c.mu.Lock()
-	for _, d := range b.Modules {
-		if m := c.byDevid[d]; m != nil {
-			q[d] = len(m.alarms)
+		q := map[string]int{}
+		c.mu.Lock()
+		for _, d := range b.Modules {
+			if m := c.byDevid[d]; m != nil {
+				q[d] = len(rows(m))
+			}
 		}
+		c.mu.Unlock()
+		writeJSON(w, http.StatusOK, map[string]any{key: q})
 	}
-	c.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"alarmsQuantity": q})
 }
 
 // pageRows collects the rows of the requested modules, newest first, one page.
