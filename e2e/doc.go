@@ -7,11 +7,13 @@
 // `promtool check metrics`; scrape the exporter with a real Prometheus server
 // that evaluates the shipped alert rules; check that every metric the rules
 // and dashboards read exists in a real scrape; serve over TLS with basic auth
-// from an exporter-toolkit web configuration; and check signal handling and
-// exit codes.
+// from an exporter-toolkit web configuration; check signal handling and
+// exit codes; and load the web pages in a headless chromium, reading what it
+// rendered and keeping a screenshot of each page (browser_test.go).
 //
 // The tests need promtool and prometheus in PATH (Debian package
-// `prometheus`); a missing tool fails the test and names the package.
+// `prometheus`) and chromium (Debian package `chromium`); a missing tool
+// fails the test and names the package.
 //
 // Metrics that exist only in certain states (an outage gauge while down, a
 // last-outage gauge after a restore, the staleness gauge of a zombie
