@@ -1,7 +1,10 @@
 // Package status serves /status: a server-rendered HTML page (no JavaScript)
 // showing the exporter's health at a glance: the cloud session and its
 // outages, live push health, the recovery ladder, one row per module, and a
-// timeline of recent outage episodes drawn as inline SVG.
+// timeline of recent outage episodes drawn as inline SVG. Each module row
+// links to the module's own page (ModuleHandler): its link state, its active
+// alarms by name, and its parameters grouped by the menus of the
+// controller's app, with names, units and displayed values.
 //
 // Everything on the page comes from one collector.Snapshot per request and is
 // escaped by html/template; values from the cloud are additionally cleaned of
@@ -10,7 +13,7 @@ package status
 
 import (
 	"bytes"
-	_ "embed"
+	"embed"
 	"html/template"
 	"io"
 	"net/http"
@@ -49,12 +52,15 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-//go:embed status.html.tmpl
-var pageSource string
+// The pages: "status", "module" (one module's parameters) and the "style"
+// they share.
+//
+//go:embed *.html.tmpl
+var pageSources embed.FS
 
-var pageTemplate = template.Must(template.New("status").Funcs(template.FuncMap{
+var pageTemplate = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"sub": func(a, b int) int { return a - b },
-}).Parse(pageSource))
+}).ParseFS(pageSources, "*.html.tmpl"))
 
 // Handler serves the status page for GET and HEAD.
 func Handler(src collector.SnapshotSource, opts Options) http.Handler {
@@ -71,19 +77,25 @@ func Handler(src collector.SnapshotSource, opts Options) http.Handler {
 			http.Error(w, "rendering the status page failed", http.StatusInternalServerError)
 			return
 		}
-		h := w.Header()
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Cache-Control", "no-store")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-		if r.Method == http.MethodHead {
-			return
-		}
-		_, _ = w.Write(buf.Bytes())
+		writePage(w, r, buf.Bytes())
 	})
+}
+
+// writePage sends a rendered page with the headers every page carries: no
+// caching, no sniffing, and a policy that allows nothing but inline styles.
+func writePage(w http.ResponseWriter, r *http.Request, page []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+	if r.Method == http.MethodHead {
+		return
+	}
+	_, _ = w.Write(page)
 }
 
 // Render writes the page for one snapshot.
 func Render(w io.Writer, s collector.Snapshot, opts Options) error {
-	return pageTemplate.Execute(w, buildPage(s, opts.withDefaults()))
+	return pageTemplate.ExecuteTemplate(w, "status", buildPage(s, opts.withDefaults()))
 }

@@ -88,6 +88,7 @@ type recoveryView struct {
 
 type moduleView struct {
 	Devid, DevidFull   string
+	Link               string // to the module's own page
 	Name, Title        string
 	State, Class       string
 	ConnectedAt        string
@@ -282,6 +283,7 @@ func module(m collector.ModuleState, now time.Time, loc *time.Location) moduleVi
 	mv := moduleView{
 		Devid:      clean(m.Devid, maxShown),
 		DevidFull:  cleanTitle(m.Devid),
+		Link:       moduleLink(m.Devid),
 		Name:       clean(m.Name, maxShown),
 		Title:      clean(m.Title, maxShown),
 		Outage:     outage(m.Outage, loc),

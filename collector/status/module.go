@@ -1,0 +1,317 @@
+package status
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/collector"
+)
+
+// ModulePath is where the per-module pages live: ModulePath + devid. The
+// module rows of /status link there.
+const ModulePath = "/status/modules/"
+
+// ParamSource describes the parameters of one module for its page.
+type ParamSource interface {
+	// ModuleParams returns the module's parameters as the parameter catalog
+	// describes them, in menu order, with their values now. ok is false
+	// when no catalog is in use (not loaded yet, or switched off).
+	ModuleParams(devid string) (params []Param, ok bool)
+	// AlarmName translates an alarm (its code and the cloud's symbol) where
+	// the catalog has a name for it.
+	AlarmName(code, symbol string) (string, bool)
+}
+
+// Param is one parameter as the per-module page shows it.
+type Param struct {
+	Menu        string // panel path in the controller's app, "Boiler/Settings"
+	Name        string // "Boiler temperature"
+	Symbol      string // "PARAM_P4_1"
+	Unit        string // "°C", "" when none
+	Pool, Param string // the register: "P4", "v1"
+
+	// Value is the value as the app displays it, Label the state of a
+	// parameter that takes named states; HasValue is false when the module
+	// has not reported the register.
+	Value    float64
+	Label    string
+	HasValue bool
+	// Hidden: the app's visibility rules hide the parameter now.
+	Hidden bool
+}
+
+type modulePage struct {
+	Title, StatusTitle, Heading string
+	RefreshSec                  int
+	Now                         string
+	Back                        string
+
+	Module moduleView
+
+	Alarms     []alarmView
+	AlarmState string
+	AlarmClass string
+
+	CatalogState, CatalogClass, CatalogDetail string
+
+	Menus    []menuView
+	NoParams string
+}
+
+type alarmView struct{ Name, Code, Since string }
+
+type menuView struct {
+	Title  string
+	Params []paramView
+}
+
+type paramView struct {
+	Name, Symbol, Value, Unit, Register string
+	Hidden                              bool
+}
+
+// moduleLink is the relative link from /status to a module's page; relative
+// so that it holds behind a reverse proxy that adds a path prefix.
+func moduleLink(devid string) string {
+	return strings.TrimPrefix(ModulePath, "/") + url.PathEscape(devid)
+}
+
+// ModuleHandler serves the per-module pages under ModulePath for GET and
+// HEAD: one module's link state, its active alarms by name, and its
+// parameters grouped by menu with names, units and displayed values. An
+// unknown devid is a 404. params may be nil (no catalog wired).
+func ModuleHandler(src collector.SnapshotSource, params ParamSource, opts Options) http.Handler {
+	opts = opts.withDefaults()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		// One escaped path segment: a devid may hold any character, "/" too.
+		seg, ok := strings.CutPrefix(r.URL.EscapedPath(), ModulePath)
+		devid, err := url.PathUnescape(seg)
+		if !ok || err != nil || devid == "" || strings.Contains(seg, "/") {
+			http.NotFound(w, r)
+			return
+		}
+		var buf bytes.Buffer
+		found, err := RenderModule(&buf, src.Snapshot(), params, devid, opts)
+		if !found {
+			http.Error(w, "no module "+strconv.Quote(clean(devid, maxShown))+" on this exporter", http.StatusNotFound)
+			return
+		}
+		if err != nil {
+			http.Error(w, "rendering the module page failed", http.StatusInternalServerError)
+			return
+		}
+		writePage(w, r, buf.Bytes())
+	})
+}
+
+// RenderModule writes the page of one module; found is false when the
+// snapshot has no module devid (nothing is written then).
+func RenderModule(w interface{ Write([]byte) (int, error) }, s collector.Snapshot, params ParamSource, devid string, opts Options) (found bool, err error) {
+	opts = opts.withDefaults()
+	p, found := buildModulePage(s, params, devid, opts)
+	if !found {
+		return false, nil
+	}
+	return true, pageTemplate.ExecuteTemplate(w, "module", p)
+}
+
+func buildModulePage(s collector.Snapshot, params ParamSource, devid string, o Options) (modulePage, bool) {
+	var m *collector.ModuleState
+	for i := range s.Modules {
+		if s.Modules[i].Devid == devid {
+			m = &s.Modules[i]
+			break
+		}
+	}
+	if m == nil {
+		return modulePage{}, false
+	}
+	now := s.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	mv := module(*m, now, o.Location)
+	heading := mv.Name
+	if heading == "" {
+		heading = mv.Devid
+	}
+	p := modulePage{
+		Title:       heading + " · " + o.Title,
+		StatusTitle: o.Title,
+		Heading:     heading,
+		Now:         fmtTime(now, o.Location),
+		Back:        strings.Repeat("../", strings.Count(strings.TrimPrefix(ModulePath, "/"), "/")) + "status",
+		Module:      mv,
+	}
+	if o.Refresh > 0 {
+		p.RefreshSec = max(1, int(o.Refresh/time.Second))
+	}
+
+	p.AlarmState, p.AlarmClass = "unknown", classUnknown
+	if m.AlarmsKnown {
+		p.AlarmState, p.AlarmClass = strconv.Itoa(m.Alarms), classOK
+		if m.Alarms > 0 {
+			p.AlarmClass = classBad
+		}
+	}
+	for _, a := range m.ActiveAlarms {
+		name := a.Symbol
+		if name == "" {
+			name = a.Code
+		}
+		if params != nil {
+			if n, ok := params.AlarmName(a.Code, a.Symbol); ok {
+				name = n
+			}
+		}
+		av := alarmView{Name: clean(name, maxShown), Code: clean(strings.TrimSpace(a.Symbol+" "+a.Code), maxShown), Since: "—"}
+		if !a.Since.IsZero() {
+			av.Since = fmtAge(a.Since, now, o.Location)
+		}
+		p.Alarms = append(p.Alarms, av)
+	}
+	if m.ActiveAlarmsKnown {
+		p.AlarmState, p.AlarmClass = strconv.Itoa(len(p.Alarms)), classOK
+		if len(p.Alarms) > 0 {
+			p.AlarmClass = classBad
+		}
+	}
+
+	var ps []Param
+	loaded := false
+	if params != nil {
+		ps, loaded = params.ModuleParams(devid)
+	}
+	switch {
+	case !loaded:
+		p.CatalogState, p.CatalogClass = "unnamed", classUnknown
+		p.CatalogDetail = "no parameter catalog is in use yet"
+		p.NoParams = "No parameter catalog is in use, so the parameters have no names yet: it loads from the cloud's web app " +
+			"shortly after the start, unless switched off (--catalog.disable). /metrics carries every register meanwhile."
+	case len(ps) == 0:
+		p.CatalogState, p.CatalogClass = "none described", classWarn
+		p.CatalogDetail = "the catalog describes none of this module's parameters"
+		p.NoParams = "The parameter catalog describes none of this module's parameters (its menu or permissions show none). " +
+			"/metrics carries every register."
+	default:
+		p.CatalogState, p.CatalogClass = strconv.Itoa(len(ps))+" named", classOK
+		p.CatalogDetail = strconv.Itoa(m.Params) + " registers stored"
+	}
+	p.Menus = groupByMenu(ps)
+	return p, true
+}
+
+// groupByMenu keeps the catalog's menu order: menus in order of their first
+// parameter, parameters in order within each.
+func groupByMenu(ps []Param) []menuView {
+	var menus []menuView
+	index := map[string]int{}
+	for _, pr := range ps {
+		i, ok := index[pr.Menu]
+		if !ok {
+			i = len(menus)
+			index[pr.Menu] = i
+			menus = append(menus, menuView{Title: menuTitle(pr.Menu)})
+		}
+		menus[i].Params = append(menus[i].Params, paramRow(pr))
+	}
+	return menus
+}
+
+// menuTitle shows a panel path as breadcrumbs.
+func menuTitle(path string) string {
+	if path == "" {
+		return "Other parameters"
+	}
+	parts := strings.Split(path, "/")
+	for i, s := range parts {
+		parts[i] = clean(strings.TrimSpace(s), maxShown)
+	}
+	return strings.Join(parts, " › ")
+}
+
+func paramRow(pr Param) paramView {
+	v := paramView{
+		Name:     clean(pr.Name, maxShown),
+		Symbol:   cleanTitle(pr.Symbol),
+		Unit:     clean(pr.Unit, maxShown),
+		Register: clean(pr.Pool+"."+pr.Param, maxShown),
+		Value:    "—",
+		Hidden:   pr.Hidden,
+	}
+	if v.Name == "" {
+		v.Name = clean(pr.Symbol, maxShown)
+	}
+	switch {
+	case !pr.HasValue:
+	case pr.Label != "":
+		v.Value = clean(pr.Label, maxShown)
+		v.Unit = ""
+	default:
+		v.Value = strconv.FormatFloat(pr.Value, 'f', -1, 64)
+	}
+	return v
+}
+
+// CatalogParams is the ParamSource of a running exporter: names, units,
+// menus and display rules from the collector's catalog source, raw values
+// from Values.
+type CatalogParams struct {
+	Catalog collector.CatalogSource
+	// Values reads the raw stored values of one module.
+	Values func(devid string) collector.Reader
+}
+
+// ModuleParams implements ParamSource.
+func (c CatalogParams) ModuleParams(devid string) ([]Param, bool) {
+	cs := c.state()
+	if cs == nil || !cs.Loaded {
+		return nil, false
+	}
+	mc := cs.Modules[devid]
+	if mc == nil {
+		return nil, true
+	}
+	read := c.Values(devid)
+	out := make([]Param, 0, len(mc.Params))
+	for i := range mc.Params {
+		d := &mc.Params[i]
+		p := Param{Menu: d.Menu, Name: d.Name, Symbol: d.Symbol, Unit: d.Unit, Pool: d.Pool, Param: d.Param}
+		if d.Display != nil {
+			// A computed state may have a label and no number.
+			var ok bool
+			p.Value, p.Label, ok = d.Display(read)
+			p.HasValue = ok || p.Label != ""
+		} else {
+			p.Value, p.HasValue = read(d.Pool, d.Param)
+		}
+		p.Hidden = d.Visible != nil && !d.Visible(read)
+		out = append(out, p)
+	}
+	return out, true
+}
+
+// AlarmName implements ParamSource.
+func (c CatalogParams) AlarmName(code, symbol string) (string, bool) {
+	cs := c.state()
+	if cs == nil || cs.AlarmName == nil {
+		return "", false
+	}
+	return cs.AlarmName(code, symbol)
+}
+
+func (c CatalogParams) state() *collector.CatalogState {
+	if c.Catalog == nil {
+		return nil
+	}
+	return c.Catalog.Catalog()
+}
