@@ -6,22 +6,33 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/catalog"
+	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // paramsCmd prints the prime snapshot (POST /v1/modules/parameters) of the
-// watched modules: --cloud.modules, else every module of the object.
+// watched modules: --cloud.modules, else every module of the object. With
+// the parameter catalog (unless --catalog.disable) each register the
+// catalog describes is named, with the value the app displays and its unit.
 type paramsCmd struct {
-	cloudFlags `embed:""`
-	outputFlag `embed:""`
+	cloudFlags       `embed:""`
+	outputFlag       `embed:""`
+	toolCatalogFlags `embed:""`
 
 	Filter []string `name:"filter" help:"Print only parameters whose key matches one of these patterns (path.Match on e.g. P4.v8: P4.v*, P?.s1)."`
 }
 
-// paramJSON is one parameter of `params --output=json`.
+// paramJSON is one parameter of `params --output=json`; the catalog's
+// fields are there for the registers it describes.
 type paramJSON struct {
 	Value any            `json:"value"`
 	Meta  map[string]any `json:"meta,omitempty"`
+
+	Symbol  string `json:"symbol,omitempty"`
+	Name    string `json:"name,omitempty"`
+	Display string `json:"display,omitempty"` // as the app shows it, a number or a state's label
+	Unit    string `json:"unit,omitempty"`
 }
 
 func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
@@ -35,25 +46,32 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	defer s.close()
 
+	// The module list is read when no modules are named, and for the
+	// catalog (its rows say which menu and permissions each module has).
 	devids := slices.Clone(c.Modules)
-	if len(devids) == 0 {
+	var modules []cloudclient.Module
+	if len(devids) == 0 || !c.Disable {
 		objectID, _, err := s.chooseObject(ctx, &c.cloudFlags)
-		if err != nil {
+		if err == nil {
+			modules, err = s.listModules(ctx, objectID)
+		}
+		switch {
+		case err != nil && len(devids) == 0:
 			return err
-		}
-		modules, err := s.listModules(ctx, objectID)
-		if err != nil {
-			return err
-		}
-		for _, m := range modules {
-			devids = append(devids, m.Devid)
-		}
-		if len(devids) == 0 {
-			return fmt.Errorf("object %d lists no modules", objectID)
+		case err != nil:
+			g.Logger.Warn("parameters are shown without names: the module list could not be read", "err", err)
+		case len(devids) == 0:
+			for _, m := range modules {
+				devids = append(devids, m.Devid)
+			}
+			if len(devids) == 0 {
+				return fmt.Errorf("object %d lists no modules", objectID)
+			}
 		}
 	}
 	slices.Sort(devids)
 	devids = slices.Compact(devids)
+	modules, _ = selectModules(modules, devids)
 
 	updates, err := s.client.PrimeWithRetry(ctx, devids)
 	if err != nil {
@@ -68,6 +86,19 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 			g.Logger.Warn("the snapshot holds no parameters of a module", "devid", d)
 		}
 	}
+	var cat *catalog.Catalog
+	if len(modules) > 0 {
+		if cat, err = c.load(ctx, s.client, moduleSpecs(modules, st), false, g.Logger); err != nil {
+			return err
+		}
+	}
+	// named describes a register with the catalog; nil without one.
+	named := func(devid string, k store.Key) (*catalog.Param, catalog.Reader) {
+		if cat == nil {
+			return nil, nil
+		}
+		return cat.Module(devid).Lookup(k.Pool, k.Param()), storeReader(st, devid)
+	}
 
 	if c.json() {
 		doc := orderedObject{}
@@ -78,21 +109,43 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 				if !filter.match(key) {
 					continue
 				}
-				params = append(params, orderedMember{key, paramJSON{Value: e.Value, Meta: e.Meta}})
+				pj := paramJSON{Value: e.Value, Meta: e.Meta}
+				if p, r := named(d, e.Key); p != nil {
+					pj.Symbol, pj.Name = p.Symbol, p.Name
+					if v, unit, ok := shownValue(p, r); ok {
+						pj.Display, pj.Unit = v, unit
+					}
+				}
+				params = append(params, orderedMember{key, pj})
 			}
 			doc = append(doc, orderedMember{d, params})
 		}
 		return writeJSON(g.Stdout, doc)
 	}
 	tw := newTable(g.Stdout)
-	fmt.Fprintln(tw, "DEVID\tKEY\tVALUE")
+	if cat == nil {
+		fmt.Fprintln(tw, "DEVID\tKEY\tVALUE")
+	} else {
+		fmt.Fprintln(tw, "DEVID\tKEY\tVALUE\tNAME\tDISPLAYED")
+	}
 	for _, d := range devids {
 		for _, e := range st.Entries(d) {
 			key := e.Key.String()
 			if !e.HasValue || !filter.match(key) {
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", d, key, formatValue(e.Value))
+			if cat == nil {
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", d, key, formatValue(e.Value))
+				continue
+			}
+			name, shown := "-", "-"
+			if p, r := named(d, e.Key); p != nil {
+				name = p.Name
+				if v, unit, ok := shownValue(p, r); ok {
+					shown = withUnit(v, unit)
+				}
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d, key, formatValue(e.Value), name, shown)
 		}
 	}
 	return tw.Flush()

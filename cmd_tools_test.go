@@ -283,20 +283,19 @@ func TestModulesTableAndJSON(t *testing.T) {
 func paramRows(t *testing.T, out string) (keys map[string][]string, values map[string]map[string]string) {
 	t.Helper()
 	keys, values = map[string][]string{}, map[string]map[string]string{}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) == 0 || strings.Join(strings.Fields(lines[0]), " ") != "DEVID KEY VALUE" {
+	header, rows := table(t, out)
+	if len(header) < 3 || !slices.Equal(header[:3], []string{"DEVID", "KEY", "VALUE"}) {
 		t.Fatalf("no DEVID KEY VALUE header:\n%s", out)
 	}
-	for _, l := range lines[1:] {
-		f := strings.Fields(l)
-		if len(f) < 3 {
-			t.Fatalf("short row %q", l)
+	for _, r := range rows {
+		if r["DEVID"] == "" || r["KEY"] == "" || r["VALUE"] == "" {
+			t.Fatalf("short row %v", r)
 		}
-		keys[f[0]] = append(keys[f[0]], f[1])
-		if values[f[0]] == nil {
-			values[f[0]] = map[string]string{}
+		keys[r["DEVID"]] = append(keys[r["DEVID"]], r["KEY"])
+		if values[r["DEVID"]] == nil {
+			values[r["DEVID"]] = map[string]string{}
 		}
-		values[f[0]][f[1]] = strings.Join(f[2:], " ")
+		values[r["DEVID"]][r["KEY"]] = r["VALUE"]
 	}
 	return keys, values
 }
@@ -379,7 +378,7 @@ func paramKeyLess(a, b string) bool {
 func TestParamsFilterAndModules(t *testing.T) {
 	sim := startToolCloud(t)
 	d := sim.Devids()[1]
-	code, out, _ := runArgs(t, toolArgs(sim, "params", "--cloud.modules="+d, "--filter=P4.v*", "--filter=P5.s1")...)
+	code, out, _ := runArgs(t, toolArgs(sim, "params", "--cloud.modules="+d, "--filter=P4.v*", "--filter=P5.s1", "--catalog.disable")...)
 	if code != exitOK {
 		t.Fatalf("code=%d", code)
 	}
@@ -402,7 +401,7 @@ func TestParamsFilterAndModules(t *testing.T) {
 		}
 	}
 	if sim.Requests("GET /v1/modules") != 0 {
-		t.Errorf("--cloud.modules given, yet the module list was fetched")
+		t.Errorf("--cloud.modules given and no catalog wanted, yet the module list was fetched")
 	}
 
 	before := totalRequests(sim)
@@ -647,7 +646,7 @@ func TestWatchPrintsLiveChangesAcrossATransportDrop(t *testing.T) {
 	d := sim.Devids()[0]
 	w := startWatch(t, toolArgs(sim, "watch",
 		"--session.supervisor-interval=50ms", "--poll.interval=50ms", "--session.down-hysteresis=0",
-		"--filter=P4.*")...)
+		"--filter=P4.*", "--catalog.disable")...)
 
 	var sid string
 	w.waitFor("a bound session", func() bool { sid = boundSession(sim, d, ""); return sid != "" })

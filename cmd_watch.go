@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/catalog"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
@@ -17,10 +20,14 @@ import (
 // watchCmd runs the realtime gateway, as serve does, and prints every live
 // parameter change, plus a "#" line whenever the session, a module or live
 // push health changes state, until interrupted. The gateway re-binds and
-// re-primes across reconnects, so the stream resumes by itself.
+// re-primes across reconnects, so the stream resumes by itself. Once the
+// parameter catalog is read (after the first snapshot; unless
+// --catalog.disable) each change of a described register also shows the
+// parameter's name and the value the app displays, with its unit.
 type watchCmd struct {
-	cloudFlags  `embed:""`
-	healthFlags `embed:""`
+	cloudFlags       `embed:""`
+	healthFlags      `embed:""`
+	toolCatalogFlags `embed:""`
 
 	Filter  []string `name:"filter" help:"Print only parameters whose key matches one of these patterns (path.Match on e.g. P4.v8: P4.v*)."`
 	NoState bool     `name:"no-state" help:"Print parameter changes only, no session, module and push state lines."`
@@ -41,6 +48,9 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	filter := keyFilter(c.Filter)
 	if err := filter.validate("--filter"); err != nil {
+		return err
+	}
+	if _, err := c.overrides(); err != nil {
 		return err
 	}
 	client, platform, err := c.cloudFlags.newClient(g.Logger, nil)
@@ -65,14 +75,27 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 
 	q := newLineQueue()
 	st := store.New()
+	var cat atomic.Pointer[catalog.Catalog] // nil until read
 	cfg := c.healthFlags.gatewayConfig(&c.cloudFlags, client, platform, st, g.Logger)
 	cfg.OnLive = func(updates []cloudclient.ParamUpdate) {
 		lines := make([]string, 0, len(updates))
+		named := cat.Load()
 		for _, u := range updates {
 			if !u.HasValue || !filter.match(u.Key()) {
 				continue
 			}
-			lines = append(lines, fmt.Sprintf("%s %s = %s (live)", u.Devid, u.Key(), formatValue(u.Value)))
+			line := fmt.Sprintf("%s %s = %s (live)", u.Devid, u.Key(), formatValue(u.Value))
+			if named != nil {
+				// The update is stored already, so the store reads it.
+				p := named.Module(u.Devid).Lookup(u.Pool, string(u.Chan)+strconv.Itoa(u.Idx))
+				if p != nil {
+					line += " · " + p.Name
+					if v, unit, ok := shownValue(p, storeReader(st, u.Devid)); ok {
+						line += " " + withUnit(v, unit)
+					}
+				}
+			}
+			lines = append(lines, line)
 		}
 		q.push(lines...)
 	}
@@ -93,6 +116,19 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 
 	done := make(chan error, 1)
 	go func() { done <- gw.Run(ctx) }()
+	if !c.Disable {
+		// Stopped with the command, however it ends, before the printer.
+		catCtx, stopCatalog := context.WithCancel(ctx)
+		loaded := make(chan struct{})
+		defer func() {
+			stopCatalog()
+			<-loaded
+		}()
+		go func() {
+			defer close(loaded)
+			c.readCatalog(catCtx, gw, client, st, &cat, q, g)
+		}()
+	}
 	var states stateTracker
 	states.hysteresis = c.SessionHysteresis
 	ticker := time.NewTicker(watchStatusTick)
@@ -112,6 +148,42 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 				q.push(states.observe(gw.Status(), st)...)
 			}
 		}
+	}
+}
+
+// readCatalog reads the parameter catalog once the first snapshot is
+// stored, for the modules the listing described, and hands it to the line
+// printer; a failure leaves the lines without names.
+func (c *watchCmd) readCatalog(ctx context.Context, gw *realtime.Gateway, fetch catalog.Fetcher, st *store.Store,
+	cat *atomic.Pointer[catalog.Catalog], q *lineQueue, g *Globals) {
+	select {
+	case <-gw.Ready():
+	case <-ctx.Done():
+		return
+	}
+	var specs []catalog.ModuleSpec
+	if s := gw.Status(); s != nil {
+		for _, m := range s.Modules {
+			if m.Listed {
+				specs = append(specs, catalog.ModuleSpec{DevID: m.Devid, DeviceMenu: m.DeviceMenu, Permissions: m.Permissions,
+					Values: storeReader(st, m.Devid), ConnectedAt: m.ConnectedAt})
+			}
+		}
+	}
+	loaded, err := c.load(ctx, fetch, specs, false, g.Logger)
+	if err != nil || loaded == nil {
+		if err != nil && ctx.Err() == nil {
+			g.Logger.Warn("parameters are shown without names", "err", err)
+		}
+		return
+	}
+	cat.Store(loaded)
+	if !c.NoState {
+		named := 0
+		for _, m := range loaded.Modules() {
+			named += len(m.Params())
+		}
+		q.push(fmt.Sprintf("# catalog: %d parameters named (%s, language %s)", named, loaded.IndexAsset(), loaded.Language()))
 	}
 }
 

@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/bragerone/bragerone_exporter/catalog"
 )
 
 // Exit codes, as documented in the README.
@@ -38,6 +40,7 @@ type CLI struct {
 	Params   paramsCmd   `cmd:"" help:"Print the parameter snapshot of the modules."`
 	Watch    watchCmd    `cmd:"" help:"Print live parameter changes and session state until interrupted."`
 	Set      setCmd      `cmd:"" help:"Write a parameter (DEVID P4.v8=VALUE) or send a raw command (DEVID --command=NAME)."`
+	Catalog  catalogCmd  `cmd:"" help:"Print the parameter catalog of the modules: symbols, registers, names, units, menus and displayed values."`
 }
 
 // usageError marks an error caused by bad flags or configuration; it exits with code 2.
@@ -102,7 +105,7 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 		kong.Name("bragerone_exporter"),
 		kong.Description("Prometheus exporter and health monitor for the BragerOne device cloud."),
 		kong.DefaultEnvars("BRAGERONE"),
-		kong.Vars{"version": versionString()},
+		kong.Vars{"version": versionString(), "catalog_language": catalog.DefaultLanguage},
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(kongExit{c}) }),
 	}

@@ -1,0 +1,131 @@
+package main
+
+// The command-line tools name parameters with the same catalog serve uses:
+// read once from the cloud's web-app assets, for the modules a tool works
+// on, with their values at that moment.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/bragerone/bragerone_exporter/catalog"
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
+)
+
+// toolCatalogFlags choose the catalog of a tool. They are serve's catalog
+// flags less the refresh interval: a tool reads the catalog once.
+type toolCatalogFlags struct {
+	Language      string `name:"catalog.language" default:"${catalog_language}" help:"Language of parameter names, units and labels: any the web app offers." group:"Catalog"`
+	Disable       bool   `name:"catalog.disable" help:"Do not read the catalog: registers are shown without names, units or displayed values." group:"Catalog"`
+	OverridesFile string `name:"catalog.overrides-file" type:"existingfile" help:"YAML file correcting the name, unit or scale of a register (P4.v7) or symbol (PARAM_P4_7) the catalog gets wrong." group:"Catalog"`
+}
+
+// errCatalogDisabled is the refusal of a tool that cannot work without the
+// catalog.
+var errCatalogDisabled = errors.New("--catalog.disable: this needs the parameter catalog")
+
+// overrides reads --catalog.overrides-file; nil when none is given.
+func (f *toolCatalogFlags) overrides() (*catalog.Overrides, error) {
+	if f.OverridesFile == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(f.OverridesFile)
+	if err != nil {
+		return nil, usageErrorf("--catalog.overrides-file: %v", err)
+	}
+	o, err := catalog.ParseOverrides(data)
+	if err != nil {
+		return nil, usageErrorf("--catalog.overrides-file %s: %v", f.OverridesFile, err)
+	}
+	return o, nil
+}
+
+// moduleSpecs describes listed modules to the catalog; st holds their
+// values.
+func moduleSpecs(modules []cloudclient.Module, st *store.Store) []catalog.ModuleSpec {
+	specs := make([]catalog.ModuleSpec, 0, len(modules))
+	for _, m := range modules {
+		specs = append(specs, catalog.ModuleSpec{
+			DevID: m.Devid, DeviceMenu: m.DeviceMenu, Permissions: m.Permissions,
+			Values: storeReader(st, m.Devid), ConnectedAt: m.ConnectedAt,
+		})
+	}
+	return specs
+}
+
+// load reads the catalog of the modules from the assets fetch fetches. A
+// language the web app does not offer, and a bad overrides file, are usage
+// errors. Any other failure is an error when required, and otherwise a
+// warning: the tool goes on without names (nil catalog).
+func (f *toolCatalogFlags) load(ctx context.Context, fetch catalog.Fetcher, specs []catalog.ModuleSpec, required bool, logger *slog.Logger) (*catalog.Catalog, error) {
+	if f.Disable {
+		if required {
+			return nil, usageError{errCatalogDisabled}
+		}
+		return nil, nil
+	}
+	o, err := f.overrides()
+	if err != nil {
+		return nil, err
+	}
+	cat, err := catalog.Load(ctx, fetch, specs, catalog.Options{Language: f.Language, Logger: logger})
+	var le *catalog.LanguageError
+	switch {
+	case errors.As(err, &le):
+		return nil, usageErrorf("--catalog.language: %v", err)
+	case err != nil && required:
+		return nil, fmt.Errorf("reading the parameter catalog from the web app: %w", err)
+	case err != nil:
+		logger.Warn("parameters are shown without names: the catalog could not be read from the web app", "err", err)
+		return nil, nil
+	}
+	if o != nil {
+		cat = cat.WithOverrides(o)
+	}
+	return cat, nil
+}
+
+// storeReader reads one module's raw numeric values from st, for the
+// catalog's display rules.
+func storeReader(st *store.Store, devid string) catalog.Reader {
+	return func(pool, param string) (float64, bool) {
+		k, ok := store.ParseKey(pool + "." + param)
+		if !ok {
+			return 0, false
+		}
+		e, ok := st.Get(devid, k)
+		if !ok || !e.IsNumeric {
+			return 0, false
+		}
+		return e.Numeric, true
+	}
+}
+
+// shownValue is a parameter's value as the app shows it: the number and its
+// unit, or the label of a state (with no unit). ok is false when nothing can
+// be shown.
+func shownValue(p *catalog.Param, r catalog.Reader) (value, unit string, ok bool) {
+	v, label, ok := p.Display(r)
+	switch {
+	case !ok:
+		return "", "", false
+	case label != "":
+		return label, "", true
+	case isNaNOrInf(v):
+		return "", "", false
+	}
+	return formatFloat(v), p.UnitFor(r), true
+}
+
+// withUnit joins a shown value and its unit: "5.3 kW", "Work".
+func withUnit(value, unit string) string {
+	return strings.TrimSpace(value + " " + unit)
+}
+
+func isNaNOrInf(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
