@@ -48,7 +48,8 @@
 //
 // Module i gets profile i mod 3. Its row carries the profile's deviceMenu and
 // permissions; the registers of its symbols come first among its parameters
-// (anonymous ones fill the rest); values start and drift inside each
+// (anonymous ones fill the rest, and a small ParamsPerModule keeps only the
+// first of them); values start and drift inside each
 // definition's n/x range, enums sit on labelled values, status words on bit
 // patterns the definitions name (0x60 alarm, 0x0b work in P5.s0; bit 7 of a
 // setting's P6.s<n> is INVISIBLE). The first profile is stopped out of fuel
