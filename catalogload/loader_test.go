@@ -370,4 +370,3 @@ func TestOverridesAreApplied(t *testing.T) {
 		t.Errorf("display %v, want raw %v × 0.01", v, raw)
 	}
 }
-
