@@ -90,7 +90,7 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	cat, err := c.load(ctx, s.client, moduleSpecs(modules, st), true, g.Logger)
+	cat, err := c.load(ctx, s.client, listedModuleSpecs(modules, st), true, g.Logger)
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,7 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	var cat *catalog.Catalog
 	if len(modules) > 0 {
-		if cat, err = c.load(ctx, s.client, moduleSpecs(modules, st), false, g.Logger); err != nil {
+		if cat, err = c.load(ctx, s.client, listedModuleSpecs(modules, st), false, g.Logger); err != nil {
 			return err
 		}
 	}

@@ -186,7 +186,7 @@ func (c *setCmd) resolve(ctx context.Context, s *toolSession, g *Globals, cmd *c
 	if err != nil {
 		return nil, err
 	}
-	cat, err := c.load(ctx, s.client, moduleSpecs([]cloudclient.Module{m}, st), true, g.Logger)
+	cat, err := c.load(ctx, s.client, listedModuleSpecs([]cloudclient.Module{m}, st), true, g.Logger)
 	if err != nil {
 		return nil, err
 	}

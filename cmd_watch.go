@@ -161,16 +161,7 @@ func (c *watchCmd) readCatalog(ctx context.Context, gw *realtime.Gateway, fetch 
 	case <-ctx.Done():
 		return
 	}
-	var specs []catalog.ModuleSpec
-	if s := gw.Status(); s != nil {
-		for _, m := range s.Modules {
-			if m.Listed {
-				specs = append(specs, catalog.ModuleSpec{DevID: m.Devid, DeviceMenu: m.DeviceMenu, Permissions: m.Permissions,
-					Values: storeReader(st, m.Devid), ConnectedAt: m.ConnectedAt})
-			}
-		}
-	}
-	loaded, err := c.load(ctx, fetch, specs, false, g.Logger)
+	loaded, err := c.load(ctx, fetch, moduleSpecs(gw.Status(), st), false, g.Logger)
 	if err != nil || loaded == nil {
 		if err != nil && ctx.Err() == nil {
 			g.Logger.Warn("parameters are shown without names", "err", err)

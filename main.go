@@ -13,8 +13,6 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
-
-	"github.com/bragerone/bragerone_exporter/catalog"
 )
 
 // Exit codes, as documented in the README.
@@ -105,7 +103,8 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 		kong.Name("bragerone_exporter"),
 		kong.Description("Prometheus exporter and health monitor for the BragerOne device cloud."),
 		kong.DefaultEnvars("BRAGERONE"),
-		kong.Vars{"version": versionString(), "catalog_language": catalog.DefaultLanguage},
+		kong.Vars{"version": versionString()},
+		catalogVars(),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(kongExit{c}) }),
 	}

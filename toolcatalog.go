@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
+	"github.com/bragerone/bragerone_exporter/catalogload"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
@@ -30,25 +30,18 @@ type toolCatalogFlags struct {
 // catalog.
 var errCatalogDisabled = errors.New("--catalog.disable: this needs the parameter catalog")
 
-// overrides reads --catalog.overrides-file; nil when none is given.
+// overrides validates the flags as serve does (a tool's flags are serve's
+// but for the refresh interval) and reads --catalog.overrides-file; nil
+// when none is given or the catalog is off.
 func (f *toolCatalogFlags) overrides() (*catalog.Overrides, error) {
-	if f.OverridesFile == "" {
-		return nil, nil
-	}
-	data, err := os.ReadFile(f.OverridesFile)
-	if err != nil {
-		return nil, usageErrorf("--catalog.overrides-file: %v", err)
-	}
-	o, err := catalog.ParseOverrides(data)
-	if err != nil {
-		return nil, usageErrorf("--catalog.overrides-file %s: %v", f.OverridesFile, err)
-	}
-	return o, nil
+	serve := catalogFlags{Language: f.Language, Disable: f.Disable, OverridesFile: f.OverridesFile,
+		RefreshInterval: catalogload.DefaultRefreshInterval}
+	return serve.validate()
 }
 
-// moduleSpecs describes listed modules to the catalog; st holds their
-// values.
-func moduleSpecs(modules []cloudclient.Module, st *store.Store) []catalog.ModuleSpec {
+// listedModuleSpecs describes the rows of a module listing to the catalog;
+// st holds the modules' values.
+func listedModuleSpecs(modules []cloudclient.Module, st *store.Store) []catalog.ModuleSpec {
 	specs := make([]catalog.ModuleSpec, 0, len(modules))
 	for _, m := range modules {
 		specs = append(specs, catalog.ModuleSpec{
@@ -78,7 +71,7 @@ func (f *toolCatalogFlags) load(ctx context.Context, fetch catalog.Fetcher, spec
 	var le *catalog.LanguageError
 	switch {
 	case errors.As(err, &le):
-		return nil, usageErrorf("--catalog.language: %v", err)
+		return nil, languageUsageError(err)
 	case err != nil && required:
 		return nil, fmt.Errorf("reading the parameter catalog from the web app: %w", err)
 	case err != nil:

@@ -347,7 +347,17 @@ func parseSelector(o *jsval.Object) (selector, bool) {
 	if m, ok := o.Value("mask").(float64); ok && m > 0 && m == math.Trunc(m) && m < 1<<62 {
 		s.mask = int64(m)
 	}
-	if t, _ := jsval.Truthy(o.Value("convert")); t {
+	// convert names a helper whose name changes per build; an unresolved
+	// identifier is as good as any (§4.11).
+	switch c := o.Value("convert").(type) {
+	case nil:
+	case bool:
+		s.convert = c
+	case float64:
+		s.convert = c != 0
+	case string:
+		s.convert = c != ""
+	default:
 		s.convert = true
 	}
 	if t, ok := o.Value("times").(float64); ok && t != 0 {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"html"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -361,16 +360,6 @@ func (c *Cloud) assetControlRoutes(mux *http.ServeMux) {
 		idx := c.RotateIndex()
 		writeJSON(w, http.StatusOK, map[string]any{"index": idx, "version": c.assetVersion()})
 	}))
-}
-
-// assetFilesSorted is every file of a bundle in name order (tests).
-func (b *assetBundle) assetFilesSorted() []*assetFile {
-	out := make([]*assetFile, 0, len(b.files))
-	for _, f := range b.files {
-		out = append(out, f)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
 }
 
 // Asset-site fault kinds. They act on the static site only: REST and the

@@ -1,6 +1,7 @@
 package cloudsim
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -57,6 +58,7 @@ type unitDesc struct {
 	options []unitOption
 	colors  bool                      // carries a (ignored) colour table
 	display func(raw float64) float64 // the transform in Go; nil = identity
+	note    string                    // the transform in words (documentation)
 }
 
 func round1(f float64) float64 { return math.Round(f*10) / 10 }
@@ -72,22 +74,22 @@ var simUnits = []*unitDesc{
 		{key: "0x2", raw: 2, token: "units.18.2"}, {key: "0x3", raw: 3, token: "units.18.3"}}},
 	{code: unitOnOff, options: []unitOption{
 		{key: "0x0", raw: 0, token: "units.17.0"}, {key: "0x1", raw: 1, token: "units.17.1"}}},
-	{code: unitMinutesX6, text: "units.12", value: "%[1]s*0x6", prepare: "%[1]s/0x6",
+	{code: unitMinutesX6, note: "raw × 6", text: "units.12", value: "%[1]s*0x6", prepare: "%[1]s/0x6",
 		display: func(r float64) float64 { return r * 6 }},
 	{code: unitValveMode, options: []unitOption{
 		{key: "'0'", raw: 0, token: "units.19.0"}, {key: "'1'", raw: 1, token: "units.19.1"},
 		{key: "'2'", raw: 2, token: "units.19.2"}, {key: "'3'", raw: 3, token: "units.19.3"}}},
-	{code: unitOffset127, text: "units.1", value: "%[1]s-0x7f", prepare: "%[1]s+0x7f",
+	{code: unitOffset127, note: "raw − 127", text: "units.1", value: "%[1]s-0x7f", prepare: "%[1]s+0x7f",
 		display: func(r float64) float64 { return r - 127 }},
-	{code: unitTenthKW, text: "units.31", value: "Number(%[1]s*0.1)['toFixed'](0x1)", prepare: "%[1]s/0.1",
+	{code: unitTenthKW, note: "raw × 0.1, one decimal", text: "units.31", value: "Number(%[1]s*0.1)['toFixed'](0x1)", prepare: "%[1]s/0.1",
 		display: func(r float64) float64 { return round1(r * 0.1) }},
-	{code: unitHalfC, text: "units.1", value: "Number((%[1]s*.5)['toFixed'](0x1))", prepare: "%[1]s/.5",
+	{code: unitHalfC, note: "raw × 0.5, one decimal", text: "units.1", value: "Number((%[1]s*.5)['toFixed'](0x1))", prepare: "%[1]s/.5",
 		display: func(r float64) float64 { return round1(r * 0.5) }},
-	{code: unitCurve, text: "units.0", value: "Number(((%[1]s-0xa)*0.1)['toFixed'](0x1))", prepare: "%[1]s/0.1+0xa",
+	{code: unitCurve, note: "(raw − 10) × 0.1, one decimal", text: "units.0", value: "Number(((%[1]s-0xa)*0.1)['toFixed'](0x1))", prepare: "%[1]s/0.1+0xa",
 		display: func(r float64) float64 { return round1((r - 10) * 0.1) }},
-	{code: unitBar, text: "units.33", value: "%[1]s/0xa", prepare: "%[1]s*0xa",
+	{code: unitBar, note: "raw ÷ 10", text: "units.33", value: "%[1]s/0xa", prepare: "%[1]s*0xa",
 		display: func(r float64) float64 { return r / 10 }},
-	{code: unitTimeOfDay, text: "units.0",
+	{code: unitTimeOfDay, note: "time of day: 0 off, n → (n − 1) × 10 min", text: "units.0",
 		value: "{if(%[1]s===0x0)return'units.202.0';const _0x2b7e=(%[1]s-0x1)*0xa;" +
 			"return String(Math['floor'](_0x2b7e/0x3c))['padStart'](0x2,'0')+':'+String(_0x2b7e%%0x3c)['padStart'](0x2,'0');}",
 		prepare: "{if(%[1]s==='units.202.0')return 0x0;const _0x4c1d=%[1]s['split'](':');return Number(_0x4c1d[0x0])*0x6+Math['floor'](Number(_0x4c1d[0x1])/0xa)+0x1;}"},
@@ -100,6 +102,26 @@ var simUnits = []*unitDesc{
 		{key: `"BoilerState['FIRING_UP']"`, raw: -1, state: "FIRING_UP", token: "app.one.burnerState.2"},
 		{key: `"BoilerState['ALARM']"`, raw: -1, state: "ALARM", token: "app.one.burnerState.3"},
 		{key: `"BoilerState['STANDBY']"`, raw: -1, state: "STANDBY", token: "app.one.burnerState.4"}}},
+}
+
+// unitNote says where a symbol's unit code sits and what it does, in words.
+func unitNote(s *simSymbol) string {
+	where := "u channel"
+	if s.noUChan {
+		where = "definition unit"
+	}
+	u := unitByCode(s.unit)
+	switch {
+	case u == nil:
+		return fmt.Sprintf("%s %#x, not in the unit table (text units.%d)", where, s.unit, s.unit)
+	case u.note != "":
+		return fmt.Sprintf("%s %#x: %s", where, s.unit, u.note)
+	case len(u.options) > 0 && s.status:
+		return fmt.Sprintf("%s %#x: computed state", where, s.unit)
+	case len(u.options) > 0:
+		return fmt.Sprintf("%s %#x: enum", where, s.unit)
+	}
+	return fmt.Sprintf("%s %#x", where, s.unit)
 }
 
 func unitByCode(code int) *unitDesc {
@@ -459,40 +481,42 @@ func menuFor(deviceMenu int) *simMenu {
 // visibleTokens applies the permission rules of the asset spec (§4.3) to a
 // menu: entries whose permission the module lacks are dropped; a route whose
 // own permission fails survives only with children or with route-level
-// entries left. Tokens come back in menu order, each once, with the
-// route titles (path in the route tree) of the first route listing it.
-func visibleTokens(m *simMenu, perms []string) (tokens []string, routeOf map[string][]string) {
+// entries left. Tokens come back in menu order, each once, with the chain of
+// routes (outermost first) of the first route listing it.
+func visibleTokens(m *simMenu, perms []string) (tokens []string, routeOf map[string][]*menuRoute) {
 	has := map[string]bool{}
 	for _, p := range perms {
 		has[p] = true
 	}
-	routeOf = map[string][]string{}
-	var walk func(rs []*menuRoute, parents []string)
-	walk = func(rs []*menuRoute, parents []string) {
+	routeOf = map[string][]*menuRoute{}
+	var walk func(rs []*menuRoute, parents []*menuRoute)
+	walk = func(rs []*menuRoute, parents []*menuRoute) {
 		for _, r := range rs {
 			if r.name == "" || r.path == "" {
 				continue
 			}
 			var kept []string
-			for _, en := range r.entries {
-				if en.perm == "" || has[en.perm] {
-					kept = append(kept, en.token)
+			for _, sec := range []string{"read", "write", "status", "special"} {
+				for _, en := range r.entries {
+					if en.section == sec && (en.perm == "" || has[en.perm]) {
+						kept = append(kept, en.token)
+					}
 				}
-			}
-			if r.mapPerm == "" || has[r.mapPerm] {
-				kept = append(kept, r.mapWrite...)
+				if sec == "write" && (r.mapPerm == "" || has[r.mapPerm]) {
+					kept = append(kept, r.mapWrite...)
+				}
 			}
 			if r.perm != "" && !has[r.perm] && len(r.children) == 0 && !(r.onRoute && len(kept) > 0) {
 				continue
 			}
-			path := append(append([]string(nil), parents...), r.path)
+			chain := append(append([]*menuRoute(nil), parents...), r)
 			for _, t := range kept {
 				if _, dup := routeOf[t]; !dup {
 					tokens = append(tokens, t)
-					routeOf[t] = path
+					routeOf[t] = chain
 				}
 			}
-			walk(r.children, path)
+			walk(r.children, chain)
 		}
 	}
 	walk(m.routes, nil)

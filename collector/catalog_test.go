@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
+	"math"
 	"strings"
 	"testing"
 
@@ -273,5 +274,22 @@ func TestCatalogAllocationsDoNotGrowPerSeries(t *testing.T) {
 	})
 	if allocs > 20 {
 		t.Errorf("writing the catalog families allocates %v times", allocs)
+	}
+}
+
+// A computed state with a label and no number has a state set and no
+// display value.
+func TestComputedStateWithoutNumber(t *testing.T) {
+	cs := &CatalogState{Loaded: true, Modules: map[string]*ModuleCatalog{"MOD1": {Params: []ParamDescription{
+		{Pool: "P4", Param: "s40", Symbol: "STATUS_P4_40", Name: "Burner", States: []string{"Off", "Firing"},
+			Display: func(r Reader) (float64, string, bool) { return math.NaN(), "Firing", true }},
+	}}}}
+	got := gather(t, catalogCollector(t, catalogSnapshot(), catalogParams(), func() *CatalogState { return cs }, Options{}))
+	if len(got[paramDisplayName]) != 0 {
+		t.Errorf("display values %v for a value that is not a number", got[paramDisplayName])
+	}
+	want := map[string]float64{"devid=MOD1,param=s40,pool=P4,state=Firing": 1, "devid=MOD1,param=s40,pool=P4,state=Off": 0}
+	if !maps.Equal(got[paramStateName], want) {
+		t.Errorf("states %v, want %v", got[paramStateName], want)
 	}
 }

@@ -320,10 +320,14 @@ func (c *Collector) collectCatalogParams(mods []*exportedModule) catalogSeries {
 			} else {
 				v, ok = read(p.d.Pool, p.d.Param)
 			}
-			if !ok || !finite(v) {
+			if !ok {
 				continue
 			}
-			out.display = append(out.display, catSeries{mod: r, p: p, value: v})
+			if finite(v) {
+				out.display = append(out.display, catSeries{mod: r, p: p, value: v})
+			}
+			// A computed state may have a label and no number: its state
+			// set is still known.
 			for j := range p.states {
 				out.state = append(out.state, catSeries{mod: r, p: p, variant: int32(j), value: boolValue(label != "" && p.states[j].raw == label)})
 			}
