@@ -52,6 +52,9 @@ type serveCmd struct {
 	Simulate                bool     `help:"Run against an embedded simulated cloud with the demo account (no credentials needed)." group:"Cloud"`
 	SimulateModules         int      `name:"simulate.modules" default:"3" help:"Modules of the embedded simulated cloud." group:"Cloud"`
 	SimulateParamsPerModule int      `name:"simulate.params-per-module" default:"800" help:"Parameters per simulated module." group:"Cloud"`
+
+	// moduleParams names the parameters of the per-module status pages.
+	moduleParams status.ParamSource
 }
 
 func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
@@ -129,6 +132,8 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return usageError{err}
 	}
+	s.moduleParams = status.CatalogParams{Catalog: colOpts.Catalog,
+		Values: func(devid string) collector.Reader { return collector.Reader(storeReader(st, devid)) }}
 
 	handler, err := s.handler(reg, col, source, gw)
 	if err != nil {
@@ -209,6 +214,7 @@ func (s *serveCmd) handler(reg *prometheus.Registry, col *collector.Collector, s
 		EnableOpenMetrics: true,
 	}))
 	mux.Handle("/status", status.Handler(source, status.Options{}))
+	mux.Handle(status.ModulePath, status.ModuleHandler(source, s.moduleParams, status.Options{}))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		fmt.Fprintln(w, "Healthy")

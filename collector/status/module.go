@@ -2,6 +2,7 @@ package status
 
 import (
 	"bytes"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -256,6 +257,8 @@ func paramRow(pr Param) paramView {
 	case pr.Label != "":
 		v.Value = clean(pr.Label, maxShown)
 		v.Unit = ""
+	case math.IsNaN(pr.Value) || math.IsInf(pr.Value, 0):
+		// A computed value that is neither a number nor a label.
 	default:
 		v.Value = strconv.FormatFloat(pr.Value, 'f', -1, 64)
 	}
