@@ -20,10 +20,8 @@ import (
 // and enum labels read from the cloud's web-app assets. Their defaults are
 // the catalog's and the loader's own (see catalogVars).
 type catalogFlags struct {
-	Language        string        `name:"catalog.language" default:"${catalog_language}" help:"Language of parameter names, units and labels: any the web app offers (a language it does not offer is reported at start with the offered ones)." group:"Catalog"`
-	RefreshInterval time.Duration `name:"catalog.refresh-interval" default:"${catalog_refresh_interval}" help:"How often the catalog is read again from the web app; it is also read again when the cloud's frontend version changes or a module joins." group:"Catalog"`
-	Disable         bool          `name:"catalog.disable" help:"Do not read the catalog: no names, units, display values or enum states; raw values as always." group:"Catalog"`
-	OverridesFile   string        `name:"catalog.overrides-file" type:"existingfile" help:"YAML file correcting the name, unit or scale of a register (P4.v7) or symbol (PARAM_P4_7) the catalog gets wrong." group:"Catalog"`
+	catalogCommonFlags `embed:""`
+	RefreshInterval    time.Duration `name:"catalog.refresh-interval" default:"${catalog_refresh_interval}" help:"How often the catalog is read again from the web app; it is also read again when the cloud's frontend version changes or a module joins." group:"Catalog"`
 }
 
 // catalogVars are the catalog flags' defaults, taken from their owners.

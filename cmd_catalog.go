@@ -16,9 +16,9 @@ import (
 // every parameter their own menus and permissions show, with its symbol,
 // register, name, unit, menu and the value the app displays now.
 type catalogCmd struct {
-	cloudFlags       `embed:""`
-	outputFlag       `embed:""`
-	toolCatalogFlags `embed:""`
+	cloudFlags         `embed:""`
+	outputFlag         `embed:""`
+	catalogCommonFlags `embed:""`
 
 	Devid string `arg:"" optional:"" name:"devid" help:"Module to describe (default: those of --cloud.modules, else every module of the object)."`
 }

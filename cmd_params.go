@@ -16,9 +16,9 @@ import (
 // the parameter catalog (unless --catalog.disable) each register the
 // catalog describes is named, with the value the app displays and its unit.
 type paramsCmd struct {
-	cloudFlags       `embed:""`
-	outputFlag       `embed:""`
-	toolCatalogFlags `embed:""`
+	cloudFlags         `embed:""`
+	outputFlag         `embed:""`
+	catalogCommonFlags `embed:""`
 
 	Filter []string `name:"filter" help:"Print only parameters whose key matches one of these patterns (path.Match on e.g. P4.v8: P4.v*, P?.s1)."`
 }

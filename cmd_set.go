@@ -26,8 +26,8 @@ import (
 // checked against the parameter's limits and turned into the register's raw
 // value by inverting the unit's transform.
 type setCmd struct {
-	cloudFlags       `embed:""`
-	toolCatalogFlags `embed:""`
+	cloudFlags         `embed:""`
+	catalogCommonFlags `embed:""`
 
 	Devid      string  `arg:"" name:"devid" help:"Module to write to."`
 	Assignment string  `arg:"" name:"assignment" optional:"" help:"Parameter write, KEY=VALUE. KEY is a register (P4.v8), whose VALUE is written as given (a JSON number or boolean, a quoted JSON string, or else text); or a symbol (PARAM_P6_1) or exact name (Boiler set temperature) from the catalog, whose VALUE is a number in the displayed unit, or a state's label."`

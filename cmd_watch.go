@@ -25,9 +25,9 @@ import (
 // --catalog.disable) each change of a described register also shows the
 // parameter's name and the value the app displays, with its unit.
 type watchCmd struct {
-	cloudFlags       `embed:""`
-	healthFlags      `embed:""`
-	toolCatalogFlags `embed:""`
+	cloudFlags         `embed:""`
+	healthFlags        `embed:""`
+	catalogCommonFlags `embed:""`
 
 	Filter  []string `name:"filter" help:"Print only parameters whose key matches one of these patterns (path.Match on e.g. P4.v8: P4.v*)."`
 	NoState bool     `name:"no-state" help:"Print parameter changes only, no session, module and push state lines."`

@@ -18,11 +18,12 @@ import (
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
-// toolCatalogFlags choose the catalog of a tool. They are serve's catalog
-// flags less the refresh interval: a tool reads the catalog once.
-type toolCatalogFlags struct {
-	Language      string `name:"catalog.language" default:"${catalog_language}" help:"Language of parameter names, units and labels: any the web app offers." group:"Catalog"`
-	Disable       bool   `name:"catalog.disable" help:"Do not read the catalog: registers are shown without names, units or displayed values." group:"Catalog"`
+// catalogCommonFlags are the catalog flags of every command that names
+// parameters: serve (whose catalogFlags add a refresh interval) and the
+// tools, which read the catalog once.
+type catalogCommonFlags struct {
+	Language      string `name:"catalog.language" default:"${catalog_language}" help:"Language of parameter names, units and labels: any the web app offers (a language it does not offer is reported at start with the offered ones)." group:"Catalog"`
+	Disable       bool   `name:"catalog.disable" help:"Do not read the catalog: no names, units, display values or enum states; raw values as always." group:"Catalog"`
 	OverridesFile string `name:"catalog.overrides-file" type:"existingfile" help:"YAML file correcting the name, unit or scale of a register (P4.v7) or symbol (PARAM_P4_7) the catalog gets wrong." group:"Catalog"`
 }
 
@@ -30,12 +31,10 @@ type toolCatalogFlags struct {
 // catalog.
 var errCatalogDisabled = errors.New("--catalog.disable: this needs the parameter catalog")
 
-// overrides validates the flags as serve does (a tool's flags are serve's
-// but for the refresh interval) and reads --catalog.overrides-file; nil
-// when none is given or the catalog is off.
-func (f *toolCatalogFlags) overrides() (*catalog.Overrides, error) {
-	serve := catalogFlags{Language: f.Language, Disable: f.Disable, OverridesFile: f.OverridesFile,
-		RefreshInterval: catalogload.DefaultRefreshInterval}
+// overrides validates the flags as serve does and reads
+// --catalog.overrides-file; nil when none is given or the catalog is off.
+func (f *catalogCommonFlags) overrides() (*catalog.Overrides, error) {
+	serve := catalogFlags{catalogCommonFlags: *f, RefreshInterval: catalogload.DefaultRefreshInterval}
 	return serve.validate()
 }
 
@@ -56,7 +55,7 @@ func listedModuleSpecs(modules []cloudclient.Module, st *store.Store) []catalog.
 // language the web app does not offer, and a bad overrides file, are usage
 // errors. Any other failure is an error when required, and otherwise a
 // warning: the tool goes on without names (nil catalog).
-func (f *toolCatalogFlags) load(ctx context.Context, fetch catalog.Fetcher, specs []catalog.ModuleSpec, required bool, logger *slog.Logger) (*catalog.Catalog, error) {
+func (f *catalogCommonFlags) load(ctx context.Context, fetch catalog.Fetcher, specs []catalog.ModuleSpec, required bool, logger *slog.Logger) (*catalog.Catalog, error) {
 	if f.Disable {
 		if required {
 			return nil, usageError{errCatalogDisabled}
