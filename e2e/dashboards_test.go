@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -164,6 +165,9 @@ scrape_configs:
 	}
 	exp.sim.clearAll(t)
 
+	checkModuleDashboard(t, prom)
+	checkAlarmTable(t, prom, overview)
+
 	// Every query of both dashboards is valid PromQL on real data.
 	for _, file := range []string{"bragerone-overview.json", "bragerone-module.json"} {
 		doc, panels := loadDashboard(t, file)
@@ -203,5 +207,166 @@ scrape_configs:
 				t.Errorf("%s: variable %s: %s selects nothing on a healthy exporter", file, v.Name, sel)
 			}
 		}
+	}
+}
+
+// varQuery is the PromQL selector of a label_values(selector, label)
+// variable of the dashboard, and the label.
+func varQuery(t *testing.T, doc dashboardDoc, name string) (selector, label string) {
+	t.Helper()
+	for _, v := range doc.Templating.List {
+		if v.Name != name {
+			continue
+		}
+		var q string
+		if json.Unmarshal(v.Query, &q) != nil {
+			t.Fatalf("variable %s: query %s", name, v.Query)
+		}
+		inner, ok := strings.CutPrefix(q, "label_values(")
+		i := strings.LastIndex(inner, ",")
+		if !ok || i < 0 {
+			t.Fatalf("variable %s: %q is not label_values(selector, label)", name, q)
+		}
+		return inner[:i], strings.TrimSpace(strings.TrimSuffix(inner[i+1:], ")"))
+	}
+	t.Fatalf("no variable %s", name)
+	return "", ""
+}
+
+// labelValues runs a label_values variable as Grafana would.
+func labelValues(t *testing.T, prom *prometheus, doc dashboardDoc, name string, vars map[string]string) []string {
+	t.Helper()
+	sel, label := varQuery(t, doc, name)
+	res, err := prom.query(expandVars(t, sel, vars))
+	if err != nil {
+		t.Fatalf("variable %s: %v", name, err)
+	}
+	var out []string
+	for _, s := range res {
+		if v := s.Metric[label]; v != "" && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkModuleDashboard opens the module dashboard as its default view does
+// for the simulated installer's boiler: the module picked by name, and the
+// panels of its "Boiler" menu filled with named, unit-aware series.
+func checkModuleDashboard(t *testing.T, prom *prometheus) {
+	t.Helper()
+	doc, panels := loadDashboard(t, "bragerone-module.json")
+	vars := allVars()
+	waitFor(t, 60*time.Second, "the catalog's series in Prometheus", func() (bool, string) {
+		res, err := prom.query(`bragerone_parameter_info{menu="Boiler"}`)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(res) > 0, fmt.Sprintf("%d series", len(res))
+	})
+
+	modules := labelValues(t, prom, doc, "module", vars)
+	if !slices.Equal(modules, []string{"Boiler room 1", "Boiler room 2", "Boiler room 3"}) {
+		t.Fatalf("the module picker offers %q, want the modules' names", modules)
+	}
+	vars["module"] = regexp.QuoteMeta("Boiler room 1") // ${module:regex}
+	devids := labelValues(t, prom, doc, "devid", vars)
+	if len(devids) != 1 {
+		t.Fatalf("module Boiler room 1 picks devids %q, want one", devids)
+	}
+	vars["devid"] = devids[0]
+	menus := labelValues(t, prom, doc, "menu", vars)
+	if want := []string{"Boiler", "Hot water", "Information", "Service parameters/Burner"}; !slices.Equal(menus, want) {
+		t.Errorf("menus of Boiler room 1: %q, want %q", menus, want)
+	}
+	vars["menu"] = "Boiler"
+
+	series := func(title string) []promSample {
+		t.Helper()
+		p := panelByTitle(t, panels, title)
+		if p.Repeat != "" {
+			t.Errorf("panel %q repeats itself; the menu row repeats", title)
+		}
+		res, err := prom.query(expandVars(t, p.Targets[0].Expr, vars))
+		if err != nil {
+			t.Fatalf("%s: %v", title, err)
+		}
+		return res
+	}
+	named := func(res []promSample) map[string]promSample {
+		out := map[string]promSample{}
+		for _, s := range res {
+			out[s.Metric["name"]] = s
+		}
+		return out
+	}
+
+	temps := named(series("Temperatures"))
+	for _, want := range []string{"Boiler temperature", "Boiler set temperature", "Outdoor temperature", "Flue gas temperature"} {
+		if _, ok := temps[want]; !ok {
+			t.Errorf("Temperatures of the Boiler menu lack %q: %v", want, temps)
+		}
+	}
+	for name, s := range temps {
+		if s.Metric["unit"] != "°C" {
+			t.Errorf("Temperatures: %s in %q", name, s.Metric["unit"])
+		}
+	}
+	if _, ok := temps["Frost protection temperature"]; ok {
+		t.Error("Temperatures show a parameter the app hides")
+	}
+
+	states := series("Burner, pump and other states")
+	inState := map[string]string{}
+	for _, s := range states {
+		if s.value() == "1" {
+			inState[s.Metric["name"]] = s.Metric["state"]
+		}
+	}
+	if inState["Boiler state"] != "Alarm" || inState["Central heating pump"] != "Off" {
+		t.Errorf("states of the Boiler menu: %v, want the boiler in Alarm and its pump Off", inState)
+	}
+
+	others := named(series("Other values"))
+	if p, ok := others["Boiler power"]; !ok || p.Metric["unit"] != "kW" {
+		t.Errorf("Other values lack the boiler power in kW: %v", others)
+	}
+	for name, s := range others {
+		if s.Metric["unit"] == "°C" || inState[name] != "" {
+			t.Errorf("Other values repeat %s (%s)", name, s.Metric["unit"])
+		}
+	}
+
+	table := panelByTitle(t, panels, "Current values")
+	rows := 0
+	for _, tg := range table.Targets {
+		res, err := prom.query(expandVars(t, tg.Expr, vars))
+		if err != nil {
+			t.Fatalf("Current values %s: %v", tg.RefID, err)
+		}
+		rows += len(res)
+	}
+	if rows < len(temps)+len(others) {
+		t.Errorf("Current values: %d rows, fewer than the panels above show", rows)
+	}
+}
+
+// checkAlarmTable reads the overview's active-alarms table: one row per
+// simulated boiler alarm, with the alarm's and the module's names.
+func checkAlarmTable(t *testing.T, prom *prometheus, overview []dashboardPanel) {
+	t.Helper()
+	p := panelByTitle(t, overview, "Active boiler alarms")
+	res, err := prom.query(expandVars(t, p.Targets[0].Expr, allVars()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range res {
+		got[s.Metric["module"]] = s.Metric["name"]
+	}
+	want := map[string]string{"Boiler room 1": "Out of fuel", "Boiler room 3": "ERROR_MODUL_ROZSZERZEN"}
+	if len(got) != len(want) || got["Boiler room 1"] != want["Boiler room 1"] || got["Boiler room 3"] != want["Boiler room 3"] {
+		t.Errorf("active alarms table: %v, want %v", got, want)
 	}
 }
