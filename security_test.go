@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"regexp"
 	"strings"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/collector/status"
 )
 
 // Security properties of the whole exporter: where credentials may come
@@ -361,7 +363,7 @@ func TestSecretsNeverLoggedOrExposed(t *testing.T) {
 				t.Fatal(err)
 			}
 			exposed := map[string][]byte{"/metrics": metrics}
-			for _, path := range []string{"/status", "/"} {
+			for _, path := range append([]string{"/status", "/"}, modulePages(sim.Devids())...) {
 				_, body, err := r.get(path)
 				if err != nil {
 					t.Fatal(err)
@@ -571,6 +573,24 @@ func TestHostileDevidsCannotBreakTheExposition(t *testing.T) {
 	if bytes.Contains(page, []byte("<script>alert")) {
 		t.Error("/status carries the hostile module name unescaped")
 	}
+	for _, path := range modulePages(front.hostile) {
+		code, page, err := r.get(path)
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("GET %s: %d %v", path, code, err)
+		}
+		if bytes.Contains(page, []byte("<script>alert")) || bytes.Contains(page, []byte("\nbragerone_injected")) {
+			t.Errorf("%s carries a hostile value unescaped", path)
+		}
+	}
+}
+
+// modulePages are the paths of the status pages of the modules.
+func modulePages(devids []string) []string {
+	var out []string
+	for _, d := range devids {
+		out = append(out, status.ModulePath+url.PathEscape(d))
+	}
+	return out
 }
 
 // The simulator's control endpoint (which injects faults and revokes tokens)
