@@ -134,7 +134,7 @@ func (f *cloudFlags) newClient(logger *slog.Logger, tune func(*cloudclient.Confi
 // runtime failure (exit 1).
 func loginError(err error) error {
 	var apiErr *cloudclient.APIError
-	if errors.As(err, &apiErr) && (apiErr.Status == 401 || apiErr.Status == 403 || apiErr.Status == 400 || apiErr.Status == 422) {
+	if cloudclient.ClassifyLogin(err) == cloudclient.LoginRejected && errors.As(err, &apiErr) {
 		return usageErrorf("login rejected by the cloud (HTTP %d): check the email and password", apiErr.Status)
 	}
 	return fmt.Errorf("login failed: %w", err)

@@ -21,7 +21,7 @@ type healthFlags struct {
 	StaleAfter          time.Duration `name:"push.stale-after" default:"180s" help:"Live silence after which push is unhealthy and the zombie ladder starts (0 = off)." group:"Health"`
 	ZombiePrimes        int           `name:"recovery.zombie-primes" default:"2" help:"Consecutive zombie primes before a hard restart (0 = prime only)." group:"Health"`
 	HardRestarts        int           `name:"recovery.hard-restarts" default:"3" help:"Hard restarts before a transport recycle (0 = never recycle)." group:"Health"`
-	RecyclesBeforeBuild int           `name:"recovery.recycles-before-rebuild" default:"2" help:"Transport recycles before a manager rebuild (0 = never rebuild)." group:"Health"`
+	RecyclesBeforeBuild int           `name:"recovery.recycles-before-rebuild" default:"2" help:"The Nth transport recycle in a row becomes a manager rebuild: N-1 recycles run before it (1 = rebuild instead of any recycle, 0 = never rebuild)." group:"Health"`
 	RebuildsBeforeQuar  int           `name:"recovery.rebuilds-before-quarantine" default:"3" help:"Rebuilds without live traffic before REST-only quarantine (0 = never)." group:"Health"`
 	QuarantineDuration  time.Duration `name:"recovery.quarantine-duration" default:"6h" help:"Length of the REST-only quarantine." group:"Health"`
 	Cooldown            time.Duration `name:"recovery.cooldown" default:"300s" help:"Base of the exponential recovery cooldown (0 = none)." group:"Health"`

@@ -45,6 +45,66 @@ type LoginResult struct {
 
 var loginCall = call{method: "POST", path: "/auth/user", tmpl: "POST /v1/auth/user"}
 
+// LoginOutcome classifies a finished login. A rejected login needs a person
+// (the credentials are wrong or the account is locked); an unreachable one is
+// the cloud's or the network's and heals by itself. The values are the result
+// label of bragerone_logins_total.
+type LoginOutcome string
+
+// Login outcomes.
+const (
+	// LoginOK: the cloud issued a token.
+	LoginOK LoginOutcome = "ok"
+	// LoginRejected: the cloud answered and refused the credentials: HTTP
+	// 401 or 403, or 400 or 422 (the credential body refused).
+	LoginRejected LoginOutcome = "rejected"
+	// LoginUnreachable: no verdict on the credentials: a transport error or
+	// timeout, a 5xx (the duplicate-token race included once its retries are
+	// spent), any other status, or an answer that is not a login result.
+	LoginUnreachable LoginOutcome = "unreachable"
+)
+
+// LoginOutcomes lists every login outcome.
+func LoginOutcomes() []LoginOutcome { return []LoginOutcome{LoginOK, LoginRejected, LoginUnreachable} }
+
+// ClassifyLogin returns the outcome of a login attempt that returned err (nil
+// is LoginOK). Only an answer of the login endpoint itself counts as a
+// verdict on the credentials: a 401 of another request wrapped in err does
+// not make the login rejected.
+func ClassifyLogin(err error) LoginOutcome {
+	if err == nil {
+		return LoginOK
+	}
+	if ae := loginAPIError(err); ae != nil {
+		switch ae.Status {
+		case 400, 401, 403, 422:
+			return LoginRejected
+		}
+	}
+	return LoginUnreachable
+}
+
+// loginAPIError finds the login endpoint's APIError in err's tree (wrapped
+// and joined errors), or nil.
+func loginAPIError(err error) *APIError {
+	if ae, ok := err.(*APIError); ok && ae.Endpoint == loginCall.tmpl {
+		return ae
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if inner := u.Unwrap(); inner != nil {
+			return loginAPIError(inner)
+		}
+	case interface{ Unwrap() []error }:
+		for _, inner := range u.Unwrap() {
+			if ae := loginAPIError(inner); ae != nil {
+				return ae
+			}
+		}
+	}
+	return nil
+}
+
 // Login logs in with the configured credentials and replaces the token.
 func (c *Client) Login(ctx context.Context) (*LoginResult, error) {
 	if err := c.lockLogin(ctx); err != nil {
@@ -258,8 +318,9 @@ func (c *Client) loginLocked(ctx context.Context, drop bool) (*LoginResult, erro
 		c.userID = res.UserID
 	}
 	c.mu.Unlock()
-	if c.cfg.LoginObserver != nil {
-		c.cfg.LoginObserver(err == nil)
+	// A login the caller abandoned (shutdown) says nothing about the cloud.
+	if c.cfg.LoginObserver != nil && !errors.Is(err, context.Canceled) {
+		c.cfg.LoginObserver(ClassifyLogin(err))
 	}
 	return res, err
 }

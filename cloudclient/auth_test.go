@@ -3,8 +3,10 @@ package cloudclient_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,8 +97,10 @@ func TestDecodeLogin(t *testing.T) {
 
 func TestLoginSuccess(t *testing.T) {
 	fc := newFakeCloud(t)
-	var obs []bool
-	c, _ := newClient(t, fc, func(cfg *cloudclient.Config) { cfg.LoginObserver = func(ok bool) { obs = append(obs, ok) } })
+	var obs []cloudclient.LoginOutcome
+	c, _ := newClient(t, fc, func(cfg *cloudclient.Config) {
+		cfg.LoginObserver = func(o cloudclient.LoginOutcome) { obs = append(obs, o) }
+	})
 	res, err := c.Login(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -115,20 +119,21 @@ func TestLoginSuccess(t *testing.T) {
 	if tok, err := c.AccessToken(); err != nil || tok != "tok-1" {
 		t.Fatalf("AccessToken = %q, %v", tok, err)
 	}
-	if len(obs) != 1 || !obs[0] {
+	if len(obs) != 1 || obs[0] != cloudclient.LoginOK {
 		t.Fatalf("LoginObserver calls %v", obs)
 	}
 }
 
 func TestLoginFailures(t *testing.T) {
 	cases := []struct {
-		name   string
-		status int
-		ctype  string
-		body   string
-		check  func(t *testing.T, err error)
+		name    string
+		status  int
+		ctype   string
+		body    string
+		outcome cloudclient.LoginOutcome
+		check   func(t *testing.T, err error)
 	}{
-		{"wrong credentials 401", 401, "application/json", `{"message":"Invalid credentials"}`, func(t *testing.T, err error) {
+		{"wrong credentials 401", 401, "application/json", `{"message":"Invalid credentials"}`, cloudclient.LoginRejected, func(t *testing.T, err error) {
 			var ae *cloudclient.APIError
 			if !errors.As(err, &ae) || ae.Status != 401 || ae.Message() != "Invalid credentials" {
 				t.Fatalf("err = %#v", err)
@@ -137,7 +142,31 @@ func TestLoginFailures(t *testing.T) {
 				t.Fatalf("message %q", err.Error())
 			}
 		}},
-		{"HTML 503", 503, "text/html", "<html><body>Service Unavailable</body></html>", func(t *testing.T, err error) {
+		{"account locked 403", 403, "application/json", `{"message":"Forbidden"}`, cloudclient.LoginRejected, func(t *testing.T, err error) {
+			var ae *cloudclient.APIError
+			if !errors.As(err, &ae) || ae.Status != 403 {
+				t.Fatalf("err = %#v", err)
+			}
+		}},
+		{"credential body refused 400", 400, "application/json", `{"message":"email must be an email"}`, cloudclient.LoginRejected, func(t *testing.T, err error) {
+			var ae *cloudclient.APIError
+			if !errors.As(err, &ae) || ae.Status != 400 {
+				t.Fatalf("err = %#v", err)
+			}
+		}},
+		{"credential body refused 422", 422, "application/json", `{"message":"Unprocessable"}`, cloudclient.LoginRejected, func(t *testing.T, err error) {
+			var ae *cloudclient.APIError
+			if !errors.As(err, &ae) || ae.Status != 422 {
+				t.Fatalf("err = %#v", err)
+			}
+		}},
+		{"rate limited 429", 429, "application/json", `{"message":"Too many requests"}`, cloudclient.LoginUnreachable, func(t *testing.T, err error) {
+			var ae *cloudclient.APIError
+			if !errors.As(err, &ae) || ae.Status != 429 {
+				t.Fatalf("err = %#v", err)
+			}
+		}},
+		{"HTML 503", 503, "text/html", "<html><body>Service Unavailable</body></html>", cloudclient.LoginUnreachable, func(t *testing.T, err error) {
 			var ae *cloudclient.APIError
 			if !errors.As(err, &ae) || ae.Status != 503 || !cloudclient.IsExpectedUpstream(err) {
 				t.Fatalf("err = %#v", err)
@@ -146,30 +175,30 @@ func TestLoginFailures(t *testing.T) {
 				t.Fatalf("Error %q / Data %#v", err.Error(), ae.Data)
 			}
 		}},
-		{"malformed JSON 200", 200, "application/json", `{"accessToken":"T"`, func(t *testing.T, err error) {
+		{"malformed JSON 200", 200, "application/json", `{"accessToken":"T"`, cloudclient.LoginUnreachable, func(t *testing.T, err error) {
 			var de *cloudclient.DecodeError
 			if !errors.As(err, &de) || de.Status != 200 || de.Endpoint != "POST /v1/auth/user" {
 				t.Fatalf("err = %#v", err)
 			}
 		}},
-		{"HTML 200", 200, "text/html", `<html>maintenance</html>`, func(t *testing.T, err error) {
+		{"HTML 200", 200, "text/html", `<html>maintenance</html>`, cloudclient.LoginUnreachable, func(t *testing.T, err error) {
 			var de *cloudclient.DecodeError
 			if !errors.As(err, &de) || strings.Contains(err.Error(), "maintenance") {
 				t.Fatalf("err = %v", err)
 			}
 		}},
-		{"201 is not success", 201, "application/json", `{"accessToken":"T"}`, func(t *testing.T, err error) {
+		{"201 is not success", 201, "application/json", `{"accessToken":"T"}`, cloudclient.LoginUnreachable, func(t *testing.T, err error) {
 			var ae *cloudclient.APIError
 			if !errors.As(err, &ae) || ae.Status != 201 {
 				t.Fatalf("err = %#v", err)
 			}
 		}},
-		{"empty token", 200, "application/json", `{"accessToken":""}`, func(t *testing.T, err error) {
+		{"empty token", 200, "application/json", `{"accessToken":""}`, cloudclient.LoginUnreachable, func(t *testing.T, err error) {
 			if !errors.Is(err, cloudclient.ErrNoAccessToken) {
 				t.Fatalf("err = %v", err)
 			}
 		}},
-		{"non-duplicate 500 is not retried", 500, "application/json", `{"message":"boom"}`, func(t *testing.T, err error) {
+		{"non-duplicate 500 is not retried", 500, "application/json", `{"message":"boom"}`, cloudclient.LoginUnreachable, func(t *testing.T, err error) {
 			var ae *cloudclient.APIError
 			if !errors.As(err, &ae) || ae.Status != 500 {
 				t.Fatalf("err = %#v", err)
@@ -185,18 +214,23 @@ func TestLoginFailures(t *testing.T) {
 				io.WriteString(w, tc.body)
 				return true
 			}
-			var obs []bool
-			c, sl := newClient(t, fc, func(cfg *cloudclient.Config) { cfg.LoginObserver = func(ok bool) { obs = append(obs, ok) } })
+			var obs []cloudclient.LoginOutcome
+			c, sl := newClient(t, fc, func(cfg *cloudclient.Config) {
+				cfg.LoginObserver = func(o cloudclient.LoginOutcome) { obs = append(obs, o) }
+			})
 			_, err := c.Login(ctxT(t))
 			tc.check(t, err)
+			if got := cloudclient.ClassifyLogin(err); got != tc.outcome {
+				t.Errorf("ClassifyLogin = %q, want %q", got, tc.outcome)
+			}
 			if _, terr := c.AccessToken(); !errors.Is(terr, cloudclient.ErrNotAuthenticated) {
 				t.Fatalf("failed login left a token: %v", terr)
 			}
 			if fc.loginCount() != 1 || len(sl.got()) != 0 {
 				t.Fatalf("logins %d sleeps %v", fc.loginCount(), sl.got())
 			}
-			if len(obs) != 1 || obs[0] {
-				t.Fatalf("LoginObserver %v", obs)
+			if len(obs) != 1 || obs[0] != tc.outcome {
+				t.Fatalf("LoginObserver %v, want [%s]", obs, tc.outcome)
 			}
 		})
 	}
@@ -584,5 +618,104 @@ func TestLogout(t *testing.T) {
 				t.Fatalf("logout logged in again")
 			}
 		})
+	}
+}
+
+// TestLoginOutcomeUnreachable: a login that got no verdict on the credentials
+// (the connection dropped, the request timed out, the duplicate-token race
+// outlasted its retries) is counted unreachable, never rejected.
+func TestLoginOutcomeUnreachable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		hook func(w http.ResponseWriter, r *http.Request, n int) bool
+	}{
+		{"connection dropped", func(w http.ResponseWriter, r *http.Request, n int) bool {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return true
+		}},
+		{"timeout", func(w http.ResponseWriter, r *http.Request, n int) bool {
+			<-r.Context().Done() // the client's per-request timeout ends the exchange
+			return true
+		}},
+		{"duplicate-token race outlasts the retries", func(w http.ResponseWriter, r *http.Request, n int) bool {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(500)
+			io.WriteString(w, `{"message":"ER_DUP_ENTRY"}`)
+			return true
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := newFakeCloud(t)
+			fc.loginHook = tc.hook
+			var obs []cloudclient.LoginOutcome
+			c, _ := newClient(t, fc, func(cfg *cloudclient.Config) {
+				cfg.Timeout = 100 * time.Millisecond
+				cfg.LoginObserver = func(o cloudclient.LoginOutcome) { obs = append(obs, o) }
+			})
+			_, err := c.Login(ctxT(t))
+			if err == nil {
+				t.Fatal("login succeeded")
+			}
+			if got := cloudclient.ClassifyLogin(err); got != cloudclient.LoginUnreachable {
+				t.Errorf("ClassifyLogin(%v) = %q, want unreachable", err, got)
+			}
+			if len(obs) != 1 || obs[0] != cloudclient.LoginUnreachable {
+				t.Errorf("LoginObserver %v, want [unreachable]", obs)
+			}
+		})
+	}
+}
+
+// TestLoginAbandonedIsNotCounted: a login whose caller gave up (shutdown) is
+// neither rejected nor unreachable.
+func TestLoginAbandonedIsNotCounted(t *testing.T) {
+	fc := newFakeCloud(t)
+	ctx, cancel := context.WithCancel(ctxT(t))
+	fc.loginHook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		cancel()
+		<-r.Context().Done()
+		return true
+	}
+	var obs []cloudclient.LoginOutcome
+	c, _ := newClient(t, fc, func(cfg *cloudclient.Config) {
+		cfg.LoginObserver = func(o cloudclient.LoginOutcome) { obs = append(obs, o) }
+	})
+	if _, err := c.Login(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if len(obs) != 0 {
+		t.Fatalf("an abandoned login was counted: %v", obs)
+	}
+}
+
+// TestClassifyLoginLooksAtTheLoginAnswer: only the login endpoint's own
+// answer is a verdict on the credentials, wherever it sits in the error.
+func TestClassifyLoginLooksAtTheLoginAnswer(t *testing.T) {
+	loginRefused := &cloudclient.APIError{Endpoint: "POST /v1/auth/user", Status: 401}
+	loginDown := &cloudclient.APIError{Endpoint: "POST /v1/auth/user", Status: 503}
+	modulesRefused := &cloudclient.APIError{Endpoint: "GET /v1/modules", Status: 401}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want cloudclient.LoginOutcome
+	}{
+		{"nil", nil, cloudclient.LoginOK},
+		{"login 401", loginRefused, cloudclient.LoginRejected},
+		{"login 401 wrapped", fmt.Errorf("first login: %w", loginRefused), cloudclient.LoginRejected},
+		{"another request's 401, re-login unreachable", fmt.Errorf("%w (re-login failed: %w)", modulesRefused, loginDown), cloudclient.LoginUnreachable},
+		{"another request's 401, re-login refused", fmt.Errorf("%w (re-login failed: %w)", modulesRefused, loginRefused), cloudclient.LoginRejected},
+		{"another request's 401 alone", modulesRefused, cloudclient.LoginUnreachable},
+		{"joined", errors.Join(errors.New("x"), loginRefused), cloudclient.LoginRejected},
+		{"deadline", context.DeadlineExceeded, cloudclient.LoginUnreachable},
+	} {
+		if got := cloudclient.ClassifyLogin(tc.err); got != tc.want {
+			t.Errorf("%s: ClassifyLogin = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := cloudclient.LoginOutcomes(); !slices.Equal(got, []cloudclient.LoginOutcome{"ok", "rejected", "unreachable"}) {
+		t.Errorf("LoginOutcomes = %q", got)
 	}
 }

@@ -67,8 +67,10 @@ type Config struct {
 	// Observer is called once per HTTP exchange with the endpoint template
 	// (e.g. "POST /v1/modules/parameters"), the status (0 for a transport
 	// error) and the duration.
-	Observer      func(endpoint string, code int, d time.Duration)
-	LoginObserver func(ok bool)
+	Observer func(endpoint string, code int, d time.Duration)
+	// LoginObserver is called once per login attempt with its outcome,
+	// unless the caller abandoned it (context canceled).
+	LoginObserver func(LoginOutcome)
 }
 
 // Client talks to the cloud. It is safe for concurrent use.

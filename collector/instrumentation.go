@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
 )
 
 // Realtime event names of bragerone_realtime_events_total. Any other event is
@@ -48,8 +50,7 @@ type Instrumentation struct {
 	logins   *prometheus.CounterVec
 
 	eventCounters map[string]prometheus.Counter
-	loginOK       prometheus.Counter
-	loginFailed   prometheus.Counter
+	loginCounters map[cloudclient.LoginOutcome]prometheus.Counter
 
 	mu           sync.Mutex
 	endpoints    map[string]bool // endpoint label values admitted so far
@@ -89,9 +90,10 @@ func NewInstrumentation(reg prometheus.Registerer, opts InstrumentationOptions) 
 		}, []string{"event"}),
 		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "logins_total",
-			Help: "Logins to the cloud by result (ok, failed).",
+			Help: "Logins to the cloud by result (ok; rejected: the cloud refused the credentials; unreachable: no verdict, the auth endpoint failed or was not reached).",
 		}, []string{"result"}),
 		eventCounters: make(map[string]prometheus.Counter, len(Events)),
+		loginCounters: make(map[cloudclient.LoginOutcome]prometheus.Counter, len(cloudclient.LoginOutcomes())),
 		endpoints:     make(map[string]bool),
 		maxEndpoints:  opts.MaxEndpoints,
 	}
@@ -106,8 +108,9 @@ func NewInstrumentation(reg prometheus.Registerer, opts InstrumentationOptions) 
 	for _, ev := range Events {
 		in.eventCounters[ev] = in.events.WithLabelValues(ev)
 	}
-	in.loginOK = in.logins.WithLabelValues("ok")
-	in.loginFailed = in.logins.WithLabelValues("failed")
+	for _, o := range cloudclient.LoginOutcomes() {
+		in.loginCounters[o] = in.logins.WithLabelValues(string(o))
+	}
 	for _, ep := range opts.Endpoints {
 		if l := in.endpointLabel(ep); l != EndpointOther {
 			in.duration.WithLabelValues(l)
@@ -185,12 +188,13 @@ func EventName(kind string) string {
 	return EventOther
 }
 
-// ObserveLogin counts one login. It has the signature of
-// cloudclient.Config.LoginObserver.
-func (in *Instrumentation) ObserveLogin(ok bool) {
-	if ok {
-		in.loginOK.Inc()
-	} else {
-		in.loginFailed.Inc()
+// ObserveLogin counts one login by outcome; an outcome outside
+// cloudclient.LoginOutcomes counts as unreachable, so the label set stays
+// fixed. It has the signature of cloudclient.Config.LoginObserver.
+func (in *Instrumentation) ObserveLogin(o cloudclient.LoginOutcome) {
+	c, ok := in.loginCounters[o]
+	if !ok {
+		c = in.loginCounters[cloudclient.LoginUnreachable]
 	}
+	c.Inc()
 }

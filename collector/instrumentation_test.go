@@ -2,12 +2,16 @@ package collector
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
 )
 
 // instrumentationFixture registers the self-metrics and records a fixed
@@ -29,9 +33,11 @@ func instrumentationFixture(t testing.TB) (*prometheus.Registry, *Instrumentatio
 	for _, ev := range []string{"params_change", "params_change", "snapshot", "connect", "disconnect", "22", "app:module:connection:status:changed", "made:up:event"} {
 		in.ObserveEvent(ev)
 	}
-	in.ObserveLogin(true)
-	in.ObserveLogin(false)
-	in.ObserveLogin(true)
+	in.ObserveLogin(cloudclient.LoginOK)
+	in.ObserveLogin(cloudclient.LoginUnreachable)
+	in.ObserveLogin(cloudclient.LoginUnreachable)
+	in.ObserveLogin(cloudclient.LoginRejected)
+	in.ObserveLogin(cloudclient.LoginOK)
 	return reg, in
 }
 
@@ -53,7 +59,7 @@ func TestInstrumentationPreinitialises(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]int{
-		"bragerone_logins_total":                  2, // ok, failed
+		"bragerone_logins_total":                  3, // ok, rejected, unreachable
 		"bragerone_realtime_events_total":         len(Events),
 		"bragerone_http_request_duration_seconds": 1,
 		"bragerone_http_requests_total":           0, // codes are not known in advance
@@ -152,5 +158,33 @@ func TestInstrumentationRegisterConflict(t *testing.T) {
 	}
 	if _, err := NewInstrumentation(reg, InstrumentationOptions{}); err == nil {
 		t.Fatal("registering the instrumentation twice on one registry succeeded")
+	}
+}
+
+// TestMetricsDocLoginResults: METRICS.md names exactly the result values of
+// bragerone_logins_total that the code exports (the alerts page on one of
+// them, so a renamed or missing value must not go unnoticed).
+func TestMetricsDocLoginResults(t *testing.T) {
+	_, doc := readMetricsDoc(t)
+	var row string
+	for line := range strings.SplitSeq(doc, "\n") {
+		if strings.HasPrefix(line, "| `bragerone_logins_total` |") {
+			row = line
+		}
+	}
+	_, values, ok := strings.Cut(row, "result = ")
+	if !ok {
+		t.Fatalf("METRICS.md: no \"result = \" in the bragerone_logins_total row %q", row)
+	}
+	var documented []string
+	for _, m := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(values, -1) {
+		documented = append(documented, m[1])
+	}
+	var exported []string
+	for _, o := range cloudclient.LoginOutcomes() {
+		exported = append(exported, string(o))
+	}
+	if !slices.Equal(documented, exported) {
+		t.Errorf("METRICS.md documents result values %q, the code exports %q", documented, exported)
 	}
 }

@@ -962,15 +962,21 @@ func TestSystemdUnitStructure(t *testing.T) {
 	checkEnvFile(t, "systemd/bragerone_exporter.env.example", "BRAGERONE_EMAIL")
 }
 
-// TestSystemdAnalyzeVerify runs systemd-analyze on the unit when the machine
-// has it, with ExecStart pointing at the binary under test (verify wants an
-// executable there). Its structural counterpart above always runs.
-func TestSystemdAnalyzeVerify(t *testing.T) {
-	sa, err := exec.LookPath("systemd-analyze")
+// systemdAnalyze finds systemd-analyze; a machine without it fails the test,
+// since the README promises a unit that systemd itself has verified.
+func systemdAnalyze(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("systemd-analyze")
 	if err != nil {
-		t.Log("systemd-analyze not found; TestSystemdUnitStructure covers the unit's keys")
-		return
+		t.Fatal("systemd-analyze not found: install the Debian package systemd (bash .ci/run does)")
 	}
+	return p
+}
+
+// TestSystemdAnalyzeVerify runs systemd-analyze on the unit, with ExecStart
+// pointing at the binary under test (verify wants an executable there).
+func TestSystemdAnalyzeVerify(t *testing.T) {
+	sa := systemdAnalyze(t)
 	dir := filepath.Join(tmpDir, "unit")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -995,6 +1001,22 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 	}
 	if level, _ := strconv.ParseFloat(string(m[1]), 64); level > 2.0 {
 		t.Errorf("exposure level %.1f, want at most 2.0:\n%s", level, out)
+	}
+}
+
+// TestSystemdAnalyzeVerifyFailsWithoutTool runs TestSystemdAnalyzeVerify in a
+// child test process whose PATH holds no systemd-analyze: it must fail and
+// say what to install, not pass without having verified anything.
+func TestSystemdAnalyzeVerifyFailsWithoutTool(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSystemdAnalyzeVerify$", "-test.count=1")
+	cmd.Env = []string{"PATH=" + t.TempDir(), "HOME=" + tmpDir}
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("without systemd-analyze the test passed (err %v):\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "systemd-analyze not found: install the Debian package systemd") {
+		t.Errorf("the failure does not say what to install:\n%s", out)
 	}
 }
 

@@ -38,7 +38,11 @@ type Config struct {
 	ZombiePrimes int
 	// HardRestartsBeforeRecycle: hard restarts before a transport recycle; 0 = never recycle.
 	HardRestartsBeforeRecycle int
-	// RecyclesBeforeRebuild: recycles before a manager rebuild; 0 = never rebuild.
+	// RecyclesBeforeRebuild: the recycle escalation in a row that is a
+	// manager rebuild instead, so N-1 transport recycles run before the
+	// first rebuild (1 = rebuild without recycling); 0 = never rebuild.
+	// The spec's knob has this meaning: with its default 2, one recycle runs
+	// (cloud-wire-facts.md §4.7 recycle 1 and timeline).
 	RecyclesBeforeRebuild int
 	// RebuildsBeforeQuarantine: rebuilds without live traffic before quarantine; 0 = no quarantine.
 	RebuildsBeforeQuarantine int

@@ -625,3 +625,67 @@ func TestActionAndOutcomeLabels(t *testing.T) {
 		t.Fatal("result labels")
 	}
 }
+
+// climb drives the ladder with every recovery step failing to bring live
+// traffic back (ticks every 60 s, cooldowns waited out) and returns the
+// recovery steps in order, up to and including the first rebuild or until
+// limit steps ran.
+func climb(c Config, limit int) []Action {
+	st := State{}
+	var steps []Action
+	for k := 3; len(steps) < limit; k++ {
+		s := float64(60 * k)
+		var d Decision
+		st, d = c.OnTick(st, zombie(s))
+		step := d.Step()
+		if step == "" {
+			continue
+		}
+		steps = append(steps, step)
+		st, _ = c.OnActionResult(st, step, Result{}, at(s))
+		if step == Rebuild {
+			break
+		}
+	}
+	return steps
+}
+
+// TestLadderRecyclesBeforeRebuildCountsTheRebuild pins what
+// RecyclesBeforeRebuild (--recovery.recycles-before-rebuild) counts: the
+// recycle escalations in a row, the last of which is a rebuild instead, so
+// N-1 transport recycles run before the first rebuild; 1 rebuilds without
+// recycling, 0 never rebuilds. Each recycle follows HardRestartsBeforeRecycle
+// hard restarts.
+func TestLadderRecyclesBeforeRebuildCountsTheRebuild(t *testing.T) {
+	hards := func(n int) []Action {
+		var as []Action
+		for range n {
+			as = append(as, HardRestart)
+		}
+		return as
+	}
+	for n := 1; n <= 4; n++ {
+		c := DefaultConfig()
+		c.RecyclesBeforeRebuild = n
+		var want []Action
+		for range n - 1 {
+			want = append(append(want, hards(c.HardRestartsBeforeRecycle)...), Recycle)
+		}
+		want = append(append(want, hards(c.HardRestartsBeforeRecycle)...), Rebuild)
+		if got := climb(c, 100); !reflect.DeepEqual(got, want) {
+			t.Errorf("RecyclesBeforeRebuild=%d: steps\n%v\nwant %d recycles, then a rebuild:\n%v", n, got, n-1, want)
+		}
+	}
+	c := DefaultConfig()
+	c.RecyclesBeforeRebuild = 0
+	for _, step := range climb(c, 40) {
+		if step == Rebuild {
+			t.Fatal("RecyclesBeforeRebuild=0 rebuilt")
+		}
+	}
+	// The default: one recycle, then the second recycle in a row is a rebuild.
+	if got := climb(DefaultConfig(), 100); !reflect.DeepEqual(got, acts(HardRestart, HardRestart, HardRestart, Recycle,
+		HardRestart, HardRestart, HardRestart, Rebuild)) {
+		t.Errorf("default ladder: %v", got)
+	}
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+)
+
+// recyclesBeforeFirstRebuild drives the ladder with every step failing to
+// bring live traffic back and counts the transport recycles that run before
+// the first manager rebuild (-1: no rebuild within 100 steps).
+func recyclesBeforeFirstRebuild(c ladder.Config) int {
+	t0 := time.Unix(0, 0)
+	var st ladder.State
+	recycles, steps := 0, 0
+	for k := 3; steps < 100; k++ {
+		now := t0.Add(time.Duration(k) * time.Minute)
+		var d ladder.Decision
+		st, d = c.OnTick(st, ladder.Input{Now: now, SessionUp: true, AnyLiveSeen: true, LiveAge: now.Sub(t0)})
+		step := d.Step()
+		if step == "" {
+			continue
+		}
+		steps++
+		switch step {
+		case ladder.Rebuild:
+			return recycles
+		case ladder.Recycle:
+			recycles++
+		}
+		st, _ = c.OnActionResult(st, step, ladder.Result{}, now)
+	}
+	return -1
+}
+
+// TestRecycleCountIsDocumented: the help of --recovery.recycles-before-rebuild
+// and the README's ladder table say how many transport recycles run before a
+// manager rebuild, and the ladder the flags build runs exactly that many.
+func TestRecycleCountIsDocumented(t *testing.T) {
+	field, _ := reflect.TypeOf(healthFlags{}).FieldByName("RecyclesBeforeBuild")
+	if help := field.Tag.Get("help"); !strings.Contains(help, "N-1 recycles run before it") ||
+		!strings.Contains(help, "1 = rebuild instead of any recycle") || !strings.Contains(help, "0 = never rebuild") {
+		t.Errorf("--recovery.recycles-before-rebuild help %q does not say that N-1 recycles run before the rebuild", help)
+	}
+	for n, want := range map[string]int{"0": -1, "1": 0, "2": 1, "3": 2} {
+		cli, err := parseForTest(t, "serve", "--recovery.recycles-before-rebuild="+n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lc := cli.Serve.healthFlags.gatewayConfig(&cli.Serve.cloudFlags, nil, cloudclient.Platform{}, nil, nil).Ladder
+		if got := recyclesBeforeFirstRebuild(lc); got != want {
+			t.Errorf("--recovery.recycles-before-rebuild=%s: %d recycles before the first rebuild, want %d", n, got, want)
+		}
+	}
+
+	cli, err := parseForTest(t, "serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := cli.Serve.healthFlags.gatewayConfig(&cli.Serve.cloudFlags, nil, cloudclient.Platform{}, nil, nil).Ladder
+	words := []string{"no", "one", "two", "three", "four"}
+	n := recyclesBeforeFirstRebuild(lc)
+	if n < 0 || n >= len(words) {
+		t.Fatalf("default ladder: %d recycles before the first rebuild", n)
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := "| 4 | " + words[n] + " transport recycle"; !strings.Contains(string(readme), row) {
+		t.Errorf("README.md's ladder table has no row starting %q: with the defaults %d recycle(s) run before the rebuild", row, n)
+	}
+}
