@@ -204,6 +204,7 @@ func FuzzIndexScan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		start := time.Now()
+		checkAssetScan(t, string(src))
 		d := buildIndex(src, "/assets/index-F.js")
 		indexDefinitions(d.prog, map[string]bool{"PARAM_P4_1": true, "PARAM_66": true})
 		d.languages()
@@ -232,5 +233,38 @@ func TestIndexLanguages(t *testing.T) {
 	c, _ := loadSite(t, Options{})
 	if got := c.Languages(); !reflect.DeepEqual(got, []string{"en", "pl"}) {
 		t.Fatalf("languages %v", got)
+	}
+}
+
+// checkAssetScan holds forEachAssetName to the pattern of §1.4 a: the same
+// names in the same order (for names within maxAssetName).
+func checkAssetScan(t *testing.T, text string) {
+	run := 0
+	for i := 0; i < len(text); i++ {
+		if isNameByte(text[i]) {
+			if run++; run > maxAssetName-8 {
+				return
+			}
+		} else {
+			run = 0
+		}
+	}
+	var want, got []string
+	for _, m := range assetRE.FindAllStringSubmatch(text, -1) {
+		want = append(want, m[0]+"|"+m[1]+"|"+m[2])
+	}
+	forEachAssetName(text, func(raw, base, hash string) { got = append(got, raw+"|"+base+"|"+hash) })
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("asset scan of %q\n got %q\nwant %q", text, got, want)
+	}
+}
+
+func TestAssetScanMatchesPattern(t *testing.T) {
+	for _, s := range []string{
+		string(siteFetcher(t).files["/assets/index-Q1w2E3r4.js"]),
+		"a.js-b.js", "x-1.js-2.js", "a-b.jsx-c.js", "a-1.js/b-2.js", "-a-.js", "a--.js", "a-.js", "--x.js", ".-x.js",
+		"x-y.json z-w.js", "p/q-r/s-t.js", "A-B.js_", "A-B.js.js", "é-1.js", "a-1.jsé",
+	} {
+		checkAssetScan(t, s)
 	}
 }

@@ -181,7 +181,7 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 	}
 	sort.Strings(c.order)
 	rs.units.freeze()
-	c.fingerprint = fingerprint(c.language, c.Modules())
+	c.fingerprint = fingerprint(c.language, c.Modules(), rs.units)
 	return c, nil
 }
 
@@ -406,6 +406,9 @@ func (l *loader) loadTranslations(ctx context.Context, idx *indexData, lang stri
 		if !ok {
 			l.fail(StageI18n, p, errors.New("the namespace parsed to nothing"))
 			return
+		}
+		if n := escapeLeaks(obj, 0); n > 0 {
+			l.opt.Logger.Warn("catalog: translations still hold escape sequences", "asset", p, "strings", n)
 		}
 		mu.Lock()
 		tr[ns] = obj

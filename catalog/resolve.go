@@ -160,10 +160,17 @@ func (m *Module) index() {
 
 // fingerprint hashes everything the catalog describes (see
 // Catalog.Fingerprint).
-func fingerprint(lang string, mods []*Module) string {
+func fingerprint(lang string, mods []*Module, units *unitTable) string {
 	h := sha256.New()
 	var b strings.Builder
 	b.WriteString("lang=" + lang + "\n")
+	// Every unit of the table: a parameter's unit register may select any.
+	if units != nil {
+		for _, code := range sortedKeys(units.memo) {
+			units.memo[code].fingerprint(&b)
+			b.WriteByte('\n')
+		}
+	}
 	for _, m := range mods {
 		b.WriteString("module=" + m.devid + "\n")
 		for _, p := range m.params {

@@ -15,7 +15,6 @@ type Func struct {
 	params js.Params
 	body   js.BlockStmt
 	sc     *scope // the locals it closes over; nil at top level
-	prog   *Program
 }
 
 // String is the function's source text.
@@ -661,16 +660,16 @@ func mapReceiver(callee js.IExpr) (js.IExpr, bool) {
 func (p *Program) callable(e js.IExpr, en env, depth int) *Func {
 	switch n := unwrapGroup(e).(type) {
 	case *js.ArrowFunc:
-		return &Func{params: n.Params, body: n.Body, sc: en.sc, prog: p}
+		return &Func{params: n.Params, body: n.Body, sc: en.sc}
 	case *js.FuncDecl:
-		return &Func{params: n.Params, body: n.Body, sc: en.sc, prog: p}
+		return &Func{params: n.Params, body: n.Body, sc: en.sc}
 	}
 	f, _ := p.eval(e, en, depth+1).(*Func)
 	return f
 }
 
 func (p *Program) funcValue(params js.Params, body js.BlockStmt, sc *scope) *Func {
-	return &Func{params: params, body: body, sc: sc, prog: p}
+	return &Func{params: params, body: body, sc: sc}
 }
 
 // funcOrSource makes an object-building function callable (row 32) and
