@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -152,10 +153,18 @@ func TestServeUnreachableAssetsAreTheirOwnSignal(t *testing.T) {
 	infos := len(mfs["bragerone_parameter_info"].GetMetric())
 
 	sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultAssetsUnreachable})
+	var last string
+	defer func() {
+		if t.Failed() {
+			t.Logf("last state: %s", last)
+		}
+	}()
 	r.waitServe("the site down again, the last good catalog kept", func(mfs map[string]*dto.MetricFamily) bool {
 		assetsUp, _ := gaugeValue(mfs, "bragerone_catalog_assets_up", nil)
 		loaded, _ := gaugeValue(mfs, "bragerone_catalog_loaded", nil)
-		return assetsUp == 0 && loaded == 1 && len(mfs["bragerone_parameter_info"].GetMetric()) == infos && healthy(mfs)
+		n := len(mfs["bragerone_parameter_info"].GetMetric())
+		last = fmt.Sprintf("assets_up %v, loaded %v, %d info series (want %d), healthy %v", assetsUp, loaded, n, infos, healthy(mfs))
+		return assetsUp == 0 && loaded == 1 && n == infos && healthy(mfs)
 	})
 }
 
