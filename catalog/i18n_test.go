@@ -115,7 +115,8 @@ func TestAlarmName(t *testing.T) {
 // §5: strings that still hold escapes after decoding are "escape leaks".
 func TestEscapeLeaks(t *testing.T) {
 	ns, _ := parseNamespace([]byte(`export default {'a':'Moc\x20kot\u0142a','b':{'c':'twice \\x20 escaped','d':'\\u{1F600}'},'e':'\\u00'}`))
-	if n := escapeLeaks(ns, 0); n != 2 {
+	budget := walkBudget(maxWalkNodes)
+	if n := escapeLeaks(ns, 0, &budget); n != 2 {
 		t.Fatalf("%d leaks, want 2 (b.c and b.d; a is decoded, e is not an escape)", n)
 	}
 }

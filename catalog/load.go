@@ -148,7 +148,8 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 	// Labels that are tokens of further namespaces (§4.6 step 3).
 	more := map[string]bool{}
 	for _, obj := range tr {
-		collectTokenNamespaces(obj, more, 0)
+		budget := walkBudget(maxWalkNodes)
+		collectTokenNamespaces(obj, more, 0, &budget)
 	}
 	for ns := range more {
 		if tr[ns] != nil {
@@ -407,7 +408,8 @@ func (l *loader) loadTranslations(ctx context.Context, idx *indexData, lang stri
 			l.fail(StageI18n, p, errors.New("the namespace parsed to nothing"))
 			return
 		}
-		if n := escapeLeaks(obj, 0); n > 0 {
+		budget := walkBudget(maxWalkNodes)
+		if n := escapeLeaks(obj, 0, &budget); n > 0 {
 			l.opt.Logger.Warn("catalog: translations still hold escape sequences", "asset", p, "strings", n)
 		}
 		mu.Lock()
@@ -419,8 +421,8 @@ func (l *loader) loadTranslations(ctx context.Context, idx *indexData, lang stri
 
 // collectTokenNamespaces gathers the namespaces of labels that are tokens
 // themselves ("app.one.x").
-func collectTokenNamespaces(v jsval.Value, into map[string]bool, depth int) {
-	if depth > 8 {
+func collectTokenNamespaces(v jsval.Value, into map[string]bool, depth int, budget *walkBudget) {
+	if depth > 8 || !budget.spend() {
 		return
 	}
 	switch v := v.(type) {
@@ -430,7 +432,7 @@ func collectTokenNamespaces(v jsval.Value, into map[string]bool, depth int) {
 		}
 	case *jsval.Object:
 		for _, k := range v.Keys() {
-			collectTokenNamespaces(v.Value(k), into, depth+1)
+			collectTokenNamespaces(v.Value(k), into, depth+1, budget)
 		}
 	}
 }

@@ -63,6 +63,17 @@ func (p *Program) spend(depth int) bool {
 	return true
 }
 
+// charge spends n steps of work that is not one expression (copying the
+// keys of a spread, the items of a list).
+func (p *Program) charge(n int) bool {
+	p.steps += n
+	if p.steps > p.lim.MaxSteps {
+		p.Exhausted = true
+		return false
+	}
+	return true
+}
+
 func (p *Program) eval(e js.IExpr, en env, depth int) Value {
 	if e == nil || !p.spend(depth) {
 		return nil
@@ -171,7 +182,7 @@ func (p *Program) object(n *js.ObjectExpr, en env, depth int) Value {
 	for i := range n.List {
 		pr := &n.List[i]
 		if pr.Spread { // row 27: merged; spreading a non-object adds nothing
-			if src, ok := p.eval(pr.Value, en, depth+1).(*Object); ok {
+			if src, ok := p.eval(pr.Value, en, depth+1).(*Object); ok && p.charge(len(src.keys)) {
 				for _, k := range src.keys {
 					o.Set(k, src.vals[k])
 				}
@@ -221,7 +232,7 @@ func (p *Program) array(n *js.ArrayExpr, en env, depth int) Value {
 	for _, el := range n.List {
 		v := p.eval(el.Value, en, depth+1)
 		if el.Spread {
-			if a, ok := v.([]Value); ok {
+			if a, ok := v.([]Value); ok && p.charge(len(a)) {
 				out = append(out, a...)
 			}
 			continue
@@ -241,7 +252,7 @@ func (p *Program) template(n *js.TemplateExpr, en env, depth int) Value {
 	for _, part := range n.List {
 		b.WriteString(cookTemplate(part.Value))
 		if v, ok := part.Expr.(*js.Var); ok {
-			if s, ok := scalarText(p.ident(string(v.Data), en, depth+1)); ok {
+			if s, ok := scalarText(p.ident(string(v.Data), en, depth+1)); ok && b.Len()+len(s) <= p.lim.MaxString {
 				b.WriteString(s)
 				continue
 			}
@@ -251,6 +262,9 @@ func (p *Program) template(n *js.TemplateExpr, en env, depth int) Value {
 		b.WriteString("}")
 	}
 	b.WriteString(cookTemplate(n.Tail))
+	if b.Len() > p.lim.MaxString {
+		return p.source(n)
+	}
 	return b.String()
 }
 
@@ -344,7 +358,7 @@ func (p *Program) binary(n *js.BinaryExpr, en env, depth int) Value {
 		if lstr || rstr {
 			ls, lok := scalarText(l)
 			rs, rok := scalarText(r)
-			if lok && rok {
+			if lok && rok && len(ls)+len(rs) <= p.lim.MaxString {
 				return ls + rs
 			}
 		}
