@@ -206,7 +206,9 @@ func (p *Program) object(n *js.ObjectExpr, en env, depth int) Value {
 }
 
 // propName gives a property key (rows 1-3). A computed key is evaluated: a
-// string or number is its text, anything unresolved is its source text.
+// string or number is its text, anything unresolved is its source text. An
+// identifier bound to a string is its value, as in JavaScript (the reference
+// client keeps the name); an unbound one is its name.
 func (p *Program) propName(pn *js.PropertyName, en env, depth int) string {
 	if !pn.IsComputed() {
 		return literalKey(pn.Literal)
@@ -317,7 +319,13 @@ func (p *Program) unary(n *js.UnaryExpr, en env, depth int) Value {
 			}
 			return 0.0
 		}
-	case js.NotToken: // row 19: !0, !1, ![], !![] are booleans
+	case js.NotToken:
+		// Row 19: !0, !1, ![], !![] are booleans everywhere. The reference
+		// client keeps them as text and normalises them only in definition
+		// literals, so elsewhere (a menu's isVisibleOnSideMenu:!1) its text
+		// "!1" is truthy; evaluating gives the definition-literal result
+		// everywhere. Rules that spell them as strings are normalised by the
+		// catalog.
 		if t, known := Truthy(p.eval(n.X, en, depth+1)); known {
 			return !t
 		}
