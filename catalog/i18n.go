@@ -110,8 +110,8 @@ func namespaceOf(token string) string {
 var escapeLeakRE = regexp.MustCompile(`\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\u\{[0-9A-Fa-f]+\}`)
 
 // escapeLeaks counts the strings of a namespace that still hold escapes.
-func escapeLeaks(v jsval.Value, depth int) int {
-	if depth > 16 {
+func escapeLeaks(v jsval.Value, depth int, budget *walkBudget) int {
+	if depth > 16 || !budget.spend() {
 		return 0
 	}
 	switch v := v.(type) {
@@ -122,7 +122,7 @@ func escapeLeaks(v jsval.Value, depth int) int {
 	case *jsval.Object:
 		n := 0
 		for _, k := range v.Keys() {
-			n += escapeLeaks(v.Value(k), depth+1)
+			n += escapeLeaks(v.Value(k), depth+1, budget)
 		}
 		return n
 	}

@@ -216,6 +216,17 @@ func FuzzIndexScan(f *testing.F) {
 				i18nPath(d.assets, d.path, d.i18n[lang][ns])
 			}
 		}
+		// The same bytes as the other kinds of asset.
+		if routes, ok := parseMenu(src); ok {
+			visibleTokens(filterRoutes(routes, map[string]bool{"DISPLAY_PARAMETER_LEVEL_1": true}))
+		}
+		parseNamespace(src)
+		if o, ok := parseDefinitionChunk(src); ok && looksLikeDefinition(o, "PARAM_P4_1") {
+			d := newDefinition("PARAM_P4_1", "fuzz", o)
+			d.primaryAddress()
+			d.visibility(values(map[string]float64{"P4.s1": 128}), newRuleContext("D", 1))
+			d.computedValue(values(nil), nil)
+		}
 		if time.Since(start) > 20*time.Second {
 			t.Fatalf("%d bytes took %v", len(src), time.Since(start))
 		}

@@ -23,16 +23,9 @@ type resolver struct {
 // inverse index (§4.2–§4.13). A symbol the permissions hide is not
 // described, whatever another module says about it.
 func (rs *resolver) buildModule(spec ModuleSpec, menu []*route) *Module {
-	var perms map[string]bool
-	if spec.Permissions != nil {
-		perms = make(map[string]bool, len(spec.Permissions))
-		for _, p := range spec.Permissions {
-			perms[permissionName(p)] = true
-		}
-	}
 	m := &Module{devid: spec.DevID}
 	ctx := newRuleContext(spec.DevID, spec.ConnectedAt)
-	for _, vt := range visibleTokens(filterRoutes(menu, perms)) {
+	for _, vt := range visibleTokens(filterRoutes(menu, permissionSet(spec.Permissions))) {
 		d := rs.defs[vt.symbol]
 		if d == nil {
 			continue // no definition anywhere: not described (§4.4 step 3)
@@ -45,6 +38,19 @@ func (rs *resolver) buildModule(spec ModuleSpec, menu []*route) *Module {
 	}
 	m.index()
 	return m
+}
+
+// permissionSet is a module's permissions, normalised; nil (no filtering)
+// when the module row carries none.
+func permissionSet(perms []string) map[string]bool {
+	if perms == nil {
+		return nil
+	}
+	set := make(map[string]bool, len(perms))
+	for _, p := range perms {
+		set[permissionName(p)] = true
+	}
+	return set
 }
 
 func (rs *resolver) newParam(d *definition, vt visibleToken, ctx *ruleContext, values Reader) *Param {

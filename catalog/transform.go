@@ -322,6 +322,9 @@ func normalizeJS(src string) string {
 // isTimeOfDay recognises unit 66's formatter (§4.7.3): it names
 // units.202.0, pads to two digits and computes (x-1)*10 minutes.
 func isTimeOfDay(src string) bool {
+	if len(src) > maxTransformSource {
+		return false
+	}
 	s := normalizeJS(src)
 	return strings.Contains(s, "units.202.0") && strings.Contains(s, "padStart(2") && minus1x10RE.MatchString(s)
 }
