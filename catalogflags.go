@@ -136,7 +136,7 @@ func moduleSpecs(status *realtime.Status, st *store.Store) []catalog.ModuleSpec 
 			continue
 		}
 		out = append(out, catalog.ModuleSpec{
-			DevID: m.Devid, DeviceMenu: m.DeviceMenu, Permissions: m.Permissions, ConnectedAt: m.ConnectedAt,
+			DevID: m.Devid, DeviceMenu: m.DeviceMenu, Permissions: listedPermissions(m.Permissions), ConnectedAt: m.ConnectedAt,
 			Values: storeReader(st, m.Devid),
 		})
 	}

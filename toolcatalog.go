@@ -44,11 +44,21 @@ func listedModuleSpecs(modules []cloudclient.Module, st *store.Store) []catalog.
 	specs := make([]catalog.ModuleSpec, 0, len(modules))
 	for _, m := range modules {
 		specs = append(specs, catalog.ModuleSpec{
-			DevID: m.Devid, DeviceMenu: m.DeviceMenu, Permissions: m.Permissions,
+			DevID: m.Devid, DeviceMenu: m.DeviceMenu, Permissions: listedPermissions(m.Permissions),
 			Values: storeReader(st, m.Devid), ConnectedAt: m.ConnectedAt,
 		})
 	}
 	return specs
+}
+
+// listedPermissions are a listed module row's permissions for the catalog:
+// a row always carries them, so none is an empty set (gated entries
+// hidden), never "no filtering".
+func listedPermissions(perms []string) []string {
+	if perms == nil {
+		return []string{}
+	}
+	return perms
 }
 
 // load reads the catalog of the modules from the assets fetch fetches. A
