@@ -32,7 +32,7 @@ func (c *checkCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	fmt.Fprintf(out, "cloud      %s (platform %s)\n", p.BaseURL, c.Platform)
 
-	s, err := openSession(ctx, &c.cloudFlags, g.Logger)
+	s, err := openSession(ctx, &c.cloudFlags, g)
 	if err != nil {
 		fmt.Fprintln(out, "login      FAILED")
 		return err
