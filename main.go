@@ -106,9 +106,9 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(kongExit{c}) }),
 	}
+	var resolver *yamlResolver
 	if path := configPath(args); path != "" {
-		resolver, err := loadYAMLConfig(path)
-		if err != nil {
+		if resolver, err = loadYAMLConfig(path); err != nil {
 			return nil, -1, err
 		}
 		options = append(options, kong.Resolvers(resolver))
@@ -116,6 +116,12 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 	parser, err := kong.New(cli, options...)
 	if err != nil {
 		return nil, -1, fmt.Errorf("internal error: %w", err)
+	}
+	if resolver != nil {
+		// Every command refuses a file any command would refuse.
+		if err := resolver.check(parser.Model); err != nil {
+			return nil, -1, err
+		}
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -5,8 +5,10 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -140,5 +142,115 @@ func TestRedactAttrHidesSecrets(t *testing.T) {
 	}
 	if !strings.Contains(out, "demo@example.com") {
 		t.Fatalf("non-secret attribute lost: %s", out)
+	}
+}
+
+// Every command refuses a configuration file that any command would refuse
+// (exit 2, before it does anything): here a value of the wrong type for a
+// flag the command itself does not have. kong alone parses only the chosen
+// command's flags, so check, modules, params, set and simulate used to run.
+func TestEveryCommandValidatesTheWholeConfigFile(t *testing.T) {
+	sim := startToolCloud(t)
+	devid := sim.Devids()[0]
+	files := map[string]struct{ body, want string }{
+		"serve and watch flag": {"poll.interval: soon\n", `config.yml: poll.interval: expected duration but got "soon"`},
+		"simulate flag":        {"seed: twelve\n", `config.yml: seed: expected a valid 64 bit int but got "twelve"`},
+		"output choice":        {"output: xml\n", `config.yml: output: must be one of table, json but got "xml"`},
+		"unknown key":          {"cloud:\n  urll: http://x\n", "config.yml: unknown setting(s): cloud.urll"},
+	}
+	commands := map[string][]string{
+		"check":    toolArgs(sim, "check"),
+		"modules":  toolArgs(sim, "modules"),
+		"params":   toolArgs(sim, "params"),
+		"watch":    toolArgs(sim, "watch"),
+		"set":      toolArgs(sim, "set", devid, "P4.v8=1"),
+		"simulate": {"simulate", "--listen=127.0.0.1:0"},
+		"serve":    {"serve", "--simulate", "--web.listen-address=127.0.0.1:0"},
+	}
+	for fname, file := range files {
+		path := writeConfig(t, file.body)
+		for cmd, args := range commands {
+			t.Run(fname+"/"+cmd, func(t *testing.T) {
+				before := totalRequests(sim)
+				// A command that wrongly runs stops at the deadline.
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				var out, errb bytes.Buffer
+				code := runContext(ctx, append(slices.Clone(args), "--config.file="+path), &out, &errb)
+				if code != exitUsage || !strings.Contains(errb.String(), file.want) {
+					t.Errorf("exit %d, stderr %q; want exit %d and %q", code, errb.String(), exitUsage, file.want)
+				}
+				if n := totalRequests(sim) - before; n != 0 || out.Len() != 0 {
+					t.Errorf("the command ran: %d cloud requests, stdout %q", n, out.String())
+				}
+			})
+		}
+	}
+}
+
+// A bad value in the file names the file and the key (not a command-line
+// flag the user never typed), for the flags of the chosen command too.
+func TestConfigFileValueErrorNamesFileAndKey(t *testing.T) {
+	path := writeConfig(t, "poll:\n  interval: soon\n")
+	code, _, errOut := runArgs(t, "serve", "--simulate", "--config.file", path)
+	want := path + `: poll.interval: expected duration but got "soon"`
+	if code != exitUsage || !strings.Contains(errOut, want) || strings.Contains(errOut, "--poll.interval") {
+		t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errOut, exitUsage, want)
+	}
+	oneLine(t, errOut)
+}
+
+// One setting written twice, flat and nested, is refused with both
+// spellings named: before, map order picked a winner at random.
+func TestConfigFileRefusesOneSettingSpelledTwice(t *testing.T) {
+	cases := map[string]struct {
+		body string
+		want []string
+	}{
+		"flat and nested": {"cloud.url: http://a.example\ncloud:\n  url: http://b.example\n",
+			[]string{"cloud.url is set 2 times", `"cloud.url: …" (line 1)`, `"cloud: {url: …}" (line 3)`}},
+		"three ways": {"web.config.file: a.yml\nweb:\n  config.file: b.yml\n  config:\n    file: c.yml\n",
+			[]string{"web.config.file is set 3 times", `"web.config.file: …"`, `"web: {config.file: …}"`, `"web: {config: {file: …}}"`}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			path := writeConfig(t, tc.body)
+			for range 5 { // the answer never depends on map order
+				_, err := parseForTest(t, "check", "--config.file", path)
+				if err == nil {
+					t.Fatal("the file was accepted")
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Fatalf("error %q does not name %q", err, w)
+					}
+				}
+			}
+			code, _, errOut := runArgs(t, "check", "--config.file", path)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr %q", code, exitUsage, errOut)
+			}
+		})
+	}
+}
+
+// Scalars reach the flags as written, lists join with commas, and an alias
+// resolves.
+func TestConfigFileValuesAsWritten(t *testing.T) {
+	path := writeConfig(t, "cloud:\n  modules: [A1, B2]\n  object-id: 12\n  url: http://x.example/2024-01-01\nlog.level: warn\nparameters.include: &p P4.v*\nparameters.exclude: [*p]\n")
+	cli, err := parseForTest(t, "check", "--config.file", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cli.Check
+	if strings.Join(c.Modules, " ") != "A1 B2" || c.ObjectID != 12 || c.URL != "http://x.example/2024-01-01" || cli.LogLevel != "warn" {
+		t.Errorf("modules %q, object %d, url %q, level %q", c.Modules, c.ObjectID, c.URL, cli.LogLevel)
+	}
+	cli, err = parseForTest(t, "serve", "--config.file", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(cli.Serve.ParametersInclude, " ") != "P4.v*" || strings.Join(cli.Serve.ParametersExclude, " ") != "P4.v*" {
+		t.Errorf("include %q exclude %q (an alias must resolve)", cli.Serve.ParametersInclude, cli.Serve.ParametersExclude)
 	}
 }
