@@ -10,6 +10,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kong"
@@ -133,7 +136,70 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 		}
 	}()
 	kctx, err = parser.Parse(args)
+	if err != nil {
+		err = unknownCommand(parser.Model, args, err)
+	}
 	return kctx, -1, err
+}
+
+// unknownCommand rewrites kong's "unexpected argument X" when X stands where
+// a command would (no command named before it): serve, the default, takes
+// any arguments kong cannot place, so a mistyped command ("chekc") would
+// otherwise read as an argument serve does not want.
+func unknownCommand(app *kong.Application, args []string, err error) error {
+	arg, ok := strings.CutPrefix(err.Error(), "unexpected argument ")
+	if !ok || strings.HasPrefix(arg, "-") {
+		return err
+	}
+	var commands []string
+	for _, n := range app.Children {
+		if n.Type == kong.CommandNode && !n.Hidden {
+			commands = append(commands, n.Name)
+		}
+	}
+	for _, a := range args {
+		if a == "--" || a == arg {
+			break
+		}
+		if slices.Contains(commands, a) {
+			return err // an extra argument of a named command
+		}
+	}
+	var close []string
+	for _, c := range commands {
+		if strings.HasPrefix(c, arg) || editDistance(c, arg) <= 2 {
+			close = append(close, strconv.Quote(c))
+		}
+	}
+	switch len(close) {
+	case 0:
+		return fmt.Errorf("unknown command %q (commands: %s)", arg, strings.Join(commands, ", "))
+	case 1:
+		return fmt.Errorf("unknown command %q, did you mean %s?", arg, close[0])
+	default:
+		return fmt.Errorf("unknown command %q, did you mean one of %s?", arg, strings.Join(close, ", "))
+	}
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // kongExit carries kong's request to exit (after --help or --version) out of Parse.

@@ -254,3 +254,27 @@ func TestConfigFileValuesAsWritten(t *testing.T) {
 		t.Errorf("include %q exclude %q (an alias must resolve)", cli.Serve.ParametersInclude, cli.Serve.ParametersExclude)
 	}
 }
+
+// A mistyped command is named as an unknown command with the closest ones
+// suggested (exit 2), instead of reading as an argument of serve, the
+// default command; an extra argument of a named command stays one.
+func TestMistypedCommandSuggestsTheCommand(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"chekc"}, `unknown command "chekc", did you mean "check"?`},
+		{[]string{"--log.level=debug", "paramz", "--output=json"}, `unknown command "paramz", did you mean "params"?`},
+		{[]string{"sim"}, `unknown command "sim", did you mean one of "simulate", "set"?`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate" (commands: serve, simulate, check, modules, params, watch, set)`},
+		{[]string{"check", "extra"}, "unexpected argument extra"},
+		{[]string{"serve", "chekc"}, "unexpected argument chekc"},
+	}
+	for _, tc := range cases {
+		code, out, errOut := runArgs(t, tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) || out != "" {
+			t.Errorf("%q: exit %d, stderr %q, stdout %q; want exit %d and %q", tc.args, code, errOut, out, exitUsage, tc.want)
+		}
+		oneLine(t, errOut)
+	}
+}
