@@ -35,7 +35,7 @@ type CLI struct {
 
 	// Commands are added here, one line each; each lives in its own cmd_*.go.
 	Serve    serveCmd    `cmd:"" default:"withargs" help:"Run the exporter (the default command)."`
-	Simulate simulateCmd `cmd:"" help:"Run the simulated cloud standalone (REST and Socket.IO) until interrupted."`
+	Simulate simulateCmd `cmd:"" envprefix:"BRAGERONE_SIMULATE_" help:"Run the simulated cloud standalone (REST and Socket.IO) until interrupted."`
 	Check    checkCmd    `cmd:"" help:"Validate the configuration and credentials against the cloud: login, objects, modules."`
 	Modules  modulesCmd  `cmd:"" help:"List the modules of the object."`
 	Params   paramsCmd   `cmd:"" help:"Print the parameter snapshot of the modules."`
