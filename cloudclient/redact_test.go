@@ -179,3 +179,33 @@ func TestSetTokenIsRememberedAndTextBodiesScrubbed(t *testing.T) {
 		t.Errorf("text body kept %q", s[max(0, len(s)-30):])
 	}
 }
+
+// A write's answer is shown to the user (set prints it): an answer quoting
+// the bearer token, as JSON or as text, is scrubbed too.
+func TestCommandAnswerEchoIsScrubbed(t *testing.T) {
+	ec := newEchoCloud(t)
+	c, _ := newClient(t, ec.fakeCloud, func(cfg *cloudclient.Config) {
+		cfg.Credentials = cloudclient.StaticCredentials(cloudclient.Credentials{Email: testEmail, Password: echoPassword})
+	})
+	ctx := ctxT(t)
+	_, _ = c.Login(ctx) // the echo cloud's first login fails
+	for _, ctype := range []string{"application/json", "text/plain"} {
+		ec.handle("POST /v1/module/command", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", ctype)
+			if ctype == "text/plain" {
+				io.WriteString(w, "ok for "+r.Header.Get("Authorization"))
+				return
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"status": true, "by": r.Header.Get("Authorization")})
+		})
+		res, err := c.Command(ctx, cloudclient.Command{Devid: "DEV1", Pool: "P4", Parameter: "v8", Value: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		answer, _ := json.Marshal(res.Data)
+		toks := ec.issued()
+		if len(toks) == 0 || strings.Contains(string(answer), toks[len(toks)-1][:12]) || !strings.Contains(string(answer), redact.Mask) {
+			t.Errorf("%s answer kept as %s (tokens %v)", ctype, answer, toks)
+		}
+	}
+}
