@@ -41,8 +41,10 @@ func configPath(args []string) string {
 // built-in default. kong on its own would let a resolver beat an environment
 // variable; we decline to resolve a flag whose variable is set.
 type yamlResolver struct {
-	path   string
-	values map[string]string // flattened: "web.listen-address" -> value
+	path    string
+	values  map[string]string // flattened: "web.listen-address" -> value
+	twice   []string          // settings written more than once, described
+	checked bool              // checkOnce ran
 }
 
 // fileSetting is one flattened key of the file and how it was written.
@@ -72,7 +74,6 @@ func loadYAMLConfig(path string) (*yamlResolver, error) {
 		}
 	}
 	r := &yamlResolver{path: path, values: map[string]string{}}
-	var twice []string
 	for key, s := range settings {
 		if len(s) > 1 {
 			slices.SortFunc(s, func(a, b fileSetting) int { return a.line - b.line })
@@ -80,15 +81,12 @@ func loadYAMLConfig(path string) (*yamlResolver, error) {
 			for i, one := range s {
 				spellings[i] = fmt.Sprintf("%q (line %d)", one.spelling, one.line)
 			}
-			twice = append(twice, fmt.Sprintf("%s is set %d times: as %s", key, len(s), strings.Join(spellings, " and as ")))
+			r.twice = append(r.twice, fmt.Sprintf("%s is set %d times: as %s", key, len(s), strings.Join(spellings, " and as ")))
 			continue
 		}
 		r.values[key] = s[0].value
 	}
-	if len(twice) > 0 {
-		slices.Sort(twice)
-		return nil, fmt.Errorf("%s: %s", path, strings.Join(twice, "; "))
-	}
+	slices.Sort(r.twice)
 	return r, nil
 }
 
@@ -146,10 +144,20 @@ func spelling(path []string) string {
 	return s
 }
 
+// checkOnce is kong's BeforeResolve hook, which kong calls once per element
+// of the parsed path: the file is checked the first time.
+func (r *yamlResolver) checkOnce(ctx *kong.Context) error {
+	if r.checked {
+		return nil
+	}
+	r.checked = true
+	return r.check(ctx.Model)
+}
+
 // check validates the whole file against every command's flags before any
-// command runs: a key that names no flag, a key only the command line may
-// set, or a value the flag's type (or its list of choices) refuses is an
-// error naming the file and the key. kong on its own would parse only the
+// command runs: a setting written twice, a key that names no flag, a key
+// only the command line may set, or a value the flag's type (or its list of
+// choices) refuses is an error naming the file and the key. kong on its own would parse only the
 // values of the flags the chosen command has, so `check` would accept a
 // file `serve` refuses.
 func (r *yamlResolver) check(app *kong.Application) error {
@@ -165,6 +173,9 @@ func (r *yamlResolver) check(app *kong.Application) error {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	if len(r.twice) > 0 {
+		return fmt.Errorf("%s: %s", r.path, strings.Join(r.twice, "; "))
+	}
 	var unknown, cliOnly, bad []string
 	for _, key := range keys {
 		fs, exists := flags[key]
@@ -228,8 +239,8 @@ func checkFlagValue(f *kong.Flag, value string) error {
 	return nil
 }
 
-// Validate is kong's hook after parsing; the file was already checked whole
-// by check, before the parse.
+// Validate is kong's resolver check after parsing; the file was already
+// checked whole by checkOnce, before any of its values was used.
 func (r *yamlResolver) Validate(*kong.Application) error { return nil }
 
 func (r *yamlResolver) Resolve(_ *kong.Context, _ *kong.Path, flag *kong.Flag) (any, error) {

@@ -109,22 +109,19 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(kongExit{c}) }),
 	}
-	var resolver *yamlResolver
 	if path := configPath(args); path != "" {
-		if resolver, err = loadYAMLConfig(path); err != nil {
+		resolver, err := loadYAMLConfig(path)
+		if err != nil {
 			return nil, -1, err
 		}
-		options = append(options, kong.Resolvers(resolver))
+		// Every command refuses a file any command would refuse: the whole
+		// file is checked once the command is known and before any of its
+		// values is used (after --help and --version, which need no file).
+		options = append(options, kong.Resolvers(resolver), kong.WithBeforeResolve(resolver.checkOnce))
 	}
 	parser, err := kong.New(cli, options...)
 	if err != nil {
 		return nil, -1, fmt.Errorf("internal error: %w", err)
-	}
-	if resolver != nil {
-		// Every command refuses a file any command would refuse.
-		if err := resolver.check(parser.Model); err != nil {
-			return nil, -1, err
-		}
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -317,3 +317,14 @@ func TestLoggerMasksWhatTheClientLearned(t *testing.T) {
 		}
 	}
 }
+
+// --help and --version need no configuration: a bad file does not stop them.
+func TestHelpAndVersionIgnoreABadConfigFile(t *testing.T) {
+	bad := writeConfig(t, "poll.interval: soon\ncloud.url: http://a.example\ncloud:\n  url: http://b.example\n")
+	for _, args := range [][]string{{"--version"}, {"check", "--help"}, {"--help"}} {
+		code, out, errOut := runArgs(t, append(args, "--config.file="+bad)...)
+		if code != exitOK || out == "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}
