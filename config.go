@@ -59,6 +59,11 @@ func loadYAMLConfig(path string) (*yamlResolver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--config.file: %w", err)
 	}
+	return parseYAMLConfig(path, data)
+}
+
+// parseYAMLConfig reads the file's text; path names it in errors.
+func parseYAMLConfig(path string, data []byte) (*yamlResolver, error) {
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("--config.file %s: invalid YAML: %w", path, err)

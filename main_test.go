@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/alecthomas/kong"
 )
 
 func runArgs(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -327,4 +329,38 @@ func TestHelpAndVersionIgnoreABadConfigFile(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
 	}
+}
+
+// Any file text is either refused with an error naming the file or read
+// into named settings, and the check against the command tree names the
+// file in its errors; neither panics.
+func FuzzParseYAMLConfig(f *testing.F) {
+	for _, seed := range []string{
+		"log.level: warn\n", "cloud:\n  url: http://x\n  modules: [a, b]\n", "cloud.url: a\ncloud:\n  url: b\n",
+		"a: &x {b: 1}\nc: *x\n", "- 1\n", "? [a]\n: b\n", "x: !!binary aGk=\n", "",
+	} {
+		f.Add(seed)
+	}
+	var cli CLI
+	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.DefaultEnvars("BRAGERONE"), kong.Vars{"version": "test"}, kong.Exit(func(int) {}))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		r, err := parseYAMLConfig("fuzz.yml", []byte(text))
+		if err != nil {
+			if !strings.Contains(err.Error(), "fuzz.yml") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		for k := range r.values {
+			if k == "" {
+				t.Fatalf("key %q", k)
+			}
+		}
+		if err := r.check(parser.Model); err != nil && !strings.Contains(err.Error(), "fuzz.yml") {
+			t.Fatalf("check error does not name the file: %v", err)
+		}
+	})
 }
