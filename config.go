@@ -74,7 +74,7 @@ func parseYAMLConfig(path string, data []byte) (*yamlResolver, error) {
 		if root.Kind != yaml.MappingNode {
 			return nil, fmt.Errorf("%s:%d: the file must be a mapping of flag names to values", path, root.Line)
 		}
-		if err := flatten(nil, root, settings); err != nil {
+		if err := flatten(nil, root, settings, &fileWalk{open: map[*yaml.Node]bool{}}); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
@@ -95,12 +95,32 @@ func parseYAMLConfig(path string, data []byte) (*yamlResolver, error) {
 	return r, nil
 }
 
+// maxFileEntries bounds the keys read from a file, aliases expanded: aliases
+// of aliases could otherwise expand a short file into millions. The command
+// tree has well under a hundred flags.
+const maxFileEntries = 1000
+
+// fileWalk is the state of one flatten: the mappings being flattened (an
+// alias to one of them would never end) and the keys read so far.
+type fileWalk struct {
+	open    map[*yaml.Node]bool
+	entries int
+}
+
 // flatten records every value under the mapping node, keyed by its dotted
 // path, with the spelling it was written in: "cloud.url:" and
 // "cloud: {url:}" name one setting, so a file giving both is refused
 // rather than one of them winning by chance.
-func flatten(prefix []string, m *yaml.Node, out map[string][]fileSetting) error {
+func flatten(prefix []string, m *yaml.Node, out map[string][]fileSetting, walk *fileWalk) error {
+	if walk.open[m] {
+		return fmt.Errorf("line %d: an alias refers to a mapping that holds it", m.Line)
+	}
+	walk.open[m] = true
+	defer delete(walk.open, m)
 	for i := 0; i+1 < len(m.Content); i += 2 {
+		if walk.entries++; walk.entries > maxFileEntries {
+			return fmt.Errorf("more than %d keys (aliases expanded)", maxFileEntries)
+		}
 		k, v := m.Content[i], m.Content[i+1]
 		if k.Kind != yaml.ScalarNode || k.Value == "" {
 			return fmt.Errorf("line %d: keys are flag names", k.Line)
@@ -113,7 +133,7 @@ func flatten(prefix []string, m *yaml.Node, out map[string][]fileSetting) error 
 		var value string
 		switch v.Kind {
 		case yaml.MappingNode:
-			if err := flatten(path, v, out); err != nil {
+			if err := flatten(path, v, out, walk); err != nil {
 				return err
 			}
 			continue

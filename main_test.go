@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -363,4 +364,35 @@ func FuzzParseYAMLConfig(f *testing.F) {
 			t.Fatalf("check error does not name the file: %v", err)
 		}
 	})
+}
+
+// Aliases cannot make the reader run forever: one that refers to a mapping
+// holding it is refused, and so are aliases of aliases expanding past the
+// bound, empty mappings included.
+func TestConfigFileAliasesAreBounded(t *testing.T) {
+	var bomb strings.Builder
+	bomb.WriteString("l0: &l0 {}\n")
+	for i := 1; i <= 12; i++ {
+		fmt.Fprintf(&bomb, "l%d: &l%d {a: *l%d, b: *l%d, c: *l%d, d: *l%d}\n", i, i, i-1, i-1, i-1, i-1)
+	}
+	cases := map[string]string{
+		"self":   "a: &a\n  b: *a\n",
+		"nested": "a: &a\n  b:\n    c: *a\n",
+		"bomb":   bomb.String(),
+	}
+	for name, body := range cases {
+		done := make(chan error, 1)
+		go func() {
+			_, err := parseYAMLConfig("x.yml", []byte(body))
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err == nil || !strings.HasPrefix(err.Error(), "x.yml: ") {
+				t.Errorf("%s: err = %v, want a refusal naming the file", name, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the reader did not finish", name)
+		}
+	}
 }
