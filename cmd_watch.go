@@ -43,7 +43,7 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 	if err := filter.validate("--filter"); err != nil {
 		return err
 	}
-	client, platform, err := c.cloudFlags.newClient(g.Logger, nil)
+	client, platform, err := c.cloudFlags.newClient(g, nil)
 	if err != nil {
 		return err
 	}
