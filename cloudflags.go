@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -102,8 +101,9 @@ func readPasswordFile(path string) (string, error) {
 	return pw, nil
 }
 
-// newClient builds the REST client from the flags.
-func (f *cloudFlags) newClient(logger *slog.Logger, tune func(*cloudclient.Config)) (*cloudclient.Client, cloudclient.Platform, error) {
+// newClient builds the REST client from the flags; it remembers its secrets
+// in g.Secrets, which the log handlers mask.
+func (f *cloudFlags) newClient(g *Globals, tune func(*cloudclient.Config)) (*cloudclient.Client, cloudclient.Platform, error) {
 	p, err := f.platform()
 	if err != nil {
 		return nil, p, err
@@ -117,7 +117,14 @@ func (f *cloudFlags) newClient(logger *slog.Logger, tune func(*cloudclient.Confi
 		AssetsURL:   p.AssetsURL,
 		Credentials: creds,
 		Timeout:     f.Timeout,
-		Logger:      logger,
+		Logger:      g.Logger,
+		Secrets:     g.Secrets,
+	}
+	if f.password != "" {
+		// The embedded simulator's demo password is public and a common
+		// word: the client scrubs it from the cloud's errors with a set of
+		// its own, and the logs do not mask it everywhere.
+		cfg.Secrets = nil
 	}
 	if tune != nil {
 		tune(&cfg)

@@ -59,7 +59,7 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 	if _, err := c.overrides(); err != nil {
 		return err
 	}
-	s, err := openSession(ctx, &c.cloudFlags, g.Logger)
+	s, err := openSession(ctx, &c.cloudFlags, g)
 	if err != nil {
 		return err
 	}

@@ -31,8 +31,13 @@ func (c *checkCmd) Run(ctx context.Context, g *Globals) error {
 		return err
 	}
 	fmt.Fprintf(out, "cloud      %s (platform %s)\n", p.BaseURL, c.Platform)
+	if _, err := c.credentials(); err != nil {
+		// Missing credentials are no failed login: say what is missing.
+		fmt.Fprintf(out, "login      not tried: %v\n", err)
+		return err
+	}
 
-	s, err := openSession(ctx, &c.cloudFlags, g.Logger)
+	s, err := openSession(ctx, &c.cloudFlags, g)
 	if err != nil {
 		fmt.Fprintln(out, "login      FAILED")
 		return err

@@ -40,7 +40,7 @@ type gatewayJSON struct {
 }
 
 func (c *modulesCmd) Run(ctx context.Context, g *Globals) error {
-	s, err := openSession(ctx, &c.cloudFlags, g.Logger)
+	s, err := openSession(ctx, &c.cloudFlags, g)
 	if err != nil {
 		return err
 	}

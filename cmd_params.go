@@ -40,7 +40,7 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	if err := filter.validate("--filter"); err != nil {
 		return err
 	}
-	s, err := openSession(ctx, &c.cloudFlags, g.Logger)
+	s, err := openSession(ctx, &c.cloudFlags, g)
 	if err != nil {
 		return err
 	}

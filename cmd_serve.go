@@ -105,7 +105,7 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 	if !s.DisableExporterMetrics {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	client, platform, err := s.cloudFlags.newClient(g.Logger, func(c *cloudclient.Config) {
+	client, platform, err := s.cloudFlags.newClient(g, func(c *cloudclient.Config) {
 		c.Observer = inst.ObserveHTTP
 		c.LoginObserver = inst.ObserveLogin
 	})

@@ -99,7 +99,7 @@ func (c *setCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	s, err := openSession(ctx, &c.cloudFlags, g.Logger)
+	s, err := openSession(ctx, &c.cloudFlags, g)
 	if err != nil {
 		return err
 	}

@@ -9,16 +9,19 @@ import (
 )
 
 // simulateCmd runs the simulated cloud on its own, for trying the exporter
-// (or any other client) without a real account.
+// (or any other client) without a real account. Its environment variables
+// are BRAGERONE_SIMULATE_ + the flag name (the envprefix on CLI.Simulate),
+// so none of them reads like one of the exporter's: BRAGERONE_MODULES would
+// look like --cloud.modules.
 type simulateCmd struct {
-	Listen             string        `default:"127.0.0.1:8465" help:"Address to serve REST, Socket.IO, assets and /control/ on."`
-	Modules            int           `default:"3" help:"Number of simulated modules."`
-	ParamsPerModule    int           `name:"params-per-module" default:"800" help:"Parameters per module (pools P4-P6)."`
-	DriftInterval      time.Duration `name:"drift-interval" default:"2s" help:"How often parameters drift and are pushed live (0 = never)."`
-	Latency            time.Duration `default:"0s" help:"Latency added to every REST answer."`
-	TokenTTL           time.Duration `name:"token-ttl" default:"1h" help:"Lifetime of issued access tokens."`
-	Seed               int64         `default:"1" help:"Seed of devids, names and parameter values."`
-	AllowRemoteControl bool          `name:"allow-remote-control" help:"Let non-loopback clients use the /control/ endpoint."`
+	Listen             string        `env:"LISTEN" default:"127.0.0.1:8465" help:"Address to serve REST, Socket.IO, assets and /control/ on."`
+	Modules            int           `env:"MODULES" default:"3" help:"Number of simulated modules."`
+	ParamsPerModule    int           `name:"params-per-module" env:"PARAMS_PER_MODULE" default:"800" help:"Parameters per module (pools P4-P6)."`
+	DriftInterval      time.Duration `name:"drift-interval" env:"DRIFT_INTERVAL" default:"2s" help:"How often parameters drift and are pushed live (0 = never)."`
+	Latency            time.Duration `env:"LATENCY" default:"0s" help:"Latency added to every REST answer."`
+	TokenTTL           time.Duration `name:"token-ttl" env:"TOKEN_TTL" default:"1h" help:"Lifetime of issued access tokens."`
+	Seed               int64         `env:"SEED" default:"1" help:"Seed of devids, names and parameter values."`
+	AllowRemoteControl bool          `name:"allow-remote-control" env:"ALLOW_REMOTE_CONTROL" help:"Let non-loopback clients use the /control/ endpoint."`
 }
 
 func (s *simulateCmd) Run(ctx context.Context, g *Globals) error {

@@ -235,6 +235,41 @@ func TestCheckFailures(t *testing.T) {
 	})
 }
 
+// check without an email or a password says which is missing, tries no
+// login and exits 2; it never reports a login that was not tried as failed.
+func TestCheckWithoutCredentialsSaysWhatIsMissing(t *testing.T) {
+	sim := startToolCloud(t)
+	cases := map[string]struct {
+		args     []string
+		password string
+		want     string
+	}{
+		"no email":    {[]string{"check", "--cloud.url=" + sim.URL()}, "demo", "no account email: set --cloud.email or BRAGERONE_EMAIL"},
+		"no password": {toolArgs(sim, "check"), "", "no account password: set BRAGERONE_PASSWORD or --cloud.password-file"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("BRAGERONE_EMAIL", "")
+			t.Setenv(passwordEnv, tc.password)
+			before := totalRequests(sim)
+			code, out, errOut := runArgs(t, tc.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d", code, exitUsage)
+			}
+			if !lineWith(out, "login", "not tried", tc.want) || strings.Contains(out, "FAILED") {
+				t.Errorf("stdout does not say what is missing:\n%s", out)
+			}
+			if !strings.Contains(errOut, tc.want) {
+				t.Errorf("stderr %q does not say what is missing", errOut)
+			}
+			oneLine(t, errOut)
+			if n := totalRequests(sim) - before; n != 0 {
+				t.Errorf("%d requests reached the cloud; no login should be tried", n)
+			}
+		})
+	}
+}
+
 func TestModulesTableAndJSON(t *testing.T) {
 	sim := startToolCloud(t)
 	devids := sim.Devids()

@@ -53,7 +53,7 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 	if _, err := c.overrides(); err != nil {
 		return err
 	}
-	client, platform, err := c.cloudFlags.newClient(g.Logger, nil)
+	client, platform, err := c.cloudFlags.newClient(g, nil)
 	if err != nil {
 		return err
 	}

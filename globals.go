@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/lmittmann/tint"
+
+	"github.com/bragerone/bragerone_exporter/redact"
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.revision=...".
@@ -41,34 +43,29 @@ type Globals struct {
 
 	Logger *slog.Logger `kong:"-"`
 	Stdout io.Writer    `kong:"-"`
+	// Secrets are the password and the tokens the cloud issued: the REST
+	// client remembers them, the log handlers mask them.
+	Secrets *redact.Set `kong:"-"`
 }
 
+// newLogger builds the logger; every attribute passes through g.Secrets
+// (created here when nil), which masks secrets by name and by value.
 func (g *Globals) newLogger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(g.LogLevel)); err != nil {
 		return nil, fmt.Errorf("--log.level: %w", err)
 	}
+	if g.Secrets == nil {
+		g.Secrets = redact.NewSet()
+	}
 	var h slog.Handler
 	switch strings.ToLower(g.LogFormat) {
 	case "json":
-		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redactAttr})
+		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: g.Secrets.ReplaceAttr})
 	default:
-		h = tint.NewTextHandler(w, &tint.Options{Level: level, NoColor: !isTerminal(w), ReplaceAttr: redactAttr})
+		h = tint.NewTextHandler(w, &tint.Options{Level: level, NoColor: !isTerminal(w), ReplaceAttr: g.Secrets.ReplaceAttr})
 	}
 	return slog.New(h), nil
-}
-
-// secretKeys are attribute keys whose values never reach a log line.
-var secretKeys = map[string]bool{
-	"password": true, "token": true, "access_token": true, "accesstoken": true,
-	"refresh_token": true, "refreshtoken": true, "authorization": true,
-}
-
-func redactAttr(_ []string, a slog.Attr) slog.Attr {
-	if secretKeys[strings.ToLower(a.Key)] {
-		return slog.String(a.Key, "REDACTED")
-	}
-	return a
 }
 
 func isTerminal(w io.Writer) bool {

@@ -81,6 +81,7 @@ func (h *healthFlags) gatewayConfig(cf *cloudFlags, client *cloudclient.Client, 
 			BaseURL:        p.BaseURL,
 			Header:         realtime.HandshakeHeaders(client, p.AssetsURL),
 			ConnectTimeout: connectTimeout,
+			Redact:         client.Secrets().Scrub,
 			Logger:         logger,
 		})
 	}

@@ -10,6 +10,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/alecthomas/kong"
@@ -32,7 +35,7 @@ type CLI struct {
 
 	// Commands are added here, one line each; each lives in its own cmd_*.go.
 	Serve    serveCmd    `cmd:"" default:"withargs" help:"Run the exporter (the default command)."`
-	Simulate simulateCmd `cmd:"" help:"Run the simulated cloud standalone (REST and Socket.IO) until interrupted."`
+	Simulate simulateCmd `cmd:"" envprefix:"BRAGERONE_SIMULATE_" help:"Run the simulated cloud standalone (REST and Socket.IO) until interrupted."`
 	Check    checkCmd    `cmd:"" help:"Validate the configuration and credentials against the cloud: login, objects, modules."`
 	Modules  modulesCmd  `cmd:"" help:"List the modules of the object."`
 	Params   paramsCmd   `cmd:"" help:"Print the parameter snapshot of the modules."`
@@ -113,7 +116,10 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 		if err != nil {
 			return nil, -1, err
 		}
-		options = append(options, kong.Resolvers(resolver))
+		// Every command refuses a file any command would refuse: the whole
+		// file is checked once the command is known and before any of its
+		// values is used (after --help and --version, which need no file).
+		options = append(options, kong.Resolvers(resolver), kong.WithBeforeResolve(resolver.checkOnce))
 	}
 	parser, err := kong.New(cli, options...)
 	if err != nil {
@@ -129,7 +135,70 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 		}
 	}()
 	kctx, err = parser.Parse(args)
+	if err != nil {
+		err = unknownCommand(parser.Model, args, err)
+	}
 	return kctx, -1, err
+}
+
+// unknownCommand rewrites kong's "unexpected argument X" when X stands where
+// a command would (no command named before it): serve, the default, takes
+// any arguments kong cannot place, so a mistyped command ("chekc") would
+// otherwise read as an argument serve does not want.
+func unknownCommand(app *kong.Application, args []string, err error) error {
+	arg, ok := strings.CutPrefix(err.Error(), "unexpected argument ")
+	if !ok || strings.HasPrefix(arg, "-") {
+		return err
+	}
+	var commands []string
+	for _, n := range app.Children {
+		if n.Type == kong.CommandNode && !n.Hidden {
+			commands = append(commands, n.Name)
+		}
+	}
+	for _, a := range args {
+		if a == "--" || a == arg {
+			break
+		}
+		if slices.Contains(commands, a) {
+			return err // an extra argument of a named command
+		}
+	}
+	var close []string
+	for _, c := range commands {
+		if strings.HasPrefix(c, arg) || editDistance(c, arg) <= 2 {
+			close = append(close, strconv.Quote(c))
+		}
+	}
+	switch len(close) {
+	case 0:
+		return fmt.Errorf("unknown command %q (commands: %s)", arg, strings.Join(commands, ", "))
+	case 1:
+		return fmt.Errorf("unknown command %q, did you mean %s?", arg, close[0])
+	default:
+		return fmt.Errorf("unknown command %q, did you mean one of %s?", arg, strings.Join(close, ", "))
+	}
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // kongExit carries kong's request to exit (after --help or --version) out of Parse.

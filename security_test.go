@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,7 +28,10 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/collector/status"
+	"github.com/bragerone/bragerone_exporter/redact"
 )
+
+const redactMask = redact.Mask
 
 // Security properties of the whole exporter: where credentials may come
 // from, that they and the session tokens never reach a log line (at debug
@@ -103,7 +107,13 @@ func TestConfigFileCannotHoldPassword(t *testing.T) {
 // does. Everything else goes to the simulator; the tokens it issues are
 // recorded.
 type echoFront struct {
-	sim *cloudsim.Cloud
+	sim  *cloudsim.Cloud
+	plan map[string]map[int]int // which request gets which echo error (echoPlan, shortEchoPlan)
+	// short echoes answer with one short JSON message instead of the whole
+	// request: "rejected " and the login's password or the request's
+	// Authorization header (and, once the cloud issued a second token, the
+	// first one too). Short enough that an error quotes it.
+	short bool
 
 	mu     sync.Mutex
 	n      map[string]int // requests seen, by method and path
@@ -131,12 +141,16 @@ func (f *echoFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	f.mu.Lock()
 	f.n[key]++
-	status := echoPlan[key][f.n[key]]
+	status := f.plan[key][f.n[key]]
 	if status != 0 {
 		f.echoed[key]++
 	}
 	f.mu.Unlock()
 
+	if status != 0 && f.short {
+		f.shortEcho(w, r, key, body, status)
+		return
+	}
 	if status != 0 {
 		var headers strings.Builder
 		for k, vs := range r.Header {
@@ -179,6 +193,25 @@ func (f *echoFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(rec.Body.Bytes())
 }
 
+// shortEcho answers with a short JSON message quoting the secret the
+// request carried.
+func (f *echoFront) shortEcho(w http.ResponseWriter, r *http.Request, key string, body []byte, status int) {
+	msg := "rejected " + r.Header.Get("Authorization")
+	if key == "POST /v1/auth/user" {
+		var login struct{ Password string }
+		_ = json.Unmarshal(body, &login)
+		msg = "rejected " + login.Password
+	}
+	f.mu.Lock()
+	if len(f.tokens) > 2 { // access and refresh of the first login, and more
+		msg += "; replaced " + f.tokens[0]
+	}
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"message": msg})
+}
+
 func (f *echoFront) secrets() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -189,7 +222,7 @@ func (f *echoFront) unserved() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []string
-	for key, plan := range echoPlan {
+	for key, plan := range f.plan {
 		for i := range plan {
 			if f.n[key] < i {
 				out = append(out, fmt.Sprintf("%s #%d", key, i))
@@ -339,7 +372,7 @@ func TestSecretsNeverLoggedOrExposed(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sim.Close() })
-	front := &echoFront{sim: sim, n: map[string]int{}, echoed: map[string]int{}}
+	front := &echoFront{sim: sim, plan: echoPlan, n: map[string]int{}, echoed: map[string]int{}}
 	srv := httptest.NewServer(front)
 	t.Cleanup(srv.Close)
 	t.Setenv(passwordEnv, password)
@@ -621,5 +654,165 @@ func TestSimulatorControlLoopbackByDefault(t *testing.T) {
 	defer sim.Close()
 	if !strings.HasPrefix(sim.URL(), "http://127.0.0.1:") {
 		t.Errorf("serve --simulate runs the simulator on %s, want loopback", sim.URL())
+	}
+}
+
+// shortEchoPlan: the requests a short-echo cloud answers with an error
+// quoting the secret it carried. The login's answer quotes the password;
+// the object list, a 401 that forces a fresh login, the bind and the prime
+// quote the bearer token, and the later ones the token it replaced too.
+var shortEchoPlan = map[string]map[int]int{
+	"POST /v1/auth/user":          {1: 500},
+	"GET /v1/objects":             {1: 500},
+	"GET /v1/modules":             {1: 401},
+	"POST /v1/modules/connect":    {1: 500},
+	"POST /v1/modules/parameters": {1: 422},
+}
+
+// checkSecretsAbsent fails for every secret (or its first 12 bytes, a token
+// cut short) found in any of texts.
+func checkSecretsAbsent(t *testing.T, secrets []string, texts map[string]string) {
+	t.Helper()
+	for _, s := range secrets {
+		for _, needle := range []string{s, s[:min(12, len(s))]} {
+			for where, text := range texts {
+				if i := strings.Index(text, needle); i >= 0 {
+					t.Errorf("secret %q in %s: ...%s...", needle, where, text[max(0, i-200):min(len(text), i+len(needle)+50)])
+				}
+			}
+		}
+	}
+}
+
+// logLinesAt returns the lines of a text or JSON log written at level
+// ("DBG"/"DEBUG", "WRN"/"WARN", ...).
+func logLinesAt(logs, format, level string) []string {
+	text := map[string]string{"DEBUG": " DBG ", "INFO": " INF ", "WARN": " WRN ", "ERROR": " ERR "}[level]
+	var out []string
+	for _, line := range strings.Split(logs, "\n") {
+		if format == "json" && strings.Contains(line, `"level":"`+level+`"`) || format == "text" && strings.Contains(line, text) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// A cloud whose errors are one short message quoting the secret the request
+// carried (the password on login, the bearer token and the token it
+// replaced on authenticated requests) gets its message quoted, in errors and
+// in the log, with the secret masked: serve at debug level (every line of
+// every level is written) in both formats, and /metrics, /status and the
+// landing page.
+func TestShortSecretEchoesNeverLoggedOrExposed(t *testing.T) {
+	const password = "Pa55-w0rd-sekret-7731"
+	sim := cloudsim.New(cloudsim.Options{Password: password, Modules: 2, ParamsPerModule: 30, Seed: 3})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	t.Setenv(passwordEnv, password)
+
+	for _, format := range []string{"text", "json"} {
+		t.Run(format, func(t *testing.T) {
+			front := &echoFront{sim: sim, plan: shortEchoPlan, short: true, n: map[string]int{}, echoed: map[string]int{}}
+			srv := httptest.NewServer(front)
+			t.Cleanup(srv.Close)
+			r := startServeRun(t, append([]string{
+				"--log.level=debug", "--log.format=" + format,
+				"--cloud.url=" + srv.URL, "--cloud.email=" + cloudsim.DefaultEmail,
+			}, fastServeFlags...)...)
+			r.waitServe("session up with parameters exported, after every echo error was served", func(mfs map[string]*dto.MetricFamily) bool {
+				up, _ := gaugeValue(mfs, "bragerone_session_up", nil)
+				return up == 1 && mfs["bragerone_parameter_value"] != nil && len(front.unserved()) == 0
+			})
+			_, metrics, err := r.scrape()
+			if err != nil {
+				t.Fatal(err)
+			}
+			texts := map[string]string{"/metrics": string(metrics)}
+			for _, path := range []string{"/status", "/"} {
+				_, body, err := r.get(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				texts[path] = string(body)
+			}
+			if code := r.stop(); code != exitOK {
+				t.Fatalf("serve exited %d; stderr:\n%s", code, tailLines(r.stderr.String(), 40))
+			}
+			logs := r.stderr.String()
+			texts["the log"] = logs
+
+			secrets := append([]string{password}, front.secrets()...)
+			if len(secrets) < 5 { // the password, and access+refresh of two logins at least (the 401 forced one)
+				t.Fatalf("the cloud issued too few tokens to check: %d secrets", len(secrets))
+			}
+			checkSecretsAbsent(t, secrets, texts)
+			// The echoes were quoted, masked, at debug and at warn level:
+			// the check above looked at lines that carried them.
+			for _, want := range []string{"rejected " + redactMask, "rejected Bearer " + redactMask, "replaced " + redactMask} {
+				if !strings.Contains(logs, want) {
+					t.Errorf("no log line quotes %q; the echo never reached the log:\n%s", want, tailLines(logs, 40))
+				}
+			}
+			for _, level := range []string{"DEBUG", "WARN"} {
+				if !slices.ContainsFunc(logLinesAt(logs, format, level), func(l string) bool { return strings.Contains(l, "rejected ") }) {
+					t.Errorf("no %s line quotes an echo:\n%s", level, tailLines(logs, 40))
+				}
+			}
+		})
+	}
+}
+
+// The command-line tools print the same errors to the terminal: check,
+// against a cloud whose login, user record and object list answer with a
+// short echo of the secret, prints them (stdout and the error line) with the
+// secret masked, at every log level and in both formats.
+func TestShortSecretEchoesNeverPrintedByTools(t *testing.T) {
+	const password = "Pa55-w0rd-sekret-7731"
+	sim := cloudsim.New(cloudsim.Options{Password: password, Modules: 2, ParamsPerModule: 30, Seed: 3,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	t.Setenv(passwordEnv, password)
+
+	plans := map[string]map[string]map[int]int{
+		"login": {"POST /v1/auth/user": {1: 500}},
+		"authenticated": {
+			"GET /v1/user":    {1: 500},
+			"GET /v1/objects": {1: 500},
+		},
+	}
+	for name, plan := range plans {
+		for _, format := range []string{"text", "json"} {
+			for _, level := range []string{"debug", "info", "warn", "error"} {
+				t.Run(name+"/"+format+"/"+level, func(t *testing.T) {
+					front := &echoFront{sim: sim, plan: plan, short: true, n: map[string]int{}, echoed: map[string]int{}}
+					srv := httptest.NewServer(front)
+					t.Cleanup(srv.Close)
+					code, out, errOut := runArgs(t, "check", "--log.level="+level, "--log.format="+format,
+						"--cloud.url="+srv.URL, "--cloud.email="+cloudsim.DefaultEmail)
+					if code != exitRuntime {
+						t.Errorf("check exited %d, want %d (a 500 of the cloud)\nstdout:\n%s\nstderr:\n%s", code, exitRuntime, out, errOut)
+					}
+					if left := front.unserved(); len(left) != 0 {
+						t.Fatalf("echo errors never requested: %v\nstdout:\n%s\nstderr:\n%s", left, out, errOut)
+					}
+					secrets := append([]string{password}, front.secrets()...)
+					checkSecretsAbsent(t, secrets, map[string]string{"stdout": out, "stderr": errOut})
+					// The error line (level error, shown at every level)
+					// quotes the echo with the secret masked.
+					errLines := logLinesAt(errOut, format, "ERROR")
+					if !slices.ContainsFunc(errLines, func(l string) bool { return strings.Contains(l, "rejected ") && strings.Contains(l, redactMask) }) {
+						t.Errorf("the error line does not quote the masked echo:\n%s", errOut)
+					}
+					if name == "authenticated" && !strings.Contains(out, "GET /v1/user failed") {
+						t.Errorf("stdout does not report the failed user record:\n%s", out)
+					}
+				})
+			}
+		}
 	}
 }

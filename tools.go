@@ -41,8 +41,8 @@ type toolSession struct {
 // openSession builds the client from the flags and logs in. Wrong
 // credentials are a usage error (exit 2); an unreachable cloud is a runtime
 // error (exit 1).
-func openSession(ctx context.Context, cf *cloudFlags, logger *slog.Logger) (*toolSession, error) {
-	client, platform, err := cf.newClient(logger, nil)
+func openSession(ctx context.Context, cf *cloudFlags, g *Globals) (*toolSession, error) {
+	client, platform, err := cf.newClient(g, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func openSession(ctx context.Context, cf *cloudFlags, logger *slog.Logger) (*too
 	if err != nil {
 		return nil, loginError(err)
 	}
-	return &toolSession{client: client, platform: platform, login: res, logger: logger}, nil
+	return &toolSession{client: client, platform: platform, login: res, logger: g.Logger}, nil
 }
 
 // close revokes the token, so a tool run leaves no session behind.

@@ -192,6 +192,7 @@ func (c *Client) SetToken(t Token) {
 		c.tok, c.hasTok = Token{}, false
 		return
 	}
+	c.cfg.Secrets.Add(t.AccessToken, t.RefreshToken)
 	c.tok, c.hasTok = t, true
 }
 
@@ -304,6 +305,8 @@ func (c *Client) loginLocked(ctx context.Context, drop bool) (*LoginResult, erro
 		}
 		return nil, fmt.Errorf("cloudclient: resolving credentials: %w", err)
 	}
+	// Remembered before it is sent: a login answer may echo it.
+	c.cfg.Secrets.Add(creds.Password)
 	if drop {
 		c.mu.Lock()
 		c.tok, c.hasTok = Token{}, false
@@ -314,6 +317,7 @@ func (c *Client) loginLocked(ctx context.Context, drop bool) (*LoginResult, erro
 	c.loginGen++
 	c.loginErr = err
 	if err == nil {
+		c.cfg.Secrets.Add(res.Token.AccessToken, res.Token.RefreshToken)
 		c.tok, c.hasTok = res.Token, true
 		c.userID = res.UserID
 	}
@@ -356,6 +360,10 @@ func (c *Client) postLogin(ctx context.Context, creds Credentials) (*LoginResult
 			var de *DecodeError
 			if errors.As(err, &de) {
 				de.Endpoint, de.Status, de.ContentType = cl.tmpl, r.status, r.header.Get("Content-Type")
+				if de.Err != nil {
+					// It may quote the answer (an unparseable expiresAt).
+					de.Err = errors.New(c.cfg.Secrets.Scrub(de.Err.Error()))
+				}
 			}
 			c.logFailure(cl.tmpl, err)
 			return nil, err

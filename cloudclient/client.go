@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/bragerone/bragerone_exporter/redact"
 )
 
 // Defaults of Config and of the interface.
@@ -61,8 +63,12 @@ type Config struct {
 	MaxBodyBytes  int64           // response size bound; default 32 MiB
 
 	Logger *slog.Logger
-	Now    func() time.Time
-	Sleep  func(ctx context.Context, d time.Duration) error // backoff sleeps
+	// Secrets remembers the password and every token this client learns,
+	// and scrubs them from the cloud's answers before they become errors;
+	// share it with the log handlers. Default: a set of the client's own.
+	Secrets *redact.Set
+	Now     func() time.Time
+	Sleep   func(ctx context.Context, d time.Duration) error // backoff sleeps
 
 	// Observer is called once per HTTP exchange with the endpoint template
 	// (e.g. "POST /v1/modules/parameters"), the status (0 for a transport
@@ -145,6 +151,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleepCtx
+	}
+	if cfg.Secrets == nil {
+		cfg.Secrets = redact.NewSet()
 	}
 	c := &Client{
 		cfg:       cfg,
@@ -348,25 +357,35 @@ func (c *Client) logFailure(tmpl string, err error) {
 	c.log.Debug("cloud request failed", "endpoint", tmpl, "err", err)
 }
 
+// apiError builds the APIError of a non-2xx answer. The cloud's text is
+// scrubbed of every known secret here, where it enters the program: a cloud
+// that echoes the request (the bearer token, the login password) cannot put
+// a secret into the error, nor into whatever logs or shows it.
 func (c *Client) apiError(cl *call, r *reply) *APIError {
+	secrets := c.cfg.Secrets
 	e := &APIError{Endpoint: cl.tmpl, Status: r.status, Headers: map[string]string{}}
 	for k, v := range r.header {
 		if len(v) > 0 {
-			e.Headers[k] = v[0]
+			if redact.SecretKey(k) {
+				e.Headers[k] = redact.Mask
+				continue
+			}
+			e.Headers[k] = secrets.Scrub(v[0])
 		}
 	}
 	if r.isJSON() {
 		var v any
 		if json.Unmarshal(r.body, &v) == nil {
-			e.Data = v
+			e.Data = secrets.ScrubJSON(v)
 			return e
 		}
 	}
-	text := r.body
+	// Scrubbed before it is cut, so no secret is cut in two.
+	text := secrets.Scrub(string(r.body))
 	if len(text) > maxErrorText {
 		text = text[:maxErrorText]
 	}
-	e.Data = string(text)
+	e.Data = text
 	return e
 }
 
@@ -422,6 +441,10 @@ func firstByte(b []byte) byte {
 func isNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null"
 }
+
+// Secrets returns the set of secrets the client remembers and scrubs from
+// the cloud's text (Config.Secrets).
+func (c *Client) Secrets() *redact.Set { return c.cfg.Secrets }
 
 // Config returns the effective configuration, defaults filled in.
 func (c *Client) Config() Config {

@@ -85,13 +85,15 @@ func (c *Client) Command(ctx context.Context, cmd Command) (*CommandResult, erro
 		c.logFailure(cl.tmpl, err)
 		return nil, err
 	}
+	// The answer is shown to the user (set prints it): scrubbed like an error.
 	res := &CommandResult{Status: r.status}
 	if len(r.body) > 0 {
 		var v any
 		if json.Unmarshal(r.body, &v) == nil {
-			res.Data = v
+			res.Data = c.cfg.Secrets.ScrubJSON(v)
 		} else {
-			res.Data = string(r.body[:min(len(r.body), maxErrorText)])
+			text := c.cfg.Secrets.Scrub(string(r.body))
+			res.Data = text[:min(len(text), maxErrorText)]
 		}
 	}
 	return res, nil

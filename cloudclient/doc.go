@@ -7,7 +7,9 @@
 // field, the parameter payload decoder shared by prime and live deltas
 // (DecodeParameters), command routing with a write rate limiter, the
 // conditional cache of static assets, and typed errors (APIError, DecodeError)
-// whose messages never carry an upstream HTML page.
+// whose messages never carry an upstream HTML page, nor a secret: the client
+// remembers the password and every token it learns (Config.Secrets) and
+// scrubs them from the cloud's text as an error is built.
 //
 // Limits are enforced here: a timeout per request, a bound on requests in
 // flight, and a bound on response body size.

@@ -80,6 +80,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Redact == nil {
+		cfg.Redact = func(s string) string { return s }
+	}
 	return &Client{
 		cfg:    cfg,
 		log:    cfg.Logger.With("component", "realtime.transport"),

@@ -206,7 +206,7 @@ func (s *session) diagnose(ctx context.Context, header http.Header, dialErr erro
 		return dialErr
 	}
 	_ = resp.Body.Close()
-	return fmt.Errorf("WebSocket upgrade rejected: HTTP %s (%w)", resp.Status, dialErr)
+	return fmt.Errorf("WebSocket upgrade rejected: HTTP %s (%w)", s.c.cfg.Redact(resp.Status), dialErr)
 }
 
 // onTransportCreated adopts the queues of the Engine.IO socket and of a new
@@ -317,6 +317,7 @@ func (s *session) onConnectError(err error) {
 	if detail == "" && err != nil {
 		detail = err.Error()
 	}
+	detail = s.c.cfg.Redact(detail)
 	token := Classify(payload, ReasonConnectError)
 	if !joined {
 		s.fail(&ConnectError{Phase: phase, Reason: token, Err: errors.New(detail)})
@@ -342,11 +343,11 @@ func (s *session) onLost(reason string, err error) {
 			cause = raw
 			detail = classText(raw, 0)
 		}
-		s.fail(&ConnectError{Phase: phase, Reason: Classify(cause, ReasonConnectError), Err: errors.New(detail)})
+		s.fail(&ConnectError{Phase: phase, Reason: Classify(cause, ReasonConnectError), Err: errors.New(s.c.cfg.Redact(detail))})
 		go s.teardownBounded()
 		return
 	}
-	s.end(Classify(reason, ReasonDisconnect), detail)
+	s.end(Classify(reason, ReasonDisconnect), s.c.cfg.Redact(detail))
 }
 
 // end finishes the session once; later calls (the library can report a

@@ -180,6 +180,11 @@ type Config struct {
 	// EventBuffer bounds the events waiting for the consumer per session;
 	// default 4096.
 	EventBuffer int
+	// Redact scrubs secrets from the cloud's text (a connect error's
+	// message, a close reason) before it enters an error, an event or a
+	// log line; the handshake carries the bearer token, and a cloud may
+	// echo it. Default: none.
+	Redact func(string) string
 	// Logger; default slog.Default().
 	Logger *slog.Logger
 	// Now stamps Event.Received; default time.Now.
