@@ -270,7 +270,7 @@ func TestMistypedCommandSuggestsTheCommand(t *testing.T) {
 		{[]string{"chekc"}, `unknown command "chekc", did you mean "check"?`},
 		{[]string{"--log.level=debug", "paramz", "--output=json"}, `unknown command "paramz", did you mean "params"?`},
 		{[]string{"sim"}, `unknown command "sim", did you mean one of "simulate", "set"?`},
-		{[]string{"frobnicate"}, `unknown command "frobnicate" (commands: serve, simulate, check, modules, params, watch, set)`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate" (commands: serve, simulate, check, modules, params, watch, set, catalog)`},
 		{[]string{"check", "extra"}, "unexpected argument extra"},
 		{[]string{"serve", "chekc"}, "unexpected argument chekc"},
 	}
@@ -343,7 +343,7 @@ func FuzzParseYAMLConfig(f *testing.F) {
 		f.Add(seed)
 	}
 	var cli CLI
-	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.DefaultEnvars("BRAGERONE"), kong.Vars{"version": "test"}, kong.Exit(func(int) {}))
+	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.DefaultEnvars("BRAGERONE"), kong.Vars{"version": "test"}, catalogVars(), kong.Exit(func(int) {}))
 	if err != nil {
 		f.Fatal(err)
 	}
