@@ -66,7 +66,12 @@ type Gateway struct {
 	recovery        ladder.Action // step in flight ("" = none)
 	recoveryConnect bool          // the step waits for the next connect + resubscribe
 	stopping        bool
-	primeOwed       bool // the last connect's prime failed: prime on the next tick
+	primeOwed       bool            // the last connect's prime failed: prime on the next tick
+	owedModules     map[string]bool // modules whose event-22 prime failed: primed on the next tick
+	owedInFlight    bool            // a prime paying what is owed is running
+	primeFailures   map[string]uint64
+	renewAt         time.Time // when the access token is renewed next; zero = nothing to renew
+	renewing        bool      // a token renewal is in flight
 	overflowed      int64
 	decodeErrors    int64
 }
@@ -92,9 +97,15 @@ func New(cfg Config) (*Gateway, error) {
 		missing:  map[string]time.Time{},
 		alarms:   map[string]int{},
 		episodes: eps,
+
+		owedModules:   map[string]bool{},
+		primeFailures: map[string]uint64{},
 		session:  outage.NewSession(outage.SessionConfig{Hysteresis: cfg.SessionHysteresis, Episodes: eps}),
 		push:     outage.NewPush(outage.PushConfig{StaleAfter: cfg.Ladder.StaleAfter, Episodes: eps}),
 		modules:  outage.NewModules(outage.ModulesConfig{Episodes: eps}),
+	}
+	for _, t := range PrimeTriggers() {
+		g.primeFailures[t] = 0
 	}
 	g.publish()
 	return g, nil
@@ -130,11 +141,12 @@ func (g *Gateway) Run(ctx context.Context) error {
 	defer super.Stop()
 	health := time.NewTicker(g.cfg.HealthInterval)
 	defer health.Stop()
-	reconnect := time.NewTimer(time.Hour)
-	reconnect.Stop()
-	defer reconnect.Stop()
-	armedFor := time.Time{}
+	reconnect := newDeadline()
+	defer reconnect.stop()
+	renew := newDeadline()
+	defer renew.stop()
 
+	g.scheduleRenewal(false)
 	g.connect(ctx)
 	for {
 		dirty := true
@@ -151,18 +163,16 @@ func (g *Gateway) Run(ctx context.Context) error {
 			g.supervise(ctx)
 		case <-health.C:
 			g.evaluateHealth()
-		case <-reconnect.C:
-			armedFor = time.Time{}
+		case <-reconnect.C():
+			reconnect.fired()
 			g.reconnectAt = time.Time{}
 			g.connect(ctx)
+		case <-renew.C():
+			renew.fired()
+			g.renewToken(ctx)
 		}
-		if !g.reconnectAt.Equal(armedFor) {
-			armedFor = g.reconnectAt
-			reconnect.Stop()
-			if !armedFor.IsZero() {
-				reconnect.Reset(max(0, armedFor.Sub(g.cfg.Now())))
-			}
-		}
+		reconnect.arm(g.reconnectAt, g.cfg.Now)
+		renew.arm(g.renewAt, g.cfg.Now)
 		if dirty {
 			g.publish()
 		}
@@ -292,6 +302,11 @@ func (g *Gateway) setSubscribed(devids []string) {
 	keep := map[string]bool{}
 	for _, d := range devids {
 		keep[d] = true
+	}
+	for d := range g.owedModules {
+		if !keep[d] {
+			delete(g.owedModules, d)
+		}
 	}
 	for d := range g.meta {
 		if !keep[d] {

@@ -1,6 +1,7 @@
 package realtime
 
 import (
+	"maps"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/outage"
@@ -36,7 +37,10 @@ type Status struct {
 	LastLiveUpdate time.Time
 	DroppedEvents  int64
 	DecodeErrors   int64
-	Ready          bool
+	// PrimeFailures counts primes that failed after their retries, by
+	// trigger (every trigger of PrimeTriggers, from 0).
+	PrimeFailures map[string]uint64
+	Ready         bool
 }
 
 // ModuleStatus is one watched module.
@@ -63,6 +67,7 @@ func (g *Gateway) publish() {
 		Episodes:          g.episodes.Snapshot(),
 		DroppedEvents:     g.overflowed,
 		DecodeErrors:      g.decodeErrors,
+		PrimeFailures:     maps.Clone(g.primeFailures),
 		Ready:             g.primedOnce(),
 		PollFailureStreak: g.modules.FailureStreak(),
 	}
