@@ -100,9 +100,9 @@ func New(cfg Config) (*Gateway, error) {
 
 		owedModules:   map[string]bool{},
 		primeFailures: map[string]uint64{},
-		session:  outage.NewSession(outage.SessionConfig{Hysteresis: cfg.SessionHysteresis, Episodes: eps}),
-		push:     outage.NewPush(outage.PushConfig{StaleAfter: cfg.Ladder.StaleAfter, Episodes: eps}),
-		modules:  outage.NewModules(outage.ModulesConfig{Episodes: eps}),
+		session:       outage.NewSession(outage.SessionConfig{Hysteresis: cfg.SessionHysteresis, Episodes: eps}),
+		push:          outage.NewPush(outage.PushConfig{StaleAfter: cfg.Ladder.StaleAfter, Episodes: eps}),
+		modules:       outage.NewModules(outage.ModulesConfig{Episodes: eps}),
 	}
 	for _, t := range PrimeTriggers() {
 		g.primeFailures[t] = 0
