@@ -66,14 +66,15 @@ type Gateway struct {
 	recovery        ladder.Action // step in flight ("" = none)
 	recoveryConnect bool          // the step waits for the next connect + resubscribe
 	stopping        bool
-	primeOwed       bool            // the last connect's prime failed: prime on the next tick
-	owedModules     map[string]bool // modules whose event-22 prime failed: primed on the next tick
-	owedInFlight    bool            // a prime paying what is owed is running
-	primeFailures   map[string]uint64
-	renewAt         time.Time // when the access token is renewed next; zero = nothing to renew
-	renewing        bool      // a token renewal is in flight
+	primeOwed       bool // the last connect's prime failed: prime on the next tick
 	overflowed      int64
 	decodeErrors    int64
+
+	owedModules   map[string]bool   // modules whose event-22 prime failed: primed on the next tick
+	owedInFlight  bool              // a prime paying what is owed is running
+	primeFailures map[string]uint64 // failed primes by trigger
+	renewAt       time.Time         // when the access token is renewed next; zero = nothing to renew
+	renewing      bool              // a token renewal is in flight
 }
 
 // New validates cfg and returns a gateway; nothing runs until Run.
@@ -97,13 +98,12 @@ func New(cfg Config) (*Gateway, error) {
 		missing:  map[string]time.Time{},
 		alarms:   map[string]int{},
 		episodes: eps,
-
-		owedModules:   map[string]bool{},
-		primeFailures: map[string]uint64{},
-		session:       outage.NewSession(outage.SessionConfig{Hysteresis: cfg.SessionHysteresis, Episodes: eps}),
-		push:          outage.NewPush(outage.PushConfig{StaleAfter: cfg.Ladder.StaleAfter, Episodes: eps}),
-		modules:       outage.NewModules(outage.ModulesConfig{Episodes: eps}),
+		session:  outage.NewSession(outage.SessionConfig{Hysteresis: cfg.SessionHysteresis, Episodes: eps}),
+		push:     outage.NewPush(outage.PushConfig{StaleAfter: cfg.Ladder.StaleAfter, Episodes: eps}),
+		modules:  outage.NewModules(outage.ModulesConfig{Episodes: eps}),
 	}
+	g.owedModules = map[string]bool{}
+	g.primeFailures = map[string]uint64{}
 	for _, t := range PrimeTriggers() {
 		g.primeFailures[t] = 0
 	}
