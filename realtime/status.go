@@ -21,6 +21,9 @@ type Status struct {
 	// stays true inside the hysteresis).
 	Connected    bool
 	NamespaceSID string
+	// Binding counts resubscribes (bind + prime) in flight: 0 once the
+	// session's bind and the prime after it have finished.
+	Binding int
 	Push         outage.PushStatus
 
 	Modules           []ModuleStatus
@@ -60,6 +63,7 @@ func (g *Gateway) publish() {
 		Subscribed:        append([]string(nil), g.subscribed...),
 		Session:           g.session.Snapshot(now),
 		Connected:         g.sess != nil,
+		Binding:           g.binding,
 		Push:              g.push.Status(now, g.session.Link()),
 		Ladder:            g.ladder,
 		Recovering:        string(g.recovery),
