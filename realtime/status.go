@@ -21,10 +21,10 @@ type Status struct {
 	// stays true inside the hysteresis).
 	Connected    bool
 	NamespaceSID string
+	Push         outage.PushStatus
 	// Binding counts resubscribes (bind + prime) in flight: 0 once the
 	// session's bind and the prime after it have finished.
 	Binding int
-	Push         outage.PushStatus
 
 	Modules           []ModuleStatus
 	PollFailureStreak int
