@@ -10,9 +10,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/bragerone/bragerone_exporter/collector"
 )
 
 // Exit codes, as documented in the README.
@@ -102,7 +105,7 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 		kong.Name("bragerone_exporter"),
 		kong.Description("Prometheus exporter and health monitor for the BragerOne device cloud."),
 		kong.DefaultEnvars("BRAGERONE"),
-		kong.Vars{"version": versionString()},
+		kong.Vars{"version": versionString(), "max_series_per_module": strconv.Itoa(collector.DefaultMaxSeriesPerModule)},
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(kongExit{c}) }),
 	}
