@@ -70,7 +70,10 @@ type Gateway struct {
 	overflowed      int64
 	decodeErrors    int64
 
-	owedModules   map[string]bool   // modules whose event-22 prime failed: primed on the next tick
+	// owedModules: modules whose event-22 prime failed, with the mark of
+	// that prime; a prime of the module requested after it pays the debt.
+	owedModules   map[string]store.PrimeMark
+	primeOwedMark store.PrimeMark   // the mark of the connect prime that failed (with primeOwed)
 	owedInFlight  bool              // a prime paying what is owed is running
 	primeFailures map[string]uint64 // failed primes by trigger
 	renewAt       time.Time         // when the access token is renewed next; zero = nothing to renew
@@ -102,7 +105,7 @@ func New(cfg Config) (*Gateway, error) {
 		push:     outage.NewPush(outage.PushConfig{StaleAfter: cfg.Ladder.StaleAfter, Episodes: eps}),
 		modules:  outage.NewModules(outage.ModulesConfig{Episodes: eps}),
 	}
-	g.owedModules = map[string]bool{}
+	g.owedModules = map[string]store.PrimeMark{}
 	g.primeFailures = map[string]uint64{}
 	for _, t := range PrimeTriggers() {
 		g.primeFailures[t] = 0

@@ -3,6 +3,8 @@ package realtime
 import (
 	"context"
 	"slices"
+
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // Prime triggers: why a REST prime was made. They label the failed-prime
@@ -26,21 +28,32 @@ func PrimeTriggers() []string {
 	return []string{PrimeConnect, PrimeMemoryUpdated, PrimeOverflow, PrimeTick}
 }
 
-// primeFinished runs on the loop when a prime of modules ended: a failure is
-// counted and logged; a success pays whatever it covers that was owed.
-func (g *Gateway) primeFinished(trigger string, modules []string, err error) {
+// primeFinished runs on the loop when a prime of modules requested at mark
+// ended. A failure is counted and logged, and a failed event-22 prime leaves
+// its modules owed. A success pays what was owed before it was requested: a
+// prime requested earlier may predate the change the debt is about.
+func (g *Gateway) primeFinished(trigger string, modules []string, mark store.PrimeMark, err error) {
 	if err != nil {
 		if g.stopping {
 			return // cancelled by the shutdown, not failed by the cloud
 		}
 		g.primeFailures[trigger]++
 		g.log.Warn("prime failed", "trigger", trigger, "modules", len(modules), "err", compactErr(err))
+		if trigger == PrimeMemoryUpdated {
+			for _, d := range modules {
+				if g.isSubscribed(d) {
+					g.owedModules[d] = max(g.owedModules[d], mark)
+				}
+			}
+		}
 		return
 	}
 	for _, d := range modules {
-		delete(g.owedModules, d)
+		if owed, ok := g.owedModules[d]; ok && mark > owed {
+			delete(g.owedModules, d)
+		}
 	}
-	if g.primeOwed && coversAll(modules, g.subscribed) {
+	if g.primeOwed && mark > g.primeOwedMark && coversAll(modules, g.subscribed) {
 		g.primeOwed = false
 	}
 }
@@ -56,14 +69,11 @@ func coversAll(have, want []string) bool {
 }
 
 // primeModule primes one module after event 22. When the prime fails even
-// after its retries, the module is owed a prime: the next tick pays it, so
-// a silent change the event announced is never lost to one bad answer.
+// after its retries, the module is owed a prime (see primeFinished): the
+// next tick pays it, so a silent change the event announced is never lost
+// to one bad answer.
 func (g *Gateway) primeModule(ctx context.Context, devid string) {
-	g.startPrime(ctx, []string{devid}, PrimeMemoryUpdated, func(err error) {
-		if err != nil && !g.stopping && g.isSubscribed(devid) {
-			g.owedModules[devid] = true
-		}
-	})
+	g.startPrime(ctx, []string{devid}, PrimeMemoryUpdated, nil)
 }
 
 // payOwedPrimes primes what earlier primes failed to deliver: the whole
@@ -77,7 +87,7 @@ func (g *Gateway) payOwedPrimes(ctx context.Context) {
 	if !g.primeOwed {
 		modules = nil
 		for _, d := range g.subscribed {
-			if g.owedModules[d] {
+			if _, owed := g.owedModules[d]; owed {
 				modules = append(modules, d)
 			}
 		}

@@ -134,7 +134,7 @@ func (g *Gateway) resubscribe(ctx context.Context, s transport.Session, force bo
 	g.binding++
 	go func() {
 		r := g.bindAndPrime(ctx, s, modules, objectID, force, mark)
-		g.post(func() { g.resubscribed(seq, modules, r) })
+		g.post(func() { g.resubscribed(seq, modules, mark, r) })
 	}()
 }
 
@@ -221,18 +221,18 @@ func (g *Gateway) listen(s transport.Session, modules []string, objectID int) {
 }
 
 // resubscribed runs on the loop after a bind + prime.
-func (g *Gateway) resubscribed(seq uint64, modules []string, r bindResult) {
+func (g *Gateway) resubscribed(seq uint64, modules []string, mark store.PrimeMark, r bindResult) {
 	g.binding--
 	bound, primed, err := r.bound, r.primed, r.err
 	if primed || r.primeErr != nil {
-		g.primeFinished(PrimeConnect, modules, r.primeErr)
+		g.primeFinished(PrimeConnect, modules, mark, r.primeErr)
 	}
 	if primed {
 		g.primeOwed = false
 	} else if seq == g.sessSeq && err != nil {
 		// No snapshot after this connect: the next tick primes, whatever
 		// the ladder says (live traffic alone would never fill the store).
-		g.primeOwed = true
+		g.primeOwed, g.primeOwedMark = true, mark
 	}
 	if g.recoveryConnect && seq == g.sessSeq {
 		g.finishRecovery(ladder.Result{OK: bound})
@@ -254,7 +254,7 @@ func (g *Gateway) startPrime(ctx context.Context, modules []string, trigger stri
 	go func() {
 		_, err := g.primeNow(ctx, modules, mark)
 		g.post(func() {
-			g.primeFinished(trigger, modules, err)
+			g.primeFinished(trigger, modules, mark, err)
 			if done != nil {
 				done(err)
 			}
