@@ -10,12 +10,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 
 	"github.com/alecthomas/kong"
-
-	"github.com/bragerone/bragerone_exporter/collector"
 )
 
 // Exit codes, as documented in the README.
@@ -105,7 +102,7 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 		kong.Name("bragerone_exporter"),
 		kong.Description("Prometheus exporter and health monitor for the BragerOne device cloud."),
 		kong.DefaultEnvars("BRAGERONE"),
-		kong.Vars{"version": versionString(), "max_series_per_module": strconv.Itoa(collector.DefaultMaxSeriesPerModule)},
+		kong.Vars{"version": versionString()},
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(kongExit{c}) }),
 	}
