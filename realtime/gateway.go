@@ -78,6 +78,7 @@ type Gateway struct {
 	primeFailures map[string]uint64 // failed primes by trigger
 	renewAt       time.Time         // when the access token is renewed next; zero = nothing to renew
 	renewing      bool              // a token renewal is in flight
+	renewFails    int               // token renewals failed in a row
 }
 
 // New validates cfg and returns a gateway; nothing runs until Run.

@@ -79,14 +79,21 @@ func (g *Gateway) renewToken(ctx context.Context) {
 		err := g.client.EnsureAuth(ctx)
 		g.post(func() {
 			g.renewing = false
-			if err != nil && !g.stopping {
+			switch {
+			case err == nil:
+				g.renewFails = 0
+				if tok, ok := g.client.Token(); ok {
+					g.log.Debug("access token current", "expires_at", tok.ExpiresAt)
+				}
+			case !g.stopping:
+				// The first failure of a run is a warning; the retries
+				// after it (every SupervisorInterval) are not news.
+				g.renewFails++
 				lvl := g.log.Warn
-				if errors.Is(err, cloudclient.ErrNoCredentials) {
+				if g.renewFails > 1 || errors.Is(err, cloudclient.ErrNoCredentials) {
 					lvl = g.log.Debug
 				}
-				lvl("access token renewal failed; retrying", "err", compactErr(err), "in", g.cfg.SupervisorInterval)
-			} else if tok, ok := g.client.Token(); ok && err == nil {
-				g.log.Debug("access token current", "expires_at", tok.ExpiresAt)
+				lvl("access token renewal failed; retrying", "err", compactErr(err), "in", g.cfg.SupervisorInterval, "attempt", g.renewFails)
 			}
 			g.scheduleRenewal(true)
 		})
