@@ -92,7 +92,10 @@ func TestEvent22PrimeOwedUntilPaid(t *testing.T) {
 // session ended with, and the failed reconnects' reason is published
 // beside it, until a reconnect succeeds.
 func TestReconnectFailureReasonBesideOutageReason(t *testing.T) {
-	r := startRig(t, rigSetup{})
+	// The supervisor is slowed down so that it cannot find the closing
+	// session dead before its disconnect arrives (that outage would be
+	// supervisor_stale, a race this test is not about).
+	r := startRig(t, rigSetup{gw: func(c *realtime.Config) { c.SupervisorInterval = time.Minute }})
 	r.waitBound()
 	storm := r.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHandshake503})
 	r.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultCloseTransport})
