@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"bytes"
 	"cmp"
 	"compress/gzip"
 	"errors"
@@ -23,15 +24,17 @@ import (
 // reg must not have c registered: the handler gathers c itself.
 //
 // It answers exactly as promhttp.HandlerFor(reg + c, opts) does. When the
-// negotiated format is the plain text format (compressed or not), it
-// writes bragerone_parameter_value, the one large family (devid ×
-// parameter), straight into the response after the other families, without
-// building a dto.Metric per series and without the registry's per-series
-// consistency checks and sort: the series are unique and in order by
-// construction (the handler still sorts them if the source does not hand
-// them out in exposition order, and drops a duplicate as the registry
-// would). Any other format (OpenMetrics, protobuf) takes the registry path,
-// so correctness never depends on the fast path.
+// negotiated format is the plain text format or OpenMetrics (compressed or
+// not), it writes the large families (devid × parameter:
+// bragerone_parameter_value and the catalog's bragerone_parameter_info,
+// bragerone_parameter_display_value and bragerone_parameter_state)
+// straight into the response after the other families, without building a
+// dto.Metric per series and without the registry's per-series consistency
+// checks and sort: the series are unique and in order by construction (the
+// handler still sorts the parameter values if the source does not hand them
+// out in exposition order, and drops a duplicate as the registry would).
+// Protobuf takes the registry path, so correctness never depends on the
+// fast path.
 //
 // Of opts, ErrorLog, ErrorHandling, Registry, DisableCompression,
 // OfferedCompressions, AcceptedFormats, EnableOpenMetrics,
@@ -118,7 +121,7 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(h.compressions) > 0 {
 		encoding = negotiateEncoding(r, h.compressions)
 	}
-	if format.FormatType() != expfmt.TypeTextPlain || (encoding != "identity" && encoding != "gzip") {
+	if ft := format.FormatType(); ft != expfmt.TypeTextPlain && ft != expfmt.TypeOpenMetrics || (encoding != "identity" && encoding != "gzip") {
 		h.slow.ServeHTTP(w, r)
 		return
 	}
@@ -130,17 +133,17 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // handler.
 type textScrape struct {
 	c      *Collector
-	series []paramSeries
+	direct directSeries
 }
 
 func (s *textScrape) Describe(ch chan<- *prometheus.Desc) { s.c.Describe(ch) }
 
 func (s *textScrape) Collect(ch chan<- prometheus.Metric) {
-	s.c.collect(ch, func(series []paramSeries) { s.series = series })
+	s.c.collect(ch, &s.direct)
 }
 
-// serveText is promhttp's handler for the text format with the parameter
-// family written directly.
+// serveText is promhttp's handler for the text formats (plain text and
+// OpenMetrics) with the large families written directly.
 func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, format expfmt.Format, encoding string) {
 	scrape := &textScrape{c: h.c}
 	own := prometheus.NewRegistry()
@@ -150,7 +153,8 @@ func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, forma
 		// Gather waits for every Collect: scrape.series is set after it.
 		mfs, err = prometheus.Gatherers{h.base, own}.Gather()
 	}
-	series, dups := exposition(scrape.series)
+	series, dups := exposition(scrape.direct.params)
+	catalog := directCatalogFamilies(&scrape.direct.catalog)
 	if dups > 0 {
 		// The registry would have rejected them; say so as it would.
 		err = errors.Join(err, fmt.Errorf("%d %s series collected more than once; the first of each is exported", dups, paramValueName))
@@ -164,7 +168,7 @@ func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, forma
 		case promhttp.PanicOnError:
 			panic(err)
 		case promhttp.ContinueOnError:
-			if len(mfs) == 0 && len(series) == 0 {
+			if len(mfs) == 0 && len(series) == 0 && len(catalog) == 0 {
 				httpError(w, err)
 				return
 			}
@@ -214,7 +218,12 @@ func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, forma
 			}
 		}
 	}
-	enc := expfmt.NewEncoder(out, format)
+	om := format.FormatType() == expfmt.TypeOpenMetrics
+	var encOpts []expfmt.EncoderOption
+	if h.opts.EnableOpenMetricsTextCreatedSamples {
+		encOpts = append(encOpts, expfmt.WithCreatedLines())
+	}
+	enc := expfmt.NewEncoder(out, format, encOpts...)
 	for _, mf := range mfs {
 		if wanted != nil && !wanted[mf.GetName()] {
 			continue
@@ -224,7 +233,21 @@ func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, forma
 		}
 	}
 	if len(series) > 0 && (wanted == nil || wanted[paramValueName]) {
-		handleError(writeParamFamily(out, series))
+		if handleError(writeParamFamily(out, series, om)) {
+			return
+		}
+	}
+	for _, f := range catalog {
+		if wanted != nil && !wanted[f.name] {
+			continue
+		}
+		if handleError(f.write(out, om)) {
+			return
+		}
+	}
+	if closer, ok := enc.(expfmt.Closer); ok {
+		// OpenMetrics' closing "# EOF" line.
+		handleError(closer.Close())
 	}
 }
 
@@ -266,16 +289,13 @@ func exposition(series []paramSeries) ([]paramSeries, int) {
 	return series[:j], len(series) - j
 }
 
-// writeParamFamily writes bragerone_parameter_value in the text format, as
-// expfmt.MetricFamilyToText would write the registry's family: HELP, TYPE,
-// then one line per series with labels devid, param, pool.
-func writeParamFamily(w io.Writer, series []paramSeries) error {
+// writeParamFamily writes bragerone_parameter_value in the text format (or
+// OpenMetrics, with om), as expfmt would write the registry's family: HELP,
+// TYPE, then one line per series with labels devid, param, pool.
+func writeParamFamily(w io.Writer, series []paramSeries, om bool) error {
 	bp := textBufPool.Get().(*[]byte)
 	defer textBufPool.Put(bp)
-	b := (*bp)[:0]
-	b = append(b, "# HELP "+paramValueName+" "...)
-	b = appendEscaped(b, paramValueHelp, false)
-	b = append(b, "\n# TYPE "+paramValueName+" gauge\n"...)
+	b := appendFamilyHeader((*bp)[:0], paramValueName, paramValueHelp, om)
 
 	var (
 		mod    *exportedModule
@@ -294,7 +314,7 @@ func writeParamFamily(w io.Writer, series []paramSeries) error {
 		b = append(b, `",pool="`...)
 		b = appendEscaped(b, s.pool, true)
 		b = append(b, `"} `...)
-		b = appendFloat(b, s.value)
+		b = appendValue(b, s.value, om)
 		b = append(b, '\n')
 		if len(b) >= textFlushSize {
 			if _, err := w.Write(b); err != nil {
@@ -341,6 +361,49 @@ func appendEscaped(b []byte, s string, quoted bool) []byte {
 		start = i + 1
 	}
 	return append(b, s[start:]...)
+}
+
+// appendFamilyHeader is a gauge family's HELP and TYPE lines as expfmt
+// writes them: the text format escapes backslash and newline in HELP,
+// OpenMetrics the double quote too.
+func appendFamilyHeader(b []byte, name, help string, om bool) []byte {
+	b = append(b, "# HELP "...)
+	b = append(b, name...)
+	b = append(b, ' ')
+	b = appendEscaped(b, help, om)
+	b = append(b, "\n# TYPE "...)
+	b = append(b, name...)
+	return append(b, " gauge\n"...)
+}
+
+// appendValue is a sample value in the text format or, with om, in
+// OpenMetrics.
+func appendValue(b []byte, f float64, om bool) []byte {
+	if om {
+		return appendOMFloat(b, f)
+	}
+	return appendFloat(b, f)
+}
+
+// appendOMFloat is expfmt's writeOpenMetricsFloat: integral values carry
+// ".0".
+func appendOMFloat(b []byte, f float64) []byte {
+	switch {
+	case f == 1:
+		return append(b, "1.0"...)
+	case f == 0:
+		return append(b, "0.0"...)
+	case f == -1:
+		return append(b, "-1.0"...)
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return appendFloat(b, f)
+	}
+	start := len(b)
+	b = strconv.AppendFloat(b, f, 'g', -1, 64)
+	if !bytes.ContainsAny(b[start:], "e.") {
+		b = append(b, ".0"...)
+	}
+	return b
 }
 
 // appendFloat is expfmt's writeFloat.

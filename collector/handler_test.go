@@ -49,6 +49,10 @@ var handlerCases = []struct {
 	{"no_param_source", healthySnapshot, func() ParamSource { return nil }, Options{}},
 	{"no_numeric", healthySnapshot, func() ParamSource { return paramList{text("MOD1", "P6.x2"), num("GONE", "P4.v1", 1)} }, Options{}},
 	{"no_modules", func() Snapshot { s := healthySnapshot(); s.Modules = nil; return s }, func() ParamSource { return healthyParams() }, Options{}},
+	{"catalog", catalogSnapshot, func() ParamSource { return catalogParams() }, catalogOpts(testCatalog())},
+	{"catalog_filters", catalogSnapshot, func() ParamSource { return catalogParams() },
+		Options{Include: []string{"P4.*", "P5.v3"}, Exclude: []string{"*.s*"}, MaxSeries: 3, Catalog: CatalogSourceFunc(testCatalog)}},
+	{"catalog_hostile", hostileSnapshot, func() ParamSource { return hostileParams() }, catalogOpts(hostileCatalog())},
 	{"label_order", healthySnapshot, func() ParamSource {
 		l := healthyParams()
 		slices.SortFunc(l, func(a, b storedParam) int {
@@ -108,6 +112,23 @@ func encodeText(t *testing.T, mfs []*dto.MetricFamily) []byte {
 		if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
 			t.Fatal(err)
 		}
+	}
+	return b.Bytes()
+}
+
+// encodeOpenMetrics is what expfmt writes for families in OpenMetrics, in
+// order, with the closing line.
+func encodeOpenMetrics(t *testing.T, mfs []*dto.MetricFamily) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeOpenMetrics))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.(expfmt.Closer).Close(); err != nil {
+		t.Fatal(err)
 	}
 	return b.Bytes()
 }
@@ -177,13 +198,27 @@ func TestHandlerFastPathMatchesRegistry(t *testing.T) {
 			if err != nil {
 				t.Fatalf("registry path: %v", err)
 			}
+			// The families the handler writes itself come last: the
+			// parameter values, then the catalog's families by name.
 			var others, param []*dto.MetricFamily
+			direct := map[string]*dto.MetricFamily{}
 			for _, mf := range want {
-				if mf.GetName() == paramValueName {
+				switch mf.GetName() {
+				case paramValueName:
 					param = append(param, mf)
-				} else {
+				case paramDisplayName, paramInfoName, paramStateName:
+					direct[mf.GetName()] = mf
+				default:
 					others = append(others, mf)
 				}
+			}
+			for _, name := range []string{paramDisplayName, paramInfoName, paramStateName} {
+				if mf := direct[name]; mf != nil {
+					param = append(param, mf)
+				}
+			}
+			if (tc.name == "catalog" || tc.name == "catalog_hostile") && len(direct) != 3 {
+				t.Fatalf("catalog case with %d of the 3 catalog families", len(direct))
 			}
 			wantBody := append(encodeText(t, others), encodeText(t, param)...)
 
@@ -211,8 +246,12 @@ func TestHandlerFastPathMatchesRegistry(t *testing.T) {
 			if !strings.HasPrefix(om.header.Get("Content-Type"), "application/openmetrics-text") || !bytes.HasSuffix(om.body, []byte("# EOF\n")) {
 				t.Errorf("OpenMetrics answer: %q", om.header.Get("Content-Type"))
 			}
-			if len(param) > 0 && !bytes.Contains(om.body, []byte(paramValueName+"{")) {
-				t.Error("OpenMetrics answer lacks the parameter series")
+			wantOM := encodeOpenMetrics(t, append(append([]*dto.MetricFamily(nil), others...), param...))
+			if !bytes.Equal(om.body, wantOM) {
+				t.Fatalf("OpenMetrics answer differs from the registry's families:\n--- got\n%s\n--- want\n%s", om.body, wantOM)
+			}
+			if zipped := get(t, srv.URL, acceptOpenMetr, "gzip"); zipped.header.Get("Content-Encoding") != "gzip" || !bytes.Equal(zipped.body, wantOM) {
+				t.Error("gzipped OpenMetrics answer differs from the registry's families")
 			}
 
 			cmd := exec.Command(promtool, "check", "metrics")

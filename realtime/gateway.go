@@ -46,6 +46,12 @@ type Gateway struct {
 	missing    map[string]time.Time          // devid -> first usable listing it was absent from
 	alarms     map[string]int
 
+	// activeAlarms is the last active alarm list per watched devid; a devid
+	// is present once a list including it was read.
+	activeAlarms   map[string][]Alarm
+	alarmsInFlight bool // an active alarm list fetch is running
+	alarmsAgain    bool // fetch again when it completes
+
 	tr         transport.Transport
 	sess       transport.Session
 	sessEvents <-chan transport.Event
@@ -111,6 +117,7 @@ func New(cfg Config) (*Gateway, error) {
 	for _, t := range PrimeTriggers() {
 		g.primeFailures[t] = 0
 	}
+	g.activeAlarms = map[string][]Alarm{}
 	g.publish()
 	return g, nil
 }
@@ -152,6 +159,7 @@ func (g *Gateway) Run(ctx context.Context) error {
 
 	g.scheduleRenewal(false)
 	g.connect(ctx)
+	g.pollAlarms(ctx)
 	for {
 		dirty := true
 		select {
@@ -320,6 +328,11 @@ func (g *Gateway) setSubscribed(devids []string) {
 	for d := range g.alarms {
 		if !keep[d] {
 			delete(g.alarms, d)
+		}
+	}
+	for d := range g.activeAlarms {
+		if !keep[d] {
+			delete(g.activeAlarms, d)
 		}
 	}
 	g.store.Retain(devids)
