@@ -90,6 +90,11 @@ func TestServeSimulateShowsNamedParameters(t *testing.T) {
 	if len(current) == 0 {
 		t.Errorf("no enum state series:\n%s", tailLines(string(body), 20))
 	}
+	// The boiler state is computed from status bits; its options are keyed
+	// by state names.
+	if n := len(series(mfs, "bragerone_parameter_state", map[string]string{"devid": devid, "pool": "P5", "param": "s0"})); n < 2 {
+		t.Errorf("the computed boiler state of %s has %d state series", devid, n)
+	}
 	for p, n := range current {
 		if n != 1 {
 			t.Errorf("%s has %d current states, want 1", p, n)

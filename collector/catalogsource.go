@@ -82,8 +82,9 @@ func describeModules(c *catalog.Catalog) map[string]*ModuleCatalog {
 				Display: func(r Reader) (float64, string, bool) { return p.Display(catalog.Reader(r)) },
 				Visible: func(r Reader) bool { return p.Visible(catalog.Reader(r)) },
 			}
-			// Computed states (a pump's on and off) are not in Enum.
-			d.States = p.States()
+			// Every option, also those of computed states (keyed by a state
+			// name, which Enum cannot hold).
+			d.States = p.StateLabels()
 			mc.Params = append(mc.Params, d)
 		}
 		out[m.DevID()] = mc

@@ -63,16 +63,16 @@ type Collector struct {
 
 // descs are built once; each is emitted by Collect under the conditions in METRICS.md.
 type descs struct {
-	paramValue, parameters, paramsNonNumeric, paramsDropped *prometheus.Desc
+	paramValue, parameters, paramsNonNumeric, paramsDropped, paramsRefused *prometheus.Desc
 
 	moduleOnline, moduleConnectedAt, moduleInfo, moduleLastUpdate, moduleAlarms *prometheus.Desc
 	moduleOutage, moduleLastOutage, moduleOutagesTotal                          *prometheus.Desc
 
-	sessionUp, sessionOutage, sessionLastOutage, sessionOutagesTotal, sessionBlinks *prometheus.Desc
+	sessionUp, sessionOutage, sessionLastOutage, sessionOutagesTotal, sessionBlinks, sessionReconnectFailure *prometheus.Desc
 
 	pushHealthy, liveStale, lastLiveUpdate, lastUpdate *prometheus.Desc
 
-	recoveryActions, recoveryQuarantined, recoveryCooldown, pollFailureStreak *prometheus.Desc
+	recoveryActions, recoveryQuarantined, recoveryCooldown, pollFailureStreak, primeFailures *prometheus.Desc
 
 	tokenExpiry, buildInfo *prometheus.Desc
 }
@@ -86,6 +86,7 @@ func newDescs() descs {
 		parameters:       d("parameters", "Parameters stored for the module, numeric or not.", "devid"),
 		paramsNonNumeric: d("parameters_non_numeric", "Stored parameters whose value is not numeric (not exported as series).", "devid"),
 		paramsDropped:    d("parameter_series_dropped", "Numeric parameters not exported at this scrape because of the series cap.", "devid"),
+		paramsRefused:    d("parameter_updates_refused_total", "Parameter updates refused because the module held the store's bound of keys or an event carried more.", "devid"),
 
 		moduleOnline:       d("module_online", "Module to cloud link: 1 online, 0 offline; absent while unknown.", "devid"),
 		moduleConnectedAt:  d("module_connected_at_timestamp_seconds", "The module's connectedAt in seconds since the epoch; 0 while offline.", "devid"),
@@ -96,11 +97,12 @@ func newDescs() descs {
 		moduleLastOutage:   d("module_last_outage_seconds", "Duration of the last finished module outage.", "devid", "reason"),
 		moduleOutagesTotal: d("module_outages_total", "Module outages begun, by reason.", "devid", "reason"),
 
-		sessionUp:           d("session_up", "Exporter to cloud Socket.IO session: 1 up, 0 down."),
-		sessionOutage:       d("session_outage_seconds", "Duration of the current session outage; present only while down.", "reason"),
-		sessionLastOutage:   d("session_last_outage_seconds", "Duration of the last finished session outage.", "reason"),
-		sessionOutagesTotal: d("session_outages_total", "Published session outages by reason (blinks are not outages).", "reason"),
-		sessionBlinks:       d("session_blinks_total", "Session disconnects absorbed by the down-hysteresis."),
+		sessionUp:               d("session_up", "Exporter to cloud Socket.IO session: 1 up, 0 down."),
+		sessionOutage:           d("session_outage_seconds", "Duration of the current session outage; present only while down.", "reason"),
+		sessionLastOutage:       d("session_last_outage_seconds", "Duration of the last finished session outage.", "reason"),
+		sessionOutagesTotal:     d("session_outages_total", "Published session outages by reason (blinks are not outages).", "reason"),
+		sessionBlinks:           d("session_blinks_total", "Session disconnects absorbed by the down-hysteresis."),
+		sessionReconnectFailure: d("session_reconnect_failure_reason", "Always 1; the reason of the latest failed reconnect while the session is down.", "reason"),
 
 		pushHealthy:    d("push_healthy", "Live push health: 1 healthy, 0 unhealthy; absent while unknown."),
 		liveStale:      d("live_stale_seconds", "Seconds without a live update while push is unhealthy and the session is up."),
@@ -111,6 +113,7 @@ func newDescs() descs {
 		recoveryQuarantined: d("recovery_quarantined", "1 while realtime recovery is paused in REST-only quarantine."),
 		recoveryCooldown:    d("recovery_cooldown_seconds", "Seconds left of the recovery cooldown; 0 when none."),
 		pollFailureStreak:   d("module_poll_failure_streak", "Unusable module-list polls in a row."),
+		primeFailures:       d("prime_failures_total", "REST primes that failed after their retries, by trigger.", "trigger"),
 
 		tokenExpiry: d("token_expiry_timestamp_seconds", "When the current access token expires, seconds since the epoch; absent when it never expires."),
 		buildInfo:   d("exporter_build_info", "Build information of the exporter; always 1.", "version", "revision", "goversion"),
@@ -119,12 +122,12 @@ func newDescs() descs {
 
 func (d *descs) all() []*prometheus.Desc {
 	return []*prometheus.Desc{
-		d.paramValue, d.parameters, d.paramsNonNumeric, d.paramsDropped,
+		d.paramValue, d.parameters, d.paramsNonNumeric, d.paramsDropped, d.paramsRefused,
 		d.moduleOnline, d.moduleConnectedAt, d.moduleInfo, d.moduleLastUpdate, d.moduleAlarms,
 		d.moduleOutage, d.moduleLastOutage, d.moduleOutagesTotal,
-		d.sessionUp, d.sessionOutage, d.sessionLastOutage, d.sessionOutagesTotal, d.sessionBlinks,
+		d.sessionUp, d.sessionOutage, d.sessionLastOutage, d.sessionOutagesTotal, d.sessionBlinks, d.sessionReconnectFailure,
 		d.pushHealthy, d.liveStale, d.lastLiveUpdate, d.lastUpdate,
-		d.recoveryActions, d.recoveryQuarantined, d.recoveryCooldown, d.pollFailureStreak,
+		d.recoveryActions, d.recoveryQuarantined, d.recoveryCooldown, d.pollFailureStreak, d.primeFailures,
 		d.tokenExpiry, d.buildInfo,
 	}
 }
@@ -205,6 +208,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, direct *directSeries) {
 	c.collectPush(&e, &s)
 	c.collectRecovery(&e, &s.Recovery)
 	e.emit(c.pollFailureStreak, prometheus.GaugeValue, float64(s.PollFailureStreak))
+	emitByReason(&e, c.primeFailures, nil, s.PrimeFailures)
 	if !s.TokenExpiry.IsZero() {
 		e.emit(c.tokenExpiry, prometheus.GaugeValue, unixSeconds(s.TokenExpiry))
 	}
@@ -271,6 +275,9 @@ func (c *Collector) collectSession(e *emitter, s *Snapshot) {
 	if ss.Outage.HasLast {
 		e.emit(c.sessionLastOutage, prometheus.GaugeValue, seconds(ss.Outage.LastDownFor), LabelValue(ss.Outage.LastReason))
 	}
+	if !ss.Up && ss.ReconnectFailure != "" {
+		e.emit(c.sessionReconnectFailure, prometheus.GaugeValue, 1, LabelValue(ss.ReconnectFailure))
+	}
 	emitByReason(e, c.sessionOutagesTotal, SessionReasons, ss.OutagesByReason)
 }
 
@@ -333,7 +340,8 @@ func (c *Collector) collectRecovery(e *emitter, r *RecoveryState) {
 // exportedModule is a module of the snapshot as the parameter pass needs it.
 type exportedModule struct {
 	label   string // sanitised devid, the label value of every series of the module
-	dropped int    // numeric parameters over the series cap at this scrape
+	series  int    // numeric parameters passing the filters at this scrape
+	dropped int    // of those, over the series cap
 	devid   string // the devid as the cloud sent it
 }
 
@@ -374,6 +382,7 @@ func (c *Collector) collectModules(e *emitter, modules []ModuleState) map[string
 		emitByReason(e, c.moduleOutagesTotal, ModuleReasons, m.OutagesByReason, devid)
 		e.emit(c.parameters, prometheus.GaugeValue, float64(m.Params), devid)
 		e.emit(c.paramsNonNumeric, prometheus.GaugeValue, float64(m.NonNumeric), devid)
+		e.emit(c.paramsRefused, prometheus.CounterValue, float64(m.Refused), devid)
 	}
 	return out
 }
@@ -427,14 +436,8 @@ func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule, c
 		catalog := c.collectCatalogParams(sortedModules(mods))
 		c.paramMu.Unlock()
 
-		if max := c.opts.MaxSeries; max > 0 && len(series) > max {
-			slices.SortFunc(series, func(a, b paramSeries) int {
-				return cmp.Or(cmp.Compare(a.mod.label, b.mod.label), cmp.Compare(a.pool, b.pool), cmp.Compare(a.param, b.param))
-			})
-			for i := max; i < len(series); i++ {
-				series[i].mod.dropped++
-			}
-			series = series[:max]
+		if limit := c.opts.MaxSeries; limit > 0 {
+			series = capPerModule(series, limit)
 		}
 		if direct != nil {
 			direct.params, direct.catalog = series, catalog
@@ -457,6 +460,40 @@ func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule, c
 	for _, l := range labels {
 		e.emit(c.paramsDropped, prometheus.GaugeValue, float64(byLabel[l].dropped), l)
 	}
+}
+
+// capPerModule keeps at most limit series of each module: the first ones in
+// the order (pool, param), so the same set is kept from scrape to scrape,
+// and counts the rest as dropped. Series of modules under the cap keep
+// their order; the series are sorted only when some module is over it.
+func capPerModule(series []paramSeries, limit int) []paramSeries {
+	over := false
+	for i := range series {
+		m := series[i].mod
+		m.series++
+		over = over || m.series > limit
+	}
+	if !over {
+		return series
+	}
+	slices.SortStableFunc(series, func(a, b paramSeries) int {
+		return cmp.Or(cmp.Compare(a.mod.label, b.mod.label), cmp.Compare(a.pool, b.pool), cmp.Compare(a.param, b.param))
+	})
+	out := series[:0]
+	kept := 0
+	var mod *exportedModule
+	for _, s := range series {
+		if s.mod != mod {
+			mod, kept = s.mod, 0
+		}
+		if kept >= limit {
+			mod.dropped++
+			continue
+		}
+		kept++
+		out = append(out, s)
+	}
+	return out
 }
 
 // keep applies Include and Exclude to "<pool>.<param>". Called with paramMu

@@ -65,8 +65,9 @@ func healthySnapshot() Snapshot {
 			Known: true, Healthy: true,
 			LastLiveUpdate: t0.Add(-2 * time.Second), LastUpdate: t0.Add(-2 * time.Second),
 		},
-		Modules:     []ModuleState{onlineModule("MOD1", "Kitchen"), onlineModule("MOD2", "Garage")},
-		TokenExpiry: t0.Add(50 * time.Minute),
+		Modules:       []ModuleState{onlineModule("MOD1", "Kitchen"), onlineModule("MOD2", "Garage")},
+		TokenExpiry:   t0.Add(50 * time.Minute),
+		PrimeFailures: map[string]uint64{"connect": 0, "memory_updated": 0, "overflow": 0, "tick": 0},
 	}
 }
 
@@ -81,19 +82,23 @@ func healthyParams() paramList {
 	}
 }
 
-// sessionDownSnapshot: the session is down for 95 s after a 503 handshake,
-// push health is false (never a stale true), the modules keep their last state.
+// sessionDownSnapshot: the session ended 95 s ago (a plain disconnect) and
+// every reconnect since was answered 503 at the handshake; push health is
+// false (never a stale true), the modules keep their last state, and two
+// primes of the poll tick failed meanwhile.
 func sessionDownSnapshot() Snapshot {
 	s := healthySnapshot()
 	s.Session = SessionState{
 		Up: false,
 		Outage: Outage{
-			Down: true, DownSince: t0.Add(-95 * time.Second), DownFor: 95 * time.Second, Reason: "handshake_503",
+			Down: true, DownSince: t0.Add(-95 * time.Second), DownFor: 95 * time.Second, Reason: "disconnect",
 			HasLast: true, LastDownFor: 42 * time.Second, LastReason: "eio_close",
 		},
-		OutagesByReason: map[string]uint64{"eio_close": 1, "handshake_503": 1},
-		Blinks:          3,
+		OutagesByReason:  map[string]uint64{"eio_close": 1, "disconnect": 1},
+		Blinks:           3,
+		ReconnectFailure: "handshake_503",
 	}
+	s.PrimeFailures["tick"] = 2
 	s.Push = PushState{Known: true, Healthy: false, StaleFor: 97 * time.Second,
 		LastLiveUpdate: t0.Add(-97 * time.Second), LastUpdate: t0.Add(-30 * time.Second)}
 	s.PollFailureStreak = 2

@@ -44,11 +44,13 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 		PollFailureStreak: st.PollFailureStreak,
 		TokenExpiry:       st.TokenExpiry,
 		Session: SessionState{
-			Up:              st.Session.Up,
-			Outage:          outageAt(st.Session.Outage, now),
-			OutagesByReason: copyCounts(st.Session.Outages),
-			Blinks:          st.Session.Blinks,
+			Up:               st.Session.Up,
+			Outage:           outageAt(st.Session.Outage, now),
+			OutagesByReason:  copyCounts(st.Session.Outages),
+			Blinks:           st.Session.Blinks,
+			ReconnectFailure: st.Session.ConnectFailure,
 		},
+		PrimeFailures: copyCounts(st.PrimeFailures),
 		Push: PushState{
 			Known:          st.Push.State != outage.PushUnknown,
 			Healthy:        st.Push.State == outage.PushHealthy,
@@ -106,7 +108,7 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 			}
 		}
 		if ps, ok := stats[m.Devid]; ok {
-			ms.LastUpdate, ms.Params, ms.NonNumeric = ps.LastUpdate, ps.Params, ps.NonNumeric
+			ms.LastUpdate, ms.Params, ms.NonNumeric, ms.Refused = ps.LastUpdate, ps.Params, ps.NonNumeric, ps.Refused
 		}
 		s.Modules = append(s.Modules, ms)
 	}

@@ -35,8 +35,8 @@ var handlerCases = []struct {
 }{
 	{"healthy", healthySnapshot, func() ParamSource { return healthyParams() }, Options{}},
 	{"filters_cap", healthySnapshot, func() ParamSource { return healthyParams() },
-		Options{Include: []string{"P4.*", "P5.v3"}, Exclude: []string{"*.s*"}, MaxSeries: 3}},
-	{"cap_only", healthySnapshot, func() ParamSource { return healthyParams() }, Options{MaxSeries: 5}},
+		Options{Include: []string{"P4.*", "P5.v3"}, Exclude: []string{"*.s*"}, MaxSeries: 2}},
+	{"cap_only", healthySnapshot, func() ParamSource { return healthyParams() }, Options{MaxSeries: 3}},
 	{"hostile", hostileSnapshot, func() ParamSource { return hostileParams() }, Options{}},
 	{"special_values", healthySnapshot, func() ParamSource {
 		return paramList{

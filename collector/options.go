@@ -16,12 +16,13 @@ type Options struct {
 	// pattern matches, and no Exclude pattern matches.
 	Include, Exclude []string
 
-	// MaxSeries caps the number of bragerone_parameter_value series per
-	// scrape; 0 means unlimited. When the numeric parameters passing the
-	// filters exceed the cap, the series kept are the first MaxSeries in the
-	// order (devid, pool, param) compared as byte strings, so the same set is
-	// kept scrape after scrape while the stored parameters stay the same. The
-	// rest are counted per devid in bragerone_parameter_series_dropped.
+	// MaxSeries caps the number of bragerone_parameter_value series of each
+	// module per scrape; 0 means unlimited (serve's default is
+	// DefaultMaxSeriesPerModule). When the numeric parameters of a module
+	// passing the filters exceed the cap, the series kept are its first
+	// MaxSeries in the order (pool, param) compared as byte strings, so the
+	// same set is kept scrape after scrape while the stored parameters stay
+	// the same. The rest are counted in bragerone_parameter_series_dropped.
 	MaxSeries int
 
 	// BuildVersion and BuildRevision label bragerone_exporter_build_info;
@@ -51,6 +52,13 @@ func (e *PatternError) Error() string {
 }
 
 func (e *PatternError) Unwrap() error { return e.Err }
+
+// DefaultMaxSeriesPerModule is the default of MaxSeries in serve. A real
+// module reports under 1,000 parameters, so five times that never drops a
+// real series, while a runaway push (one event invented 100,000 keys in the
+// field) exports at most this many series per module: a scrape stays well
+// under a megabyte per module instead of growing to many.
+const DefaultMaxSeriesPerModule = 5000
 
 // ErrNegativeMaxSeries is returned by Validate when MaxSeries is below zero.
 var ErrNegativeMaxSeries = errors.New("parameter max series must be 0 (unlimited) or positive")

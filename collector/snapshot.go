@@ -63,6 +63,11 @@ type Snapshot struct {
 	// token never expires or there is none.
 	TokenExpiry time.Time
 
+	// PrimeFailures counts REST primes that failed after their retries, by
+	// trigger (what asked for the prime). Counts only grow; every trigger
+	// the source knows is present, at 0 until it fails.
+	PrimeFailures map[string]uint64
+
 	// Episodes are the most recent finished outages (the episode ring), in any
 	// order; the status page sorts them.
 	Episodes []Episode
@@ -93,6 +98,10 @@ type SessionState struct {
 	OutagesByReason map[string]uint64
 	// Blinks counts disconnects absorbed by the hysteresis (never outages).
 	Blinks uint64
+	// ReconnectFailure is the reason token of the latest failed connect
+	// attempt since the session was last up ("" when none failed): why it
+	// is still down, while Outage.Reason says why it went down.
+	ReconnectFailure string
 }
 
 // PushState is live push health, a signal separate from the session and
@@ -136,6 +145,9 @@ type ModuleState struct {
 	LastUpdate time.Time
 	Params     int // parameters stored for the module, numeric or not
 	NonNumeric int // stored parameters whose value is not numeric
+	// Refused counts parameter updates refused because the module held the
+	// store's bound of keys or an event carried more than that. Only grows.
+	Refused uint64
 
 	Alarms      int  // active alarms from the cloud's alarm quantity
 	AlarmsKnown bool // false until an alarm quantity was received for the module

@@ -88,7 +88,8 @@ func recordedNames(t *testing.T, ruleFile []byte) map[string]bool {
 // shows it (module offline → bragerone_module_outage_seconds; module restored
 // → bragerone_module_last_outage_seconds; pushes muted → live push stale,
 // bragerone_live_stale_seconds; session dropped with a stalled handshake →
-// bragerone_session_outage_seconds; handshake released →
+// bragerone_session_outage_seconds; a reconnect timing out on the stalled
+// handshake → bragerone_session_reconnect_failure_reason; handshake released →
 // bragerone_session_last_outage_seconds). A name counts as present when any
 // scrape of the scenario holds it; histograms count as their _bucket, _sum
 // and _count series. Names with a colon are recording rules and must be
@@ -161,6 +162,7 @@ func TestRulesAndDashboardsReadRealSeries(t *testing.T) {
 	stall := exp.sim.inject(t, cloudsim.Fault{Kind: cloudsim.FaultStallHandshake})
 	exp.sim.inject(t, cloudsim.Fault{Kind: cloudsim.FaultCloseTransport})
 	seen.waitState(t, exp, "session outage", present("bragerone_session_outage_seconds", nil))
+	seen.waitState(t, exp, "reconnect failed", present("bragerone_session_reconnect_failure_reason", nil))
 	exp.sim.clear(t, stall)
 	seen.waitState(t, exp, "session restored", present("bragerone_session_last_outage_seconds", nil))
 

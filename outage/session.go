@@ -106,6 +106,11 @@ type Session struct {
 	pendingSince  time.Time
 	pendingReason string
 
+	// connectFailure is the classified reason of the latest failed connect
+	// since the session was last up: why it is still down, beside why it
+	// went down.
+	connectFailure string
+
 	win     window
 	blinks  uint64
 	outages map[string]uint64
@@ -164,6 +169,7 @@ func (s *Session) Connected(now time.Time) SessionResult {
 	case SessionIdle:
 		s.state = SessionUp
 		s.upSince = now
+		s.connectFailure = ""
 		r := s.result()
 		r.Changed = true
 		return r
@@ -171,6 +177,7 @@ func (s *Session) Connected(now time.Time) SessionResult {
 		// Blink: no outage, no last_*, no episode; the up-window goes on.
 		s.state = SessionUp
 		s.pendingSince, s.pendingReason = time.Time{}, ""
+		s.connectFailure = ""
 		s.blinks++
 		r := s.result()
 		r.Blink = true
@@ -180,6 +187,7 @@ func (s *Session) Connected(now time.Time) SessionResult {
 		ep := s.cfg.Episodes.Add(Episode{Layer: LayerCloud, StartedAt: since, EndedAt: now, DownFor: dur, Reason: reason})
 		s.state = SessionUp
 		s.upSince = now
+		s.connectFailure = ""
 		r := s.result()
 		r.Changed = true
 		r.Restored = true
@@ -219,6 +227,21 @@ func (s *Session) Disconnected(now time.Time, reason string) SessionResult {
 	r := s.result()
 	r.Pending = true
 	return r
+}
+
+// ConnectFailed records the classified reason of a failed connect attempt
+// (handshake_503, connect_error, …) while the session is not up. It changes
+// no published state: the outage keeps the reason the session ended with,
+// and this one is published beside it until a connect succeeds. A reason
+// outside the session vocabulary is recorded as connect_error.
+func (s *Session) ConnectFailed(reason string) {
+	if s.state == SessionUp {
+		return
+	}
+	if !sessionReasons[reason] {
+		reason = ReasonConnectError
+	}
+	s.connectFailure = reason
 }
 
 // Abort reports an Engine.IO abort that skipped the disconnect callback:
@@ -285,6 +308,7 @@ func (s *Session) Stop(now time.Time) SessionResult {
 		s.state = SessionIdle
 		s.pendingSince, s.pendingReason = time.Time{}, ""
 		s.upSince = time.Time{}
+		s.connectFailure = ""
 		s.outages[ReasonStop]++
 		r := s.result()
 		r.Changed = true
@@ -296,6 +320,7 @@ func (s *Session) Stop(now time.Time) SessionResult {
 		since, dur, reason := s.win.close(now)
 		ep := s.cfg.Episodes.Add(Episode{Layer: LayerCloud, StartedAt: since, EndedAt: now, DownFor: dur, Reason: reason})
 		s.state = SessionIdle
+		s.connectFailure = ""
 		r := s.result()
 		r.Episode = &ep
 		if advanced {
@@ -340,7 +365,11 @@ type SessionSnapshot struct {
 	PendingSince  time.Time
 	PendingReason string
 	Outage        Record
-	Blinks        uint64
+	// ConnectFailure is the classified reason of the latest failed connect
+	// since the session was last up ("" when none failed): why it is still
+	// down, while Outage.Reason says why it went down.
+	ConnectFailure string
+	Blinks         uint64
 	// Outages counts published outages by reason.
 	Outages map[string]uint64
 }
@@ -348,13 +377,14 @@ type SessionSnapshot struct {
 // Snapshot returns a copy; Outage.DownFor is computed from now.
 func (s *Session) Snapshot(now time.Time) SessionSnapshot {
 	return SessionSnapshot{
-		State:         s.state,
-		Up:            s.publishedUp(),
-		UpSince:       s.Link().UpSince,
-		PendingSince:  s.pendingSince,
-		PendingReason: s.pendingReason,
-		Outage:        s.win.record(now),
-		Blinks:        s.blinks,
-		Outages:       copyCounts(s.outages),
+		State:          s.state,
+		Up:             s.publishedUp(),
+		UpSince:        s.Link().UpSince,
+		PendingSince:   s.pendingSince,
+		PendingReason:  s.pendingReason,
+		Outage:         s.win.record(now),
+		ConnectFailure: s.connectFailure,
+		Blinks:         s.blinks,
+		Outages:        copyCounts(s.outages),
 	}
 }

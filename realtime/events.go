@@ -56,7 +56,7 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 			return false
 		}
 		g.log.Debug("module memory updated; priming it", "devid", devid)
-		g.startPrime(ctx, []string{devid}, false, nil)
+		g.primeModule(ctx, devid)
 		return false
 	case transport.EventAlarmsQuantity:
 		if g.alarmsQuantity(ev.Payload) {
@@ -66,7 +66,7 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 	case transport.EventOverflow:
 		g.overflowed += int64(ev.Dropped)
 		g.log.Warn("realtime events were dropped on a full buffer; re-priming", "dropped", ev.Dropped)
-		g.startPrime(ctx, g.subscribed, true, nil)
+		g.startPrime(ctx, g.subscribed, PrimeOverflow, nil)
 	case transport.EventDisconnect:
 		g.sessionEnded(ev.Reason, ev.Detail)
 	case transport.EventConnect, transport.EventOther:
@@ -89,6 +89,7 @@ func (g *Gateway) applyLive(ev transport.Event, src store.Source, now time.Time)
 	if len(ups) == 0 {
 		return false
 	}
+	ups = g.capEvent(ev.Name, ups)
 	n := g.store.ApplyLive(ups, src, now)
 	if g.cfg.OnLive != nil {
 		g.cfg.OnLive(ups)
@@ -106,6 +107,35 @@ func (g *Gateway) applyLive(ev transport.Event, src store.Source, now time.Time)
 		g.log.Warn("live parameter updates resumed", "after", res.ResumedAfter.Round(100*time.Millisecond))
 	}
 	return res.Changed || res.Resumed || wasQuarantined
+}
+
+// capEvent keeps at most the store's bound of keys per module of one event
+// (the first ones, in the decoder's key order) before the event reaches the
+// store: a real event carries a few keys, a snapshot under a thousand, so an
+// event with more is a runaway push, and what it carries beyond the bound
+// is counted as refused rather than allocated.
+func (g *Gateway) capEvent(name string, ups []cloudclient.ParamUpdate) []cloudclient.ParamUpdate {
+	limit := g.store.MaxKeysPerModule()
+	if limit <= 0 || len(ups) <= limit {
+		return ups
+	}
+	out := ups[:0]
+	kept := map[string]int{}
+	cut := map[string]int{}
+	for _, u := range ups {
+		if kept[u.Devid] >= limit {
+			cut[u.Devid]++
+			continue
+		}
+		kept[u.Devid]++
+		out = append(out, u)
+	}
+	for d, n := range cut {
+		g.store.CountRefused(d, n)
+		g.log.Warn("realtime event carried more parameters than a module may hold; the rest were refused",
+			"event", name, "devid", d, "kept", limit, "refused", n)
+	}
+	return out
 }
 
 func (g *Gateway) connectionStatus(ctx context.Context, ev transport.Event, now time.Time) {
@@ -264,6 +294,14 @@ func (g *Gateway) moduleChanges(ctx context.Context, res outage.ModulesResult, n
 func (g *Gateway) supervise(ctx context.Context) {
 	if g.stopping {
 		return
+	}
+	if g.cfg.PollInterval == 0 {
+		// No poll tick: owed primes are paid here instead.
+		g.payOwedPrimes(ctx)
+	}
+	if g.renewAt.IsZero() && !g.renewing {
+		// A token with an expiry may have replaced one without.
+		g.scheduleRenewal(false)
 	}
 	if g.sess != nil && !g.sess.Connected() {
 		g.log.Warn("realtime session found dead without a disconnect; replacing it", "reason", transport.ReasonSupervisorStale)

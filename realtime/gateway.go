@@ -75,6 +75,16 @@ type Gateway struct {
 	primeOwed       bool // the last connect's prime failed: prime on the next tick
 	overflowed      int64
 	decodeErrors    int64
+
+	// owedModules: modules whose event-22 prime failed, with the mark of
+	// that prime; a prime of the module requested after it pays the debt.
+	owedModules   map[string]store.PrimeMark
+	primeOwedMark store.PrimeMark   // the mark of the connect prime that failed (with primeOwed)
+	owedInFlight  bool              // a prime paying what is owed is running
+	primeFailures map[string]uint64 // failed primes by trigger
+	renewAt       time.Time         // when the access token is renewed next; zero = nothing to renew
+	renewing      bool              // a token renewal is in flight
+	renewFails    int               // token renewals failed in a row
 }
 
 // New validates cfg and returns a gateway; nothing runs until Run.
@@ -101,6 +111,11 @@ func New(cfg Config) (*Gateway, error) {
 		session:  outage.NewSession(outage.SessionConfig{Hysteresis: cfg.SessionHysteresis, Episodes: eps}),
 		push:     outage.NewPush(outage.PushConfig{StaleAfter: cfg.Ladder.StaleAfter, Episodes: eps}),
 		modules:  outage.NewModules(outage.ModulesConfig{Episodes: eps}),
+	}
+	g.owedModules = map[string]store.PrimeMark{}
+	g.primeFailures = map[string]uint64{}
+	for _, t := range PrimeTriggers() {
+		g.primeFailures[t] = 0
 	}
 	g.activeAlarms = map[string][]Alarm{}
 	g.publish()
@@ -137,11 +152,12 @@ func (g *Gateway) Run(ctx context.Context) error {
 	defer super.Stop()
 	health := time.NewTicker(g.cfg.HealthInterval)
 	defer health.Stop()
-	reconnect := time.NewTimer(time.Hour)
-	reconnect.Stop()
-	defer reconnect.Stop()
-	armedFor := time.Time{}
+	reconnect := newDeadline()
+	defer reconnect.stop()
+	renew := newDeadline()
+	defer renew.stop()
 
+	g.scheduleRenewal(false)
 	g.connect(ctx)
 	g.pollAlarms(ctx)
 	for {
@@ -159,18 +175,16 @@ func (g *Gateway) Run(ctx context.Context) error {
 			g.supervise(ctx)
 		case <-health.C:
 			g.evaluateHealth()
-		case <-reconnect.C:
-			armedFor = time.Time{}
+		case <-reconnect.C():
+			reconnect.fired()
 			g.reconnectAt = time.Time{}
 			g.connect(ctx)
+		case <-renew.C():
+			renew.fired()
+			g.renewToken(ctx)
 		}
-		if !g.reconnectAt.Equal(armedFor) {
-			armedFor = g.reconnectAt
-			reconnect.Stop()
-			if !armedFor.IsZero() {
-				reconnect.Reset(max(0, armedFor.Sub(g.cfg.Now())))
-			}
-		}
+		reconnect.arm(g.reconnectAt, g.cfg.Now)
+		renew.arm(g.renewAt, g.cfg.Now)
 		if dirty {
 			g.publish()
 		}
@@ -300,6 +314,11 @@ func (g *Gateway) setSubscribed(devids []string) {
 	keep := map[string]bool{}
 	for _, d := range devids {
 		keep[d] = true
+	}
+	for d := range g.owedModules {
+		if !keep[d] {
+			delete(g.owedModules, d)
+		}
 	}
 	for d := range g.meta {
 		if !keep[d] {

@@ -60,6 +60,12 @@ func startHarness(t *testing.T, tune func(*Config), simOpts ...func(*cloudsim.Op
 // gateway starts.
 func startHarnessWithFaults(t *testing.T, tune func(*Config), faults []cloudsim.Fault, simOpts ...func(*cloudsim.Options)) *harness {
 	t.Helper()
+	return startHarnessFull(t, tune, nil, faults, simOpts...)
+}
+
+// startHarnessFull also tunes the REST client's configuration.
+func startHarnessFull(t *testing.T, tune func(*Config), tuneClient func(*cloudclient.Config), faults []cloudsim.Fault, simOpts ...func(*cloudsim.Options)) *harness {
+	t.Helper()
 	so := cloudsim.Options{Modules: 2, ParamsPerModule: 40, Seed: 7, Logger: testLogger()}
 	for _, f := range simOpts {
 		f(&so)
@@ -72,13 +78,17 @@ func startHarnessWithFaults(t *testing.T, tune func(*Config), faults []cloudsim.
 	for _, f := range faults {
 		sim.Inject(f)
 	}
-	client, err := cloudclient.New(cloudclient.Config{
+	ccfg := cloudclient.Config{
 		BaseURL: sim.URL(), AssetsURL: sim.URL(),
 		Credentials:  cloudclient.StaticCredentials(cloudclient.Credentials{Email: "demo@example.com", Password: "demo"}),
 		PrimeBackoff: []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond},
 		Timeout:      2 * time.Second,
 		Logger:       testLogger(),
-	})
+	}
+	if tuneClient != nil {
+		tuneClient(&ccfg)
+	}
+	client, err := cloudclient.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}

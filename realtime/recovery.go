@@ -48,20 +48,15 @@ func (g *Gateway) ladderTick(ctx context.Context) {
 	}
 	switch {
 	case d.Has(ladder.ZombiePrime):
-		g.startPrime(ctx, g.subscribed, true, func(err error) {
+		g.startPrime(ctx, g.subscribed, PrimeTick, func(err error) {
 			st, _ := g.cfg.Ladder.OnActionResult(g.ladder, ladder.ZombiePrime, ladder.Result{OK: err == nil}, g.cfg.Now())
 			g.ladder = st
-			g.settlePrimeOwed(err)
 		})
-	case d.ShouldPrime() || g.primeOwed:
-		g.startPrime(ctx, g.subscribed, true, g.settlePrimeOwed)
-	}
-}
-
-// settlePrimeOwed clears the owed snapshot once a full prime succeeded.
-func (g *Gateway) settlePrimeOwed(err error) {
-	if err == nil {
-		g.primeOwed = false
+	case d.ShouldPrime():
+		g.startPrime(ctx, g.subscribed, PrimeTick, nil)
+	default:
+		// A full prime (above) pays whatever is owed when it succeeds.
+		g.payOwedPrimes(ctx)
 	}
 }
 

@@ -81,6 +81,7 @@ func (g *Gateway) connected(ctx context.Context, tr transport.Transport, s trans
 			reason = ce.Reason
 		}
 		g.reconnectFails++
+		g.session.ConnectFailed(reason)
 		lvl := g.log.Warn
 		if g.reconnectFails > 1 {
 			lvl = g.log.Debug
@@ -101,7 +102,7 @@ func (g *Gateway) connected(ctx context.Context, tr transport.Transport, s trans
 		}
 		// While the session is down the store is kept current over REST.
 		if !g.primedOnce() {
-			g.startPrime(ctx, g.subscribed, true, nil)
+			g.startPrime(ctx, g.subscribed, PrimeConnect, nil)
 		}
 		g.scheduleReconnect()
 		return
@@ -132,8 +133,8 @@ func (g *Gateway) resubscribe(ctx context.Context, s transport.Session, force bo
 	mark := g.store.BeginPrime()
 	g.binding++
 	go func() {
-		bound, primed, err := g.bindAndPrime(ctx, s, modules, objectID, force, mark)
-		g.post(func() { g.resubscribed(seq, bound, primed, err) })
+		r := g.bindAndPrime(ctx, s, modules, objectID, force, mark)
+		g.post(func() { g.resubscribed(seq, modules, mark, r) })
 	}()
 }
 
@@ -153,22 +154,29 @@ func (g *Gateway) rebindIfUnbound(ctx context.Context) {
 	g.resubscribe(ctx, s, false)
 }
 
+// bindResult is what one bind + prime achieved.
+type bindResult struct {
+	bound, primed bool
+	err           error // the bind's error, else the prime's
+	primeErr      error // the prime's error when one was attempted
+}
+
 // bindAndPrime runs on a worker. Serialised by the binder: a second caller for
 // the same SID finds it bound and returns without posting or priming.
-func (g *Gateway) bindAndPrime(ctx context.Context, s transport.Session, modules []string, objectID int, force bool, mark store.PrimeMark) (bound, primed bool, err error) {
+func (g *Gateway) bindAndPrime(ctx context.Context, s transport.Session, modules []string, objectID int, force bool, mark store.PrimeMark) bindResult {
 	g.bind.mu.Lock()
 	defer g.bind.mu.Unlock()
 	sid := s.NamespaceSID()
 	key := bindKey(sid, modules)
 	if !force && g.bind.isBound(key) {
-		return true, false, nil
+		return bindResult{bound: true}
 	}
 	select {
 	case <-s.Done():
-		return false, false, errSessionGone
+		return bindResult{err: errSessionGone}
 	default:
 	}
-	bound, err = g.client.ModulesConnect(ctx, cloudclient.BindRequest{
+	bound, err := g.client.ModulesConnect(ctx, cloudclient.BindRequest{
 		NamespaceSID: sid, EngineSID: s.EngineSID(), Modules: modules, GroupID: objectID,
 	})
 	if err != nil {
@@ -180,18 +188,16 @@ func (g *Gateway) bindAndPrime(ctx context.Context, s transport.Session, modules
 		g.bind.setBound(key)
 		g.log.Debug("session bound", "namespace_sid", sid, "modules", modules)
 	}
-	// Prime in both cases: there is no snapshot on connect.
-	n, perr := g.primeNow(ctx, modules, true, mark)
-	if perr != nil {
-		g.log.Warn("prime after connect failed", "err", compactErr(perr))
-	} else {
-		primed = true
+	// Prime in both cases: there is no snapshot on connect. A failure is
+	// logged and counted on the loop.
+	n, perr := g.primeNow(ctx, modules, mark)
+	if perr == nil {
 		g.log.Debug("primed", "values", n)
 	}
 	if err == nil && perr != nil {
 		err = perr
 	}
-	return bound, primed, err
+	return bindResult{bound: bound, primed: perr == nil, err: err, primeErr: perr}
 }
 
 var errSessionGone = errors.New("session ended before it was bound")
@@ -215,23 +221,28 @@ func (g *Gateway) listen(s transport.Session, modules []string, objectID int) {
 }
 
 // resubscribed runs on the loop after a bind + prime.
-func (g *Gateway) resubscribed(seq uint64, bound, primed bool, err error) {
+func (g *Gateway) resubscribed(seq uint64, modules []string, mark store.PrimeMark, r bindResult) {
 	g.binding--
+	bound, primed, err := r.bound, r.primed, r.err
+	if primed || r.primeErr != nil {
+		g.primeFinished(PrimeConnect, modules, mark, r.primeErr)
+	}
 	if primed {
 		g.primeOwed = false
 	} else if seq == g.sessSeq && err != nil {
 		// No snapshot after this connect: the next tick primes, whatever
 		// the ladder says (live traffic alone would never fill the store).
-		g.primeOwed = true
+		g.primeOwed, g.primeOwedMark = true, mark
 	}
 	if g.recoveryConnect && seq == g.sessSeq {
 		g.finishRecovery(ladder.Result{OK: bound})
 	}
 }
 
-// startPrime REST-primes modules in a worker; retry uses the prime backoff.
-// done, when set, receives the outcome on the loop.
-func (g *Gateway) startPrime(ctx context.Context, modules []string, retry bool, done func(error)) {
+// startPrime REST-primes modules in a worker, with the prime backoff. Its
+// outcome is counted under trigger on the loop (see primeFinished); done,
+// when set, receives it there too.
+func (g *Gateway) startPrime(ctx context.Context, modules []string, trigger string, done func(error)) {
 	if len(modules) == 0 {
 		if done != nil {
 			done(nil)
@@ -241,23 +252,20 @@ func (g *Gateway) startPrime(ctx context.Context, modules []string, retry bool, 
 	modules = append([]string(nil), modules...)
 	mark := g.store.BeginPrime()
 	go func() {
-		_, err := g.primeNow(ctx, modules, retry, mark)
-		if err != nil {
-			lvl := g.log.Warn
-			if cloudclient.IsExpectedUpstream(err) {
-				lvl = g.log.Info
+		_, err := g.primeNow(ctx, modules, mark)
+		g.post(func() {
+			g.primeFinished(trigger, modules, mark, err)
+			if done != nil {
+				done(err)
 			}
-			lvl("prime failed", "modules", len(modules), "err", compactErr(err))
-		}
-		if done != nil {
-			g.post(func() { done(err) })
-		}
+		})
 	}()
 }
 
-// primeNow fetches and stores a snapshot (and the alarm counts, best effort).
-// Safe on any goroutine: the store is, and the alarm counts are posted.
-func (g *Gateway) primeNow(ctx context.Context, modules []string, retry bool, mark store.PrimeMark) (int, error) {
+// primeNow fetches and stores a snapshot (and the alarm counts, best effort),
+// retrying with the prime backoff. Safe on any goroutine: the store is, and
+// the alarm counts are posted.
+func (g *Gateway) primeNow(ctx context.Context, modules []string, mark store.PrimeMark) (int, error) {
 	alarmsDone := make(chan struct{})
 	go func() {
 		defer close(alarmsDone)
@@ -268,13 +276,7 @@ func (g *Gateway) primeNow(ctx context.Context, modules []string, retry bool, ma
 		}
 		g.post(func() { g.setAlarms(q) })
 	}()
-	var ups []cloudclient.ParamUpdate
-	var err error
-	if retry {
-		ups, err = g.client.PrimeWithRetry(ctx, modules)
-	} else {
-		ups, err = g.client.Prime(ctx, modules)
-	}
+	ups, err := g.client.PrimeWithRetry(ctx, modules)
 	<-alarmsDone
 	if err != nil {
 		return 0, err

@@ -1,6 +1,7 @@
 package realtime
 
 import (
+	"maps"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/outage"
@@ -21,6 +22,9 @@ type Status struct {
 	Connected    bool
 	NamespaceSID string
 	Push         outage.PushStatus
+	// Binding counts resubscribes (bind + prime) in flight: 0 once the
+	// session's bind and the prime after it have finished.
+	Binding int
 
 	Modules           []ModuleStatus
 	PollFailureStreak int
@@ -36,7 +40,10 @@ type Status struct {
 	LastLiveUpdate time.Time
 	DroppedEvents  int64
 	DecodeErrors   int64
-	Ready          bool
+	// PrimeFailures counts primes that failed after their retries, by
+	// trigger (every trigger of PrimeTriggers, from 0).
+	PrimeFailures map[string]uint64
+	Ready         bool
 }
 
 // ModuleStatus is one watched module.
@@ -69,6 +76,7 @@ func (g *Gateway) publish() {
 		Subscribed:        append([]string(nil), g.subscribed...),
 		Session:           g.session.Snapshot(now),
 		Connected:         g.sess != nil,
+		Binding:           g.binding,
 		Push:              g.push.Status(now, g.session.Link()),
 		Ladder:            g.ladder,
 		Recovering:        string(g.recovery),
@@ -76,6 +84,7 @@ func (g *Gateway) publish() {
 		Episodes:          g.episodes.Snapshot(),
 		DroppedEvents:     g.overflowed,
 		DecodeErrors:      g.decodeErrors,
+		PrimeFailures:     maps.Clone(g.primeFailures),
 		Ready:             g.primedOnce(),
 		PollFailureStreak: g.modules.FailureStreak(),
 	}

@@ -12,10 +12,19 @@
 // version that wrote it (a live write gets a fresh version, a prime write the
 // mark of its request), and ApplyPrime skips entries whose version is newer
 // than its own mark.
+//
+// A prime is the cloud's whole truth for each module it carries: a key of
+// such a module that the prime lacks, and that nothing wrote after the prime
+// was requested, is removed (the cloud stopped reporting it).
+//
+// Size rule: a module holds at most MaxKeysPerModule keys; writes that would
+// add more are refused and counted, so a runaway push cannot grow the store
+// without bound.
 package store
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,7 +113,8 @@ type entry struct {
 	numeric   float64
 	meta      []metaPair
 	updatedAt time.Time
-	version   uint64
+	version   uint64 // the write that set the value (see the ordering rule)
+	touched   uint64 // the latest write of any kind, value or meta, or presence in a prime
 	hasValue  bool
 	isNumeric bool
 	source    Source
@@ -198,6 +208,12 @@ type module struct {
 	lastLive   time.Time
 }
 
+// DefaultMaxKeysPerModule bounds the keys one module may hold. A real
+// controller reports under 1,000 parameters; ten times that never refuses a
+// real module, while a runaway or hostile push stops at about 2 MB of store
+// per module instead of growing with every key it invents.
+const DefaultMaxKeysPerModule = 10_000
+
 // Store is the parameter store. The zero value is not usable; call New.
 type Store struct {
 	mu       sync.RWMutex
@@ -205,10 +221,35 @@ type Store struct {
 	version  uint64
 	lastAny  time.Time
 	lastLive time.Time
+	maxKeys  int               // keys per module; 0 = unbounded
+	refused  map[string]uint64 // devid -> updates refused by the bound
 }
 
-// New returns an empty store.
-func New() *Store { return &Store{modules: make(map[string]*module)} }
+// New returns an empty store holding at most DefaultMaxKeysPerModule keys
+// per module.
+func New() *Store { return NewLimited(DefaultMaxKeysPerModule) }
+
+// NewLimited returns an empty store holding at most maxKeysPerModule keys per
+// module; 0 means unbounded.
+func NewLimited(maxKeysPerModule int) *Store {
+	return &Store{modules: make(map[string]*module), maxKeys: max(0, maxKeysPerModule), refused: map[string]uint64{}}
+}
+
+// MaxKeysPerModule is the bound on keys per module (0 = unbounded): writers
+// cut oversized batches to it before they reach the store.
+func (s *Store) MaxKeysPerModule() int { return s.maxKeys }
+
+// CountRefused records n updates of a module that a writer cut before they
+// reached the store (an event carrying more keys than the bound); they are
+// reported with the store's own refusals.
+func (s *Store) CountRefused(devid string, n int) {
+	if n <= 0 {
+		return
+	}
+	s.mu.Lock()
+	s.refused[devid] += uint64(n)
+	s.mu.Unlock()
+}
 
 // PrimeMark is handed out by BeginPrime and passed to ApplyPrime.
 type PrimeMark uint64
@@ -233,11 +274,69 @@ func (s *Store) ApplyLive(updates []cloudclient.ParamUpdate, src Source, now tim
 }
 
 // ApplyPrime stores a prime response requested at mark. Values written after
-// the mark (by live updates or by a prime requested later) are kept.
+// the mark (by live updates or by a prime requested later) are kept. For every
+// module the response carries, keys it lacks are removed unless something
+// wrote them after the mark; a module the response does not mention at all is
+// left as it is (no answer about it is not an empty answer).
 func (s *Store) ApplyPrime(mark PrimeMark, updates []cloudclient.ParamUpdate, now time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.pruneAbsent(uint64(mark), updates)
 	return s.apply(updates, SourcePrime, uint64(mark), now)
+}
+
+// pruneAbsent removes the keys of the modules in a prime that the prime
+// lacks and that were last touched before its mark. It runs before the
+// prime's own writes so that keys it removes make room under the bound for
+// the keys it adds.
+func (s *Store) pruneAbsent(mark uint64, updates []cloudclient.ParamUpdate) {
+	var named []*module
+	var mod *module
+	var modID string
+	for i := range updates {
+		u := &updates[i]
+		if mod == nil || u.Devid != modID {
+			modID, mod = u.Devid, s.modules[u.Devid]
+			if mod != nil && !slices.Contains(named, mod) {
+				named = append(named, mod)
+			}
+		}
+		if mod == nil {
+			continue
+		}
+		if e := mod.lookup(Key{Pool: u.Pool, Chan: u.Chan, Idx: u.Idx}); e != nil && e.touched < mark {
+			e.touched = mark // present in the prime
+		}
+	}
+	for _, m := range named {
+		m.removeTouchedBefore(mark)
+	}
+}
+
+// removeTouchedBefore deletes the entries last touched before version. The
+// cached orders keep their order, so nothing needs sorting again.
+func (m *module) removeTouchedBefore(version uint64) {
+	gone := 0
+	for _, e := range m.sorted {
+		if e.touched >= version {
+			continue
+		}
+		gone++
+		if pk, ok := m.packKey(e.key, false); ok && m.params[pk] == e {
+			delete(m.params, pk)
+		} else {
+			delete(m.odd, e.key)
+		}
+		if !e.isNumeric {
+			m.nonNumeric--
+		}
+	}
+	if gone == 0 {
+		return
+	}
+	keep := func(e *entry) bool { return e.touched < version }
+	m.sorted = slices.DeleteFunc(m.sorted, keep)
+	m.byLabel = slices.DeleteFunc(m.byLabel, keep)
 }
 
 func (s *Store) apply(updates []cloudclient.ParamUpdate, src Source, version uint64, now time.Time) int {
@@ -257,7 +356,11 @@ func (s *Store) apply(updates []cloudclient.ParamUpdate, src Source, version uin
 		k := Key{Pool: u.Pool, Chan: u.Chan, Idx: u.Idx}
 		e := mod.lookup(k)
 		if e == nil {
-			e = &entry{key: k, param: k.Param()}
+			if s.maxKeys > 0 && mod.len() >= s.maxKeys {
+				s.refused[modID]++
+				continue
+			}
+			e = &entry{key: k, param: k.Param(), touched: version}
 			mod.insert(k, e)
 			mod.sorted = append(mod.sorted, e)
 			mod.dirty = true
@@ -268,6 +371,7 @@ func (s *Store) apply(updates []cloudclient.ParamUpdate, src Source, version uin
 			// Written after this prime was requested: the stored value is newer.
 			continue
 		}
+		e.touched = max(e.touched, version)
 		if len(u.Meta) > 0 {
 			if e.meta == nil {
 				e.meta = make([]metaPair, 0, len(u.Meta))
@@ -373,6 +477,11 @@ func (s *Store) Retain(devids []string) {
 			delete(s.modules, d)
 		}
 	}
+	for d := range s.refused {
+		if _, ok := keep[d]; !ok {
+			delete(s.refused, d)
+		}
+	}
 	s.mu.Unlock()
 }
 
@@ -459,6 +568,9 @@ type ModuleStats struct {
 	Params, NonNumeric int
 	LastUpdate         time.Time // any source
 	LastLive           time.Time
+	// Refused counts updates refused because the module held
+	// MaxKeysPerModule keys or an event carried more than that.
+	Refused uint64
 }
 
 // Stats returns per-module summaries keyed by devid.
@@ -467,7 +579,12 @@ func (s *Store) Stats() map[string]ModuleStats {
 	defer s.mu.RUnlock()
 	out := make(map[string]ModuleStats, len(s.modules))
 	for d, m := range s.modules {
-		out[d] = ModuleStats{Params: m.len(), NonNumeric: m.nonNumeric, LastUpdate: m.lastUpdate, LastLive: m.lastLive}
+		out[d] = ModuleStats{Params: m.len(), NonNumeric: m.nonNumeric, LastUpdate: m.lastUpdate, LastLive: m.lastLive, Refused: s.refused[d]}
+	}
+	for d, n := range s.refused {
+		if _, ok := out[d]; !ok {
+			out[d] = ModuleStats{Refused: n}
+		}
 	}
 	return out
 }
