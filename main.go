@@ -21,7 +21,7 @@ import (
 // Exit codes, as documented in the README.
 const (
 	exitOK      = 0
-	exitRuntime = 1 // the command ran and failed (cloud unreachable, wrong credentials, ...)
+	exitRuntime = 1 // the command ran and failed (cloud unreachable, a runtime fault, ...)
 	exitUsage   = 2 // bad flags or configuration
 )
 

@@ -281,10 +281,16 @@ func (g *Gateway) retry(ctx context.Context, fn func() error) error {
 	}
 }
 
+// isAuthRejected says whether err means the account, not the cloud, is the
+// problem: the login endpoint refused the credentials (the client's own
+// classification, the one logins_total counts), another call was still
+// refused after the client's re-login, or there are no credentials at all.
 func isAuthRejected(err error) bool {
+	if cloudclient.ClassifyLogin(err) == cloudclient.LoginRejected || errors.Is(err, cloudclient.ErrNoCredentials) {
+		return true
+	}
 	var apiErr *cloudclient.APIError
-	return errors.As(err, &apiErr) && (apiErr.Status == 401 || apiErr.Status == 403) ||
-		errors.Is(err, cloudclient.ErrNoCredentials)
+	return errors.As(err, &apiErr) && (apiErr.Status == 401 || apiErr.Status == 403)
 }
 
 // chooseModules picks the devids to watch from a listing.
