@@ -323,6 +323,9 @@ func (s *scenario) dump() string {
 	st := s.gw.Status()
 	fmt.Fprintf(&b, "\n  status: connected=%v sid=%q recovering=%q ladder=%+v", st.Connected, st.NamespaceSID, st.Recovering, st.Ladder)
 	fmt.Fprintf(&b, "\n  simulator requests: %v", s.sim.RequestCounts())
+	s.mu.Lock()
+	fmt.Fprintf(&b, "\n  REST answers seen by the client: %v", s.codes)
+	s.mu.Unlock()
 	return b.String()
 }
 
