@@ -43,6 +43,14 @@ const (
 	// session without a close frame, once (with no session, the next one
 	// to bind).
 	FaultAbortTransport FaultKind = "abort_transport"
+	// FaultStallTransport black-holes the connection of every connected
+	// session (bound to Devid when set; with no session, the next one to
+	// bind), once: nothing more the cloud writes on it reaches the client
+	// (Engine.IO pings included), nothing more the client sends is read,
+	// and the cloud's close of it stalls (no close frame, no FIN). The
+	// client is left believing it is connected until its own heartbeat
+	// runs out. The connections are dropped when the fault is cleared.
+	FaultStallTransport FaultKind = "stall_transport"
 	// FaultStallHandshake holds /socket.io/ requests unanswered until the
 	// fault is cleared or the client gives up.
 	FaultStallHandshake FaultKind = "stall_handshake"
@@ -57,7 +65,7 @@ const (
 var FaultKinds = []FaultKind{
 	FaultHTTPStatus, FaultLatency, FaultDispatchTimeout, FaultLoginDupEntry, FaultDegradedRow,
 	FaultMissingRow, FaultListing, FaultConnectNotBound, FaultMutePushes, FaultCloseTransport,
-	FaultAbortTransport, FaultStallHandshake, FaultNoNamespaceAck, FaultHandshake503,
+	FaultAbortTransport, FaultStallTransport, FaultStallHandshake, FaultNoNamespaceAck, FaultHandshake503,
 }
 
 // Fault is one switched-on failure.
@@ -127,6 +135,9 @@ type activeFault struct {
 	f         Fault
 	remaining int  // 0 = unlimited
 	oneShot   bool // transport faults: consumed by the sessions present when they fire
+	// stalls are the connections a stall_transport fault black-holed; they
+	// are dropped when the fault goes.
+	stalls []*connStall
 }
 
 // Inject switches a fault on and returns its id (ids start at 1). An invalid
@@ -156,7 +167,7 @@ func (c *Cloud) InjectFault(f Fault) (int, error) {
 	c.faultsChangedLocked()
 	c.mu.Unlock()
 	c.log.Info("cloudsim: fault injected", "id", af.id, "kind", f.Kind, "path", f.Path, "count", f.Count, "devid", f.Devid)
-	if f.Kind == FaultCloseTransport || f.Kind == FaultAbortTransport {
+	if f.Kind == FaultCloseTransport || f.Kind == FaultAbortTransport || f.Kind == FaultStallTransport {
 		c.fireTransportFaults()
 	}
 	return af.id, nil
@@ -173,6 +184,9 @@ func (c *Cloud) Clear(id int) {
 func (c *Cloud) ClearAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for _, af := range c.faults {
+		releaseStalls(af)
+	}
 	c.faults = nil
 	c.faultsChangedLocked()
 }
@@ -191,6 +205,7 @@ func (c *Cloud) Faults() []ActiveFault {
 func (c *Cloud) removeFaultLocked(id int) bool {
 	for i, af := range c.faults {
 		if af.id == id {
+			releaseStalls(af)
 			c.faults = append(c.faults[:i], c.faults[i+1:]...)
 			c.faultsChangedLocked()
 			return true

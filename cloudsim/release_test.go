@@ -120,11 +120,11 @@ func (w *rawWS) leave() {
 
 // TestEndedSessionsReleaseConnectionsAndGoroutines connects and ends many
 // realtime sessions every way a session ends (the client leaves cleanly,
-// the client drops its connection, close_transport, abort_transport, a
-// namespace CONNECT left unanswered until the connect timeout) and checks
-// that the cloud gives back every connection and goroutine it held for
-// them: each reconnect of a long-running simulator must not cost a
-// descriptor or a goroutine.
+// the client drops its connection, close_transport, abort_transport,
+// stall_transport once cleared, a namespace CONNECT left unanswered until
+// the connect timeout) and checks that the cloud gives back every
+// connection and goroutine it held for them: each reconnect of a
+// long-running simulator must not cost a descriptor or a goroutine.
 func TestEndedSessionsReleaseConnectionsAndGoroutines(t *testing.T) {
 	c := startCloud(t, Options{ConnectTimeout: 200 * time.Millisecond})
 	// No keep-alive: the test's own HTTP connections are gone before the
@@ -154,6 +154,12 @@ func TestEndedSessionsReleaseConnectionsAndGoroutines(t *testing.T) {
 		{"abort_transport", func(w *rawWS) {
 			w.join()
 			c.Inject(Fault{Kind: FaultAbortTransport})
+			w.endsBy()
+		}},
+		{"stall_transport, then cleared", func(w *rawWS) {
+			w.join()
+			id := c.Inject(Fault{Kind: FaultStallTransport})
+			c.Clear(id)
 			w.endsBy()
 		}},
 		{"no_namespace_ack", func(w *rawWS) {
