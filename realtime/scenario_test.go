@@ -140,11 +140,15 @@ func TestScenario02EngineIOAbortWithoutDisconnect(t *testing.T) {
 	stall := s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultStallHandshake})
 	s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultAbortTransport})
 
-	s.eventually("session down with an Engine.IO reason, push unhealthy", func() bool {
-		r := s.sessionOutageReason()
-		return s.is(0, "bragerone_session_up") && (r == "eio_close" || r == "supervisor_stale") && s.is(0, "bragerone_push_healthy")
+	// The library reports the abort (its transport error): the reason is
+	// the classified one, not the supervisor's, whatever tick comes first.
+	s.eventually("session down, reason eio_close, push unhealthy", func() bool {
+		return s.is(0, "bragerone_session_up") && s.sessionOutageReason() != "" && s.is(0, "bragerone_push_healthy")
 	})
 	reason := s.sessionOutageReason()
+	if reason != "eio_close" {
+		t.Fatalf("outage reason %q, want eio_close:%s", reason, s.dump())
+	}
 	for _, dv := range s.sim.Devids() {
 		if !s.is(1, "bragerone_module_online", "devid", dv) {
 			t.Fatalf("losing our session took module %s offline:%s", dv, s.dump())
@@ -168,6 +172,121 @@ func TestScenario02EngineIOAbortWithoutDisconnect(t *testing.T) {
 	}
 	s.nudgeLive(d, s.vKey(d, 1), 10)
 	s.nothingLost()
+}
+
+// shortHeartbeat makes the simulated cloud's Engine.IO heartbeat run out
+// in a third of a second (the client gives up after pingInterval +
+// pingTimeout without a ping).
+func shortHeartbeat(o *cloudsim.Options) {
+	o.PingInterval = 100 * time.Millisecond
+	o.PingTimeout = 200 * time.Millisecond
+}
+
+// §7.2, the session dead without a disconnect: the connection goes silent
+// (nothing arrives, the cloud's close of it stalls) while the client still
+// believes it is connected.
+func TestScenario02SessionDeadWithoutDisconnect(t *testing.T) {
+	// This client library notices the silence itself once its heartbeat
+	// runs out, and reports the end: reason server_stop, and a new
+	// connection while the stalled one is still held open by the cloud.
+	t.Run("the heartbeat runs out", func(t *testing.T) {
+		s := startScenario(t, scenarioSetup{sim: shortHeartbeat})
+		sid := s.waitUp()
+		old, _ := s.simSession(sid)
+		d := s.sim.Devids()[1]
+		stall := s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultStallTransport})
+		key := s.vKey(d, 0)
+		s.sim.SetParam(d, key, 7171) // pushed into the black hole
+		s.eventually("an outage with reason server_stop", func() bool {
+			return s.is(1, "bragerone_session_outages_total", "reason", "server_stop")
+		})
+		now := s.waitNewBound(sid)
+		if ss, _ := s.simSession(now); ss.EngineSID == old.EngineSID || ss.RemoteAddr == old.RemoteAddr {
+			t.Fatalf("the new session reuses the stalled connection: %+v, stalled %+v", ss, old)
+		}
+		s.exportedIs(d, key, 7171)
+		s.sim.Clear(stall)
+		s.nudgeLive(d, s.vKey(d, 1), 1)
+		if n := s.sum("bragerone_session_outages_total"); n != 1 {
+			t.Fatalf("%g outages published, want 1:%s", n, s.dump())
+		}
+		s.nothingLost()
+	})
+	// The field failure proper: the library has closed the session but its
+	// end never reaches the gateway, and tearing it down hangs. Only the
+	// supervisor can find it: reason supervisor_stale, a new client on a
+	// new connection without waiting for the hung teardown, nothing lost.
+	t.Run("its end is never reported", func(t *testing.T) {
+		s := startScenario(t, scenarioSetup{sim: shortHeartbeat, seam: true})
+		sid := s.waitUp()
+		old, _ := s.simSession(sid)
+		dead := s.seamOf(sid)
+		dead.arm(seamMode{holdEvent: true, holdDone: true, hangDisconnect: true})
+		d := s.sim.Devids()[1]
+		stall := s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultStallTransport})
+		key := s.vKey(d, 0)
+		s.sim.SetParam(d, key, 7272) // pushed into the black hole
+		s.eventually("an outage with reason supervisor_stale", func() bool {
+			return s.is(1, "bragerone_session_outages_total", "reason", "supervisor_stale")
+		})
+		now := s.waitNewBound(sid)
+		dead.mu.Lock()
+		libReason, begun, returned := dead.reason, dead.disconnects, dead.disconnected
+		dead.mu.Unlock()
+		if libReason != "server_stop" {
+			t.Fatalf("the library ended the stalled session with %q, want server_stop (its heartbeat)", libReason)
+		}
+		if begun == 0 || returned != 0 {
+			t.Fatalf("teardown of the dead session: %d begun, %d returned; want it begun and still hanging", begun, returned)
+		}
+		if ss, _ := s.simSession(now); ss.EngineSID == old.EngineSID || ss.RemoteAddr == old.RemoteAddr {
+			t.Fatalf("the new session reuses the dead client's connection: %+v, dead %+v", ss, old)
+		}
+		s.eventually("session restored with reason supervisor_stale", func() bool {
+			return s.is(1, "bragerone_session_up") && s.labelOf("bragerone_session_last_outage_seconds", "reason") == "supervisor_stale"
+		})
+		s.exportedIs(d, key, 7272)
+		s.sim.Clear(stall)
+		s.nudgeLive(d, s.vKey(d, 1), 1)
+		if n := s.sum("bragerone_session_outages_total"); n != 1 {
+			t.Fatalf("%g outages published, want 1:%s", n, s.dump())
+		}
+		s.nothingLost()
+	})
+}
+
+// A session whose end the library has reported, or reports a moment after
+// the supervisor looked, is not found dead by the supervisor: its
+// disconnect, with the classified reason, decides the outage.
+func TestScenario02ReportedEndIsNotSupervisorStale(t *testing.T) {
+	for name, m := range map[string]seamMode{
+		// Done is closed, the disconnect event still on its way for three looks.
+		"disconnect event late": {holdEvent: true, releaseAtLook: 3},
+		// Closed at the library, the end reported only after one look.
+		"end reported after a look": {holdEvent: true, holdDone: true, releaseAtLook: 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := startScenario(t, scenarioSetup{seam: true})
+			sid := s.waitUp()
+			ss := s.seamOf(sid)
+			ss.arm(m)
+			s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultCloseTransport})
+			s.waitNewBound(sid)
+			ss.mu.Lock()
+			reason, looks := ss.reason, ss.looks
+			ss.mu.Unlock()
+			if looks < m.releaseAtLook {
+				t.Fatalf("the session was replaced after %d looks at its Done, before its end was reported (held for %d):%s", looks, m.releaseAtLook, s.dump())
+			}
+			s.eventually("the outage published with the reported reason", func() bool {
+				return s.is(1, "bragerone_session_outages_total", "reason", reason)
+			})
+			if v, _ := s.metric("bragerone_session_outages_total", "reason", "supervisor_stale"); v != 0 || reason == "supervisor_stale" {
+				t.Fatalf("a reported end (%q) published as supervisor_stale:%s", reason, s.dump())
+			}
+			s.nothingLost()
+		})
+	}
 }
 
 // §7.3: Engine.IO opens but the /ws join is never acknowledged; the connect
