@@ -43,6 +43,12 @@ const (
 	// session without a close frame, once (with no session, the next one
 	// to bind).
 	FaultAbortTransport FaultKind = "abort_transport"
+	// FaultConnectError sends every connected session (bound to Devid when
+	// set; with no session, the next one to bind) a Socket.IO CONNECT_ERROR
+	// for /ws after its join, once, carrying {"message": Body, default
+	// "Unauthorized"}: a connect_error while connected
+	// (cloud-wire-facts §7.20).
+	FaultConnectError FaultKind = "connect_error"
 	// FaultStallTransport black-holes the connection of every connected
 	// session (bound to Devid when set; with no session, the next one to
 	// bind), once: nothing more the cloud writes on it reaches the client
@@ -65,8 +71,13 @@ const (
 var FaultKinds = []FaultKind{
 	FaultHTTPStatus, FaultLatency, FaultDispatchTimeout, FaultLoginDupEntry, FaultDegradedRow,
 	FaultMissingRow, FaultListing, FaultConnectNotBound, FaultMutePushes, FaultCloseTransport,
-	FaultAbortTransport, FaultStallTransport, FaultStallHandshake, FaultNoNamespaceAck, FaultHandshake503,
+	FaultAbortTransport, FaultStallTransport, FaultConnectError, FaultStallHandshake, FaultNoNamespaceAck,
+	FaultHandshake503,
 }
+
+// sessionFaults act on the sessions connected when they are injected (or on
+// the next one to bind).
+var sessionFaults = []FaultKind{FaultCloseTransport, FaultAbortTransport, FaultStallTransport, FaultConnectError}
 
 // Fault is one switched-on failure.
 type Fault struct {
@@ -167,7 +178,7 @@ func (c *Cloud) InjectFault(f Fault) (int, error) {
 	c.faultsChangedLocked()
 	c.mu.Unlock()
 	c.log.Info("cloudsim: fault injected", "id", af.id, "kind", f.Kind, "path", f.Path, "count", f.Count, "devid", f.Devid)
-	if f.Kind == FaultCloseTransport || f.Kind == FaultAbortTransport || f.Kind == FaultStallTransport {
+	if kindIn(f.Kind, sessionFaults) {
 		c.fireTransportFaults()
 	}
 	return af.id, nil

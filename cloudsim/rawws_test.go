@@ -229,3 +229,17 @@ func TestWireStallTransportBlackHolesUntilCleared(t *testing.T) {
 		t.Fatalf("first packet on a new session = %q, want a ping", ping)
 	}
 }
+
+func TestWireConnectErrorAfterTheJoin(t *testing.T) {
+	c := startCloud(t, Options{})
+	tok := login(t, c)
+	w := rawDial(t, c, tok)
+	w.join()
+	c.Inject(Fault{Kind: FaultConnectError, Body: "token revoked"})
+	if got, want := w.text(), `44/ws,{"message":"token revoked"}`; got != want {
+		t.Fatalf("packet after the fault = %s, want %s", got, want)
+	}
+	if len(c.Faults()) != 0 {
+		t.Fatalf("one-shot fault still active: %v", c.Faults())
+	}
+}

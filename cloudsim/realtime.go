@@ -472,18 +472,18 @@ func (c *Cloud) EmitMemoryUpdated(devid string) {
 	c.emit(devid, EventMemoryUpdated, map[string]any{"devid": devid})
 }
 
-// fireTransportFaults applies the one-shot close_transport, abort_transport
-// and stall_transport faults to the connected sessions (bound to Devid when
-// set). A fault that finds no session stays armed and hits the next session
+// fireTransportFaults applies the one-shot close_transport, abort_transport,
+// stall_transport and connect_error faults to the connected sessions (bound
+// to Devid when set). A fault that finds no session stays armed and hits the next session
 // that binds: by then the client holds its namespace SID, so the close
 // cannot overtake the CONNECT acknowledgement still queued for it. A
 // stall_transport fault that fired stays listed, holding its connections,
 // until it is cleared.
 func (c *Cloud) fireTransportFaults() {
 	type hit struct {
-		kind        FaultKind
-		sid, remote string
-		sock        *sio.Socket
+		kind              FaultKind
+		sid, remote, body string
+		sock              *sio.Socket
 	}
 	var hits []hit
 	c.mu.Lock()
@@ -491,7 +491,7 @@ func (c *Cloud) fireTransportFaults() {
 	for _, af := range append([]*activeFault(nil), c.faults...) {
 		switch {
 		case af.f.Kind == FaultStallTransport && af.stalls == nil:
-		case af.f.Kind == FaultCloseTransport, af.f.Kind == FaultAbortTransport:
+		case af.f.Kind == FaultCloseTransport, af.f.Kind == FaultAbortTransport, af.f.Kind == FaultConnectError:
 		default:
 			continue
 		}
@@ -501,7 +501,7 @@ func (c *Cloud) fireTransportFaults() {
 			if s == nil || !s.live() || (af.f.Devid != "" && !s.bound[af.f.Devid]) {
 				continue
 			}
-			hits = append(hits, hit{af.f.Kind, s.sid, s.remote, s.sock})
+			hits = append(hits, hit{af.f.Kind, s.sid, s.remote, af.f.Body, s.sock})
 			n++
 		}
 		switch {
@@ -527,8 +527,26 @@ func (c *Cloud) fireTransportFaults() {
 			c.closeTransport(h.sid, h.sock)
 		case FaultAbortTransport:
 			c.abortTransport(h.sid, h.remote, h.sock)
+		case FaultConnectError:
+			c.sendConnectError(h.sid, h.sock, h.body)
 		}
 	}
+}
+
+// sendConnectError sends a joined session a Socket.IO CONNECT_ERROR for the
+// namespace (`44/ws,{"message":…}` on the wire); the client ends the session.
+func (c *Cloud) sendConnectError(sid string, sock *sio.Socket, message string) {
+	if message == "" {
+		message = "Unauthorized"
+	}
+	data, err := json.Marshal(map[string]any{"message": message})
+	if err != nil {
+		c.log.Error("cloudsim: encoding a CONNECT_ERROR", "err", err)
+		return
+	}
+	b := append([]byte("4"+namespace+","), data...) // Socket.IO CONNECT_ERROR; Engine.IO adds the MESSAGE type '4'
+	sock.Client().WriteToEngine([]types.BufferInterface{types.NewStringBuffer(b)}, &sio.WriteOptions{})
+	c.log.Info("cloudsim: CONNECT_ERROR sent to a joined session", "sid", sid, "message", message)
 }
 
 // closeTransport ends a session cleanly at the Engine.IO layer: a WebSocket

@@ -955,24 +955,37 @@ func TestScenario19ConnectAcceptedNotBound(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.20: a connect error after having been connected (here the reconnect's
-// namespace join is refused: the token was revoked) is classified, and the
-// session comes back without waiting for a REST call to renew the token.
+// §7.20: a connect_error after having been connected counts as a
+// disconnect, with the reason classified. Here the cloud revokes the token
+// and refuses the joined namespace (a CONNECT_ERROR "Unauthorized"), then
+// every join on that token: the session comes back on a fresh login without
+// waiting for a REST call to renew the token.
 func TestScenario20ConnectErrorAfterConnected(t *testing.T) {
 	s := startScenario(t, scenarioSetup{gw: func(c *realtime.Config) { c.PollInterval = 0 }})
 	old := s.waitUp()
 	logins := s.sim.Requests("POST /v1/auth/user")
 	s.sim.RevokeTokens()
-	s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultCloseTransport})
+	s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultConnectError, Body: "Unauthorized"})
+	// Counted as soon as it is published (the session may be back before
+	// a scrape sees it down).
+	s.eventually("an outage counted with reason connect_error", func() bool {
+		return s.is(1, "bragerone_session_outages_total", "reason", "connect_error")
+	})
+	d := s.sim.Devids()[0]
+	key := s.vKey(d, 0)
+	s.sim.SetParam(d, key, 2020) // changed around the outage
 	s.waitNewBound(old)
 	if s.sim.Requests("POST /v1/auth/user") <= logins {
 		t.Fatal("no fresh login after the refused join")
 	}
-	s.eventually("session restored", func() bool {
-		return s.is(1, "bragerone_session_up") && s.labelOf("bragerone_session_last_outage_seconds", "reason") != ""
+	s.eventually("session restored, the last outage's reason connect_error", func() bool {
+		return s.is(1, "bragerone_session_up") && s.labelOf("bragerone_session_last_outage_seconds", "reason") == "connect_error"
 	})
-	d := s.sim.Devids()[0]
-	s.nudgeLive(d, s.vKey(d, 0), 1)
+	if n := s.sum("bragerone_session_outages_total"); n != 1 {
+		t.Fatalf("%g outages published, want the one connect_error:%s", n, s.dump())
+	}
+	s.exportedIs(d, key, 2020)
+	s.nudgeLive(d, s.vKey(d, 1), 1)
 	s.nothingLost()
 }
 
