@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -58,6 +59,7 @@ type scenario struct {
 	seams     []*seamSession         // every session made through the seam, in connect order
 	seamsOver bool                   // the scenario ended: seam sessions hold nothing back
 	built     int                    // transports the gateway built
+	sent      []sentToken            // the token each request to the cloud carried
 }
 
 func scenarioLogger() *slog.Logger {
@@ -120,7 +122,8 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 				return nil
 			}
 		},
-		Observer: s.observe,
+		Observer:   s.observe,
+		HTTPClient: &http.Client{Transport: tokenRecorder{s: s, next: http.DefaultTransport}},
 	}
 	if su.client != nil {
 		su.client(&ccfg)
@@ -138,9 +141,17 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 	if connectTimeout == 0 {
 		connectTimeout = 400 * time.Millisecond
 	}
+	handshakeHeader := realtime.HandshakeHeaders(client, sim.URL())
+	recordedHeader := func(ctx context.Context) (http.Header, error) {
+		h, err := handshakeHeader(ctx)
+		if err == nil {
+			s.recordToken("GET /socket.io/", h.Get("Authorization"))
+		}
+		return h, err
+	}
 	cfg.NewTransport = func() (transport.Transport, error) {
 		tr, err := transport.New(transport.Config{
-			BaseURL: sim.URL(), Header: realtime.HandshakeHeaders(client, sim.URL()),
+			BaseURL: sim.URL(), Header: recordedHeader,
 			ConnectTimeout: connectTimeout, TeardownTimeout: 300 * time.Millisecond, Logger: scenarioLogger(),
 		})
 		if err != nil {
@@ -189,6 +200,47 @@ func (s *scenario) observe(endpoint string, code int, _ time.Duration) {
 		s.codes[endpoint] = map[int]int{}
 	}
 	s.codes[endpoint][code]++
+}
+
+// sentToken is the bearer token one request carried ("" for none).
+type sentToken struct{ endpoint, token string }
+
+// tokenRecorder records the bearer token of every REST request.
+type tokenRecorder struct {
+	s    *scenario
+	next http.RoundTripper
+}
+
+func (r tokenRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.s.recordToken(req.Method+" "+req.URL.Path, req.Header.Get("Authorization"))
+	return r.next.RoundTrip(req)
+}
+
+func (s *scenario) recordToken(endpoint, authorization string) {
+	scheme, tok, _ := strings.Cut(strings.TrimSpace(authorization), " ")
+	if !strings.EqualFold(scheme, "bearer") {
+		tok = ""
+	}
+	s.mu.Lock()
+	s.sent = append(s.sent, sentToken{endpoint, strings.TrimSpace(tok)})
+	s.mu.Unlock()
+}
+
+// withoutToken lists the requests that needed a token (all but the login)
+// and went out without one, and counts the requests that carried one.
+func (s *scenario) withoutToken() (missing []string, carried int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.sent {
+		switch {
+		case st.endpoint == "POST /v1/auth/user":
+		case st.token == "":
+			missing = append(missing, st.endpoint)
+		default:
+			carried++
+		}
+	}
+	return missing, carried
 }
 
 // answers returns how many REST answers with code the client saw for endpoint.

@@ -690,6 +690,8 @@ func TestScenario11ModuleFlapDuringCooldown(t *testing.T) {
 		s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes})
 		s.eventually("cooldown after a recycle", func() bool { return inCooldown(s) && s.gw.Status().Recovering == "" })
 		connects, logins := s.sim.Requests("POST /v1/modules/connect"), s.sim.Requests("POST /v1/auth/user")
+		key := s.vKey(d, 1)
+		s.sim.SetParam(d, key, 1111) // muted: only a REST prime brings it
 		flap(s, s.sim.Devids()[1])
 		s.eventually("cooldown cleared and the session bound again", func() bool {
 			return !inCooldown(s) && s.sim.Requests("POST /v1/modules/connect") > connects
@@ -697,6 +699,8 @@ func TestScenario11ModuleFlapDuringCooldown(t *testing.T) {
 		if s.sim.Requests("POST /v1/auth/user") <= logins {
 			t.Fatal("module-online recovery did not log in afresh")
 		}
+		s.exportedIs(d, key, 1111)
+		s.nothingLost()
 	})
 	t.Run("failed login re-arms the cooldown", func(t *testing.T) {
 		s := startScenario(t, scenarioSetup{gw: cooldownLadder})
@@ -706,8 +710,10 @@ func TestScenario11ModuleFlapDuringCooldown(t *testing.T) {
 		s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes})
 		s.eventually("cooldown after a recycle", func() bool { return inCooldown(s) && s.gw.Status().Recovering == "" })
 		armed := s.gw.Status().Ladder.CooldownUntil
-		s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/auth/user", Status: 503})
+		auth := s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/auth/user", Status: 503})
 		connects := s.sim.Requests("POST /v1/modules/connect")
+		key := s.vKey(d, 1)
+		s.sim.SetParam(d, key, 1112) // muted: only a REST prime brings it
 		flap(s, s.sim.Devids()[1])
 		s.eventually("the login tried and the cooldown re-armed", func() bool {
 			st := s.gw.Status()
@@ -716,6 +722,9 @@ func TestScenario11ModuleFlapDuringCooldown(t *testing.T) {
 		if s.sim.Requests("POST /v1/modules/connect") != connects {
 			t.Fatal("the session was rebound although the fresh login failed")
 		}
+		s.sim.Clear(auth)
+		s.exportedIs(d, key, 1112)
+		s.nothingLost()
 	})
 }
 
@@ -738,6 +747,8 @@ func TestScenario12NoStreakDuringCooldown(t *testing.T) {
 		return v >= 1 && c > 0
 	})
 	s.sim.Clear(auth)
+	key := s.vKey(d, 1)
+	s.sim.SetParam(d, key, 1212) // muted: only a REST prime brings it
 	hard := s.recoveries("hard_restart")
 	primes := s.sim.Requests("POST /v1/modules/parameters")
 	s.holdsWhile(func() bool {
@@ -752,6 +763,8 @@ func TestScenario12NoStreakDuringCooldown(t *testing.T) {
 		v, _ := s.metric("bragerone_recovery_actions_total", "step", "hard_restart", "result", "ok")
 		return v >= 1
 	})
+	s.exportedIs(d, key, 1212)
+	s.nothingLost()
 }
 
 // §7.13: requests issued while a forced re-login has dropped the token wait
@@ -764,6 +777,9 @@ func TestScenario13NoTokenRaceDuringRelogin(t *testing.T) {
 	s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultLatency, Path: "POST /v1/auth/user", DelayMS: 200})
 	logins := s.sim.Requests("POST /v1/auth/user")
 	s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes})
+	key := s.vKey(d, 1)
+	// Muted: only a REST prime brings it.
+	s.sim.SetParam(d, key, 1313)
 	s.requestsAfter("POST /v1/auth/user", logins) // the forced login is under way
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
@@ -797,6 +813,8 @@ func TestScenario13NoTokenRaceDuringRelogin(t *testing.T) {
 	if !s.is(0, "bragerone_module_poll_failure_streak") {
 		t.Fatalf("polls failed during the re-login:%s", s.dump())
 	}
+	s.exportedIs(d, key, 1313)
+	s.nothingLost()
 }
 
 // §7.14: the exporter persists no token; what applies is that an empty or
@@ -813,6 +831,10 @@ func TestScenario14EmptyTokenDiscarded(t *testing.T) {
 				t.Fatal("the bad token is still in use")
 			}
 			s.nothingLost()
+			// No request, REST or handshake, went out with an empty token.
+			if missing, carried := s.withoutToken(); len(missing) != 0 || carried == 0 {
+				t.Fatalf("requests without a token: %v (%d with one)", missing, carried)
+			}
 		})
 	}
 }
@@ -903,7 +925,15 @@ func TestScenario18StopWhileDown(t *testing.T) {
 	s.goDown()
 	s.eventually("outage open", func() bool { return s.sessionOutageReason() != "" })
 	reason := s.sessionOutageReason()
+	d := s.sim.Devids()[1]
+	key := s.vKey(d, 0)
+	s.sim.SetParam(d, key, 1818) // pushed to nobody: the REST prime while down brings it
+	s.exportedIs(d, key, 1818)
 	s.stop()
+	// Stopping keeps what was known: every value still the cloud's.
+	if diff := s.lostDiff(); diff != "" {
+		t.Fatalf("values lost by the stop: %s", diff)
+	}
 	if !s.is(0, "bragerone_session_up") {
 		t.Fatalf("session shown up after stop:%s", s.dump())
 	}
