@@ -2,6 +2,7 @@ package realtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -60,6 +61,7 @@ type scenario struct {
 	seamsOver bool                   // the scenario ended: seam sessions hold nothing back
 	built     int                    // transports the gateway built
 	sent      []sentToken            // the token each request to the cloud carried
+	binds     []map[string]any       // the bodies posted to modules/connect, in order
 }
 
 func scenarioLogger() *slog.Logger {
@@ -213,7 +215,32 @@ type tokenRecorder struct {
 
 func (r tokenRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.s.recordToken(req.Method+" "+req.URL.Path, req.Header.Get("Authorization"))
+	if req.Method == http.MethodPost && req.URL.Path == "/v1/modules/connect" && req.GetBody != nil {
+		if body, err := req.GetBody(); err == nil {
+			var b map[string]any
+			if json.NewDecoder(body).Decode(&b) == nil {
+				r.s.mu.Lock()
+				r.s.binds = append(r.s.binds, b)
+				r.s.mu.Unlock()
+			}
+			body.Close()
+		}
+	}
 	return r.next.RoundTrip(req)
+}
+
+// bindsFor returns the modules/connect bodies that carried sid (under any
+// key), in order.
+func (s *scenario) bindsFor(sid string) []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	for _, b := range s.binds {
+		if b["wsid"] == sid || b["sid"] == sid {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 func (s *scenario) recordToken(endpoint, authorization string) {

@@ -959,16 +959,39 @@ func TestScenario18StopWhileDown(t *testing.T) {
 func TestScenario19ConnectAcceptedNotBound(t *testing.T) {
 	s := startScenario(t, scenarioSetup{})
 	old := s.waitUp()
-	connects := s.sim.Requests("POST /v1/modules/connect")
+	oldBinds := len(s.bindsFor(old))
 	nb := s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultConnectNotBound})
 	s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultCloseTransport})
-	// Every body variant (wsid, sid, wsid+group_id, with the namespace and
-	// then the engine SID) is answered 201, and tried again while unbound.
+	// Every body variant (wsid, sid, then wsid with group_id), each with
+	// the new session's namespace SID, is answered 201; the round is tried
+	// again while unbound.
+	var sid string
 	s.eventually("a new session, every bind variant refused, and a retry", func() bool {
 		st := s.gw.Status()
-		return st.Connected && st.NamespaceSID != old && s.sim.Requests("POST /v1/modules/connect") >= connects+12
+		if !st.Connected || st.NamespaceSID == old {
+			return false
+		}
+		sid = st.NamespaceSID
+		return len(s.bindsFor(sid)) >= 6
 	})
-	sid := s.gw.Status().NamespaceSID
+	variants := map[string]int{}
+	for _, b := range s.bindsFor(sid) {
+		key := "sid"
+		if _, ok := b["wsid"]; ok {
+			key = "wsid"
+		}
+		if _, ok := b["group_id"]; ok {
+			key += "+group_id"
+		}
+		variants[key]++
+	}
+	if len(variants) != 3 || variants["wsid"] < 2 || variants["sid"] < 2 || variants["wsid+group_id"] < 2 {
+		t.Fatalf("bind variants with the new namespace SID, by body shape: %v; want wsid, sid and wsid+group_id, each tried again", variants)
+	}
+	engine, _ := s.simSession(sid)
+	if n := len(s.bindsFor(engine.EngineSID)) + len(s.bindsFor(old)) - oldBinds; n != 0 {
+		t.Fatalf("%d binds posted the Engine.IO SID or the old namespace SID", n)
+	}
 	if ss, _ := s.simSession(sid); len(ss.Bound) != 0 {
 		t.Fatalf("bound despite 201: %+v", ss)
 	}
