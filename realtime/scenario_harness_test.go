@@ -62,6 +62,7 @@ type scenario struct {
 	built     int                    // transports the gateway built
 	sent      []sentToken            // the token each request to the cloud carried
 	binds     []map[string]any       // the bodies posted to modules/connect, in order
+	primed    [][]string             // the modules of each prime request, in order
 }
 
 func scenarioLogger() *slog.Logger {
@@ -215,18 +216,42 @@ type tokenRecorder struct {
 
 func (r tokenRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.s.recordToken(req.Method+" "+req.URL.Path, req.Header.Get("Authorization"))
-	if req.Method == http.MethodPost && req.URL.Path == "/v1/modules/connect" && req.GetBody != nil {
-		if body, err := req.GetBody(); err == nil {
+	if req.Method == http.MethodPost && req.GetBody != nil {
+		switch req.URL.Path {
+		case "/v1/modules/connect":
 			var b map[string]any
-			if json.NewDecoder(body).Decode(&b) == nil {
+			if decodeBody(req, &b) {
 				r.s.mu.Lock()
 				r.s.binds = append(r.s.binds, b)
 				r.s.mu.Unlock()
 			}
-			body.Close()
+		case "/v1/modules/parameters":
+			var b struct{ Modules []string }
+			if decodeBody(req, &b) {
+				r.s.mu.Lock()
+				r.s.primed = append(r.s.primed, b.Modules)
+				r.s.mu.Unlock()
+			}
 		}
 	}
 	return r.next.RoundTrip(req)
+}
+
+// decodeBody decodes a copy of the request's JSON body.
+func decodeBody(req *http.Request, v any) bool {
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	return json.NewDecoder(body).Decode(v) == nil
+}
+
+// primes returns the modules of every prime request sent so far.
+func (s *scenario) primes() [][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]string(nil), s.primed...)
 }
 
 // bindsFor returns the modules/connect bodies that carried sid (under any
