@@ -546,6 +546,7 @@ func TestScenario08PollAndRealtimeRace(t *testing.T) {
 		s.sim.Clear(slow)
 		s.waitNewBound(sid)
 		s.eventually("streak reset", func() bool { return s.is(0, "bragerone_module_poll_failure_streak") })
+		s.nothingLost()
 	})
 	t.Run("stale REST row after a newer event", func(t *testing.T) {
 		s := startScenario(t, scenarioSetup{})
@@ -570,6 +571,7 @@ func TestScenario08PollAndRealtimeRace(t *testing.T) {
 		}
 		s.sim.SetModuleOnline(b, true)
 		s.eventually("back online", func() bool { return s.is(1, "bragerone_module_online", "devid", b) })
+		s.nothingLost()
 	})
 }
 
@@ -585,11 +587,13 @@ func TestScenario09TokenExpiryDuringOutage(t *testing.T) {
 		})
 		sid := s.waitUp()
 		tok, _ := s.client.Token()
+		// Counted from here: the token may run out, and a reconnect
+		// attempt log in afresh, while the session is still being taken down.
+		logins := s.sim.Requests("POST /v1/auth/user")
 		clear := s.goDown()
 		d := s.sim.Devids()[0]
 		key := s.vKey(d, 0)
 		s.sim.SetParam(d, key, 909)
-		logins := s.sim.Requests("POST /v1/auth/user")
 		s.eventually("the token expired during the outage", func() bool { return time.Now().After(tok.ExpiresAt) })
 		clear()
 		s.waitNewBound(sid)
