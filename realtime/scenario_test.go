@@ -718,6 +718,7 @@ func TestScenario11ModuleFlapDuringCooldown(t *testing.T) {
 		s.nudgeLive(d, s.vKey(d, 0), 1)
 		s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes})
 		s.eventually("cooldown after a recycle", func() bool { return inCooldown(s) && s.gw.Status().Recovering == "" })
+		s.waitBound() // a recycle whose connect failed reconnects after the step
 		connects, logins := s.sim.Requests("POST /v1/modules/connect"), s.sim.Requests("POST /v1/auth/user")
 		key := s.vKey(d, 1)
 		s.sim.SetParam(d, key, 1111) // muted: only a REST prime brings it
@@ -738,6 +739,7 @@ func TestScenario11ModuleFlapDuringCooldown(t *testing.T) {
 		s.nudgeLive(d, s.vKey(d, 0), 1)
 		s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes})
 		s.eventually("cooldown after a recycle", func() bool { return inCooldown(s) && s.gw.Status().Recovering == "" })
+		s.waitBound() // a recycle whose connect failed reconnects after the step
 		armed := s.gw.Status().Ladder.CooldownUntil
 		auth := s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/auth/user", Status: 503})
 		connects := s.sim.Requests("POST /v1/modules/connect")
