@@ -306,7 +306,8 @@ func (g *Gateway) replaceSilentlyDead() {
 	g.scheduleReconnect()
 }
 
-// evaluateHealth publishes a pending session outage once the hysteresis has
+// evaluateHealth replaces a session the supervisor found silently dead (if it
+// still is), publishes a pending session outage once the hysteresis has
 // elapsed and re-derives push health.
 func (g *Gateway) evaluateHealth() {
 	if g.silentSeq != 0 {
