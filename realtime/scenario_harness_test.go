@@ -59,7 +59,6 @@ type scenario struct {
 	codes     map[string]map[int]int // REST answers seen by the client, by endpoint and code
 	seams     []*seamSession         // every session made through the seam, in connect order
 	seamsOver bool                   // the scenario ended: seam sessions hold nothing back
-	built     int                    // transports the gateway built
 	sent      []sentToken            // the token each request to the cloud carried
 	binds     []map[string]any       // the bodies posted to modules/connect, in order
 	primed    [][]string             // the modules of each prime request, in order
@@ -126,7 +125,7 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 			}
 		},
 		Observer:   s.observe,
-		HTTPClient: &http.Client{Transport: tokenRecorder{s: s, next: http.DefaultTransport}},
+		HTTPClient: &http.Client{Transport: requestRecorder{s: s, next: http.DefaultTransport}},
 	}
 	if su.client != nil {
 		su.client(&ccfg)
@@ -160,9 +159,6 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 		if err != nil {
 			return nil, err
 		}
-		s.mu.Lock()
-		s.built++
-		s.mu.Unlock()
 		if su.seam {
 			return &seamTransport{Transport: tr, s: s}, nil
 		}
@@ -208,13 +204,14 @@ func (s *scenario) observe(endpoint string, code int, _ time.Duration) {
 // sentToken is the bearer token one request carried ("" for none).
 type sentToken struct{ endpoint, token string }
 
-// tokenRecorder records the bearer token of every REST request.
-type tokenRecorder struct {
+// requestRecorder records what each REST request carried: its bearer token,
+// and the body of each bind and prime.
+type requestRecorder struct {
 	s    *scenario
 	next http.RoundTripper
 }
 
-func (r tokenRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+func (r requestRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.s.recordToken(req.Method+" "+req.URL.Path, req.Header.Get("Authorization"))
 	if req.Method == http.MethodPost && req.GetBody != nil {
 		switch req.URL.Path {
@@ -875,11 +872,4 @@ func (s *scenario) seamOf(sid string) *seamSession {
 	}
 	s.t.Fatalf("no seam session %s", sid)
 	return nil
-}
-
-// transportsBuilt is how many transports the gateway built.
-func (s *scenario) transportsBuilt() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.built
 }
