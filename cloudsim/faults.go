@@ -43,6 +43,20 @@ const (
 	// session without a close frame, once (with no session, the next one
 	// to bind).
 	FaultAbortTransport FaultKind = "abort_transport"
+	// FaultConnectError sends every connected session (bound to Devid when
+	// set; with no session, the next one to bind) a Socket.IO CONNECT_ERROR
+	// for /ws after its join, once, carrying {"message": Body, default
+	// "Unauthorized"}: a connect_error while connected
+	// (cloud-wire-facts §7.20).
+	FaultConnectError FaultKind = "connect_error"
+	// FaultStallTransport black-holes the connection of every connected
+	// session (bound to Devid when set; with no session, the next one to
+	// bind), once: nothing more the cloud writes on it reaches the client
+	// (Engine.IO pings included), nothing more the client sends is read,
+	// and the cloud's close of it stalls (no close frame, no FIN). The
+	// client is left believing it is connected until its own heartbeat
+	// runs out. The connections are dropped when the fault is cleared.
+	FaultStallTransport FaultKind = "stall_transport"
 	// FaultStallHandshake holds /socket.io/ requests unanswered until the
 	// fault is cleared or the client gives up.
 	FaultStallHandshake FaultKind = "stall_handshake"
@@ -58,8 +72,13 @@ var FaultKinds = []FaultKind{
 	FaultHTTPStatus, FaultLatency, FaultDispatchTimeout, FaultLoginDupEntry, FaultDegradedRow,
 	FaultAssetBroken, FaultAssetsUnreachable,
 	FaultMissingRow, FaultListing, FaultConnectNotBound, FaultMutePushes, FaultCloseTransport,
-	FaultAbortTransport, FaultStallHandshake, FaultNoNamespaceAck, FaultHandshake503,
+	FaultAbortTransport, FaultStallTransport, FaultConnectError, FaultStallHandshake, FaultNoNamespaceAck,
+	FaultHandshake503,
 }
+
+// sessionFaults act on the sessions connected when they are injected (or on
+// the next one to bind).
+var sessionFaults = []FaultKind{FaultCloseTransport, FaultAbortTransport, FaultStallTransport, FaultConnectError}
 
 // Fault is one switched-on failure.
 type Fault struct {
@@ -130,6 +149,9 @@ type activeFault struct {
 	f         Fault
 	remaining int  // 0 = unlimited
 	oneShot   bool // transport faults: consumed by the sessions present when they fire
+	// stalls are the connections a stall_transport fault black-holed; they
+	// are dropped when the fault goes.
+	stalls []*connStall
 }
 
 // Inject switches a fault on and returns its id (ids start at 1). An invalid
@@ -159,7 +181,7 @@ func (c *Cloud) InjectFault(f Fault) (int, error) {
 	c.faultsChangedLocked()
 	c.mu.Unlock()
 	c.log.Info("cloudsim: fault injected", "id", af.id, "kind", f.Kind, "path", f.Path, "count", f.Count, "devid", f.Devid)
-	if f.Kind == FaultCloseTransport || f.Kind == FaultAbortTransport {
+	if kindIn(f.Kind, sessionFaults) {
 		c.fireTransportFaults()
 	}
 	return af.id, nil
@@ -176,6 +198,9 @@ func (c *Cloud) Clear(id int) {
 func (c *Cloud) ClearAll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for _, af := range c.faults {
+		releaseStalls(af)
+	}
 	c.faults = nil
 	c.faultsChangedLocked()
 }
@@ -194,6 +219,7 @@ func (c *Cloud) Faults() []ActiveFault {
 func (c *Cloud) removeFaultLocked(id int) bool {
 	for i, af := range c.faults {
 		if af.id == id {
+			releaseStalls(af)
 			c.faults = append(c.faults[:i], c.faults[i+1:]...)
 			c.faultsChangedLocked()
 			return true

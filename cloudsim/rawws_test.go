@@ -183,3 +183,63 @@ func TestWireAbortTransportDropsWithoutCloseFrame(t *testing.T) {
 		t.Fatalf("one-shot fault still active: %v", c.Faults())
 	}
 }
+
+func TestWireStallTransportBlackHolesUntilCleared(t *testing.T) {
+	// Pings every 50 ms: a live connection carries traffic all the time.
+	c := startCloud(t, Options{PingInterval: 50 * time.Millisecond, PingTimeout: 100 * time.Millisecond})
+	tok := login(t, c)
+	w := rawDial(t, c, tok)
+	sid := w.join()
+	if ping := w.text(); ping != "2" {
+		t.Fatalf("first packet after the join = %q, want a ping", ping)
+	}
+	w.send("3")
+	id := c.Inject(Fault{Kind: FaultStallTransport})
+	// Nothing arrives, and the cloud's end of the session (its own ping
+	// timeout, as no pong can answer a ping that was never sent) neither
+	// closes nor resets the connection: reads only time out.
+	eventually(t, "the cloud to end its side of the session", func() bool { s, _ := sessionBySID(c, sid); return !s.Connected })
+	_ = w.nc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	f, err := w.read()
+	if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+		t.Fatalf("read on a stalled connection = opcode %d %q, %v; want a timeout", f.opcode, f.payload, err)
+	}
+	if got := c.Faults(); len(got) != 1 || got[0].ID != id {
+		t.Fatalf("the fired stall is not listed until cleared: %+v", got)
+	}
+	// Cleared: the connection is dropped.
+	c.Clear(id)
+	_ = w.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		f, err := w.read()
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatal("connection still open after the stall was cleared")
+			}
+			break
+		}
+		if f.opcode == 8 {
+			t.Fatal("a close frame came out of a stalled connection")
+		}
+	}
+	// A new session is not stalled.
+	w2 := rawDial(t, c, tok)
+	w2.join()
+	if ping := w2.text(); ping != "2" {
+		t.Fatalf("first packet on a new session = %q, want a ping", ping)
+	}
+}
+
+func TestWireConnectErrorAfterTheJoin(t *testing.T) {
+	c := startCloud(t, Options{})
+	tok := login(t, c)
+	w := rawDial(t, c, tok)
+	w.join()
+	c.Inject(Fault{Kind: FaultConnectError, Body: "token revoked"})
+	if got, want := w.text(), `44/ws,{"message":"token revoked"}`; got != want {
+		t.Fatalf("packet after the fault = %s, want %s", got, want)
+	}
+	if len(c.Faults()) != 0 {
+		t.Fatalf("one-shot fault still active: %v", c.Faults())
+	}
+}

@@ -472,22 +472,27 @@ func (c *Cloud) EmitMemoryUpdated(devid string) {
 	c.emit(devid, EventMemoryUpdated, map[string]any{"devid": devid})
 }
 
-// fireTransportFaults applies the one-shot close_transport and
-// abort_transport faults to the connected sessions (bound to Devid when
-// set). A fault that finds no session stays armed and hits the next session
+// fireTransportFaults applies the one-shot close_transport, abort_transport,
+// stall_transport and connect_error faults to the connected sessions (bound
+// to Devid when set). A fault that finds no session stays armed and hits the next session
 // that binds: by then the client holds its namespace SID, so the close
-// cannot overtake the CONNECT acknowledgement still queued for it.
+// cannot overtake the CONNECT acknowledgement still queued for it. A
+// stall_transport fault that fired stays listed, holding its connections,
+// until it is cleared.
 func (c *Cloud) fireTransportFaults() {
 	type hit struct {
-		kind        FaultKind
-		sid, remote string
-		sock        *sio.Socket
+		kind              FaultKind
+		sid, remote, body string
+		sock              *sio.Socket
 	}
 	var hits []hit
 	c.mu.Lock()
 	c.syncSessionsLocked()
 	for _, af := range append([]*activeFault(nil), c.faults...) {
-		if af.f.Kind != FaultCloseTransport && af.f.Kind != FaultAbortTransport {
+		switch {
+		case af.f.Kind == FaultStallTransport && af.stalls == nil:
+		case af.f.Kind == FaultCloseTransport, af.f.Kind == FaultAbortTransport, af.f.Kind == FaultConnectError:
+		default:
 			continue
 		}
 		n := 0
@@ -496,21 +501,52 @@ func (c *Cloud) fireTransportFaults() {
 			if s == nil || !s.live() || (af.f.Devid != "" && !s.bound[af.f.Devid]) {
 				continue
 			}
-			hits = append(hits, hit{af.f.Kind, s.sid, s.remote, s.sock})
+			hits = append(hits, hit{af.f.Kind, s.sid, s.remote, af.f.Body, s.sock})
 			n++
 		}
-		if n > 0 {
+		switch {
+		case n == 0:
+		case af.f.Kind == FaultStallTransport:
+			af.stalls = []*connStall{}
+			for _, h := range hits[len(hits)-n:] {
+				if st := c.conns.stall(h.remote); st != nil {
+					af.stalls = append(af.stalls, st)
+					c.log.Info("cloudsim: transport stalled", "sid", h.sid)
+				} else {
+					c.log.Warn("cloudsim: stall_transport found no raw connection", "sid", h.sid)
+				}
+			}
+		default:
 			c.removeFaultLocked(af.id)
 		}
 	}
 	c.mu.Unlock()
 	for _, h := range hits {
-		if h.kind == FaultCloseTransport {
+		switch h.kind {
+		case FaultCloseTransport:
 			c.closeTransport(h.sid, h.sock)
-		} else {
+		case FaultAbortTransport:
 			c.abortTransport(h.sid, h.remote, h.sock)
+		case FaultConnectError:
+			c.sendConnectError(h.sid, h.sock, h.body)
 		}
 	}
+}
+
+// sendConnectError sends a joined session a Socket.IO CONNECT_ERROR for the
+// namespace (`44/ws,{"message":…}` on the wire); the client ends the session.
+func (c *Cloud) sendConnectError(sid string, sock *sio.Socket, message string) {
+	if message == "" {
+		message = "Unauthorized"
+	}
+	data, err := json.Marshal(map[string]any{"message": message})
+	if err != nil {
+		c.log.Error("cloudsim: encoding a CONNECT_ERROR", "err", err)
+		return
+	}
+	b := append([]byte("4"+namespace+","), data...) // Socket.IO CONNECT_ERROR; Engine.IO adds the MESSAGE type '4'
+	sock.Client().WriteToEngine([]types.BufferInterface{types.NewStringBuffer(b)}, &sio.WriteOptions{})
+	c.log.Info("cloudsim: CONNECT_ERROR sent to a joined session", "sid", sid, "message", message)
 }
 
 // closeTransport ends a session cleanly at the Engine.IO layer: a WebSocket
@@ -567,9 +603,50 @@ type trackedListener struct {
 
 type trackedConn struct {
 	net.Conn
-	t    *connTracker
-	once sync.Once
-	gate atomic.Pointer[writeGate]
+	t     *connTracker
+	once  sync.Once
+	gate  atomic.Pointer[writeGate]
+	stall atomic.Pointer[connStall]
+}
+
+// connStall black-holes one connection (see FaultStallTransport) until it
+// is released; then the connection is dropped.
+type connStall struct {
+	tc       *trackedConn
+	released chan struct{}
+	once     sync.Once
+}
+
+func (st *connStall) holding() bool {
+	select {
+	case <-st.released:
+		return false
+	default:
+		return true
+	}
+}
+
+// release drops the stalled connection.
+func (st *connStall) release() {
+	st.once.Do(func() {
+		close(st.released)
+		_ = st.tc.Close()
+	})
+}
+
+// releaseStalls drops the connections a stall_transport fault holds.
+func releaseStalls(af *activeFault) {
+	for _, st := range af.stalls {
+		st.release()
+	}
+}
+
+func (tc *trackedConn) Read(p []byte) (int, error) {
+	if st := tc.stall.Load(); st != nil {
+		<-st.released // nothing more the client sends is read
+		return 0, net.ErrClosed
+	}
+	return tc.Conn.Read(p)
 }
 
 // writeGate lets the first write through (the handshake answer) and holds
@@ -583,6 +660,12 @@ type writeGate struct {
 const maxWriteHold = 5 * time.Second
 
 func (tc *trackedConn) Write(p []byte) (int, error) {
+	if st := tc.stall.Load(); st != nil {
+		if st.holding() {
+			return len(p), nil // swallowed: nothing reaches the client
+		}
+		return 0, net.ErrClosed
+	}
 	if g := tc.gate.Load(); g != nil && !g.first.CompareAndSwap(false, true) {
 		t := time.NewTimer(maxWriteHold)
 		select {
@@ -611,6 +694,22 @@ func (t *connTracker) holdWrites(remote string) (release func()) {
 	}
 }
 
+// stall black-holes the connection from remote; nil when the connection is
+// not one of the listener's.
+func (t *connTracker) stall(remote string) *connStall {
+	t.mu.Lock()
+	tc, ok := t.conns[remote].(*trackedConn)
+	t.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	st := &connStall{tc: tc, released: make(chan struct{})}
+	if !tc.stall.CompareAndSwap(nil, st) {
+		return nil
+	}
+	return st
+}
+
 func (t *connTracker) wrap(ln net.Listener) net.Listener { return &trackedListener{ln, t} }
 
 func (l *trackedListener) Accept() (net.Conn, error) {
@@ -626,6 +725,9 @@ func (l *trackedListener) Accept() (net.Conn, error) {
 }
 
 func (tc *trackedConn) Close() error {
+	if st := tc.stall.Load(); st != nil && st.holding() {
+		return nil // the close stalls: the client sees nothing of it
+	}
 	tc.once.Do(func() {
 		tc.t.mu.Lock()
 		if tc.t.conns[tc.RemoteAddr().String()] == tc {
@@ -656,6 +758,11 @@ func (t *connTracker) closeAll() {
 	}
 	t.mu.Unlock()
 	for _, nc := range conns {
+		if tc, ok := nc.(*trackedConn); ok {
+			if st := tc.stall.Load(); st != nil {
+				st.release()
+			}
+		}
 		_ = nc.Close()
 	}
 }

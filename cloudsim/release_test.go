@@ -120,43 +120,49 @@ func (w *rawWS) leave() {
 
 // TestEndedSessionsReleaseConnectionsAndGoroutines connects and ends many
 // realtime sessions every way a session ends (the client leaves cleanly,
-// the client drops its connection, close_transport, abort_transport, a
-// namespace CONNECT left unanswered until the connect timeout) and checks
-// that the cloud gives back every connection and goroutine it held for
-// them: each reconnect of a long-running simulator must not cost a
-// descriptor or a goroutine.
+// the client drops its connection, close_transport, abort_transport,
+// stall_transport once cleared, a namespace CONNECT left unanswered until
+// the connect timeout) and checks that the cloud gives back every
+// connection and goroutine it held for them: each reconnect of a
+// long-running simulator must not cost a descriptor or a goroutine.
 func TestEndedSessionsReleaseConnectionsAndGoroutines(t *testing.T) {
-	c := startCloud(t, Options{ConnectTimeout: 200 * time.Millisecond})
 	// No keep-alive: the test's own HTTP connections are gone before the
 	// baseline is taken.
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	r := callWith(t, hc, c.URL(), "POST", "/v1/auth/user", "", map[string]string{"email": DefaultEmail, "password": DefaultPassword})
-	tok, _ := r.json(t)["accessToken"].(string)
-	if r.status != 200 || tok == "" {
-		t.Fatalf("login = %d %s", r.status, r.body)
-	}
+	var c *Cloud // the cloud of the current way to end, which the ends below use
+	var tok string
 
 	ends := []struct {
 		name string
-		end  func(w *rawWS)
+		// connectTimeout is the cloud's; a short one closes the sessions
+		// whose CONNECT is left unanswered, and would close the others too
+		// if the test were held up between the OPEN and its CONNECT.
+		connectTimeout time.Duration
+		end            func(w *rawWS)
 	}{
-		{"client leaves cleanly", func(w *rawWS) { w.join(); w.leave() }},
-		{"client drops the connection", func(w *rawWS) {
+		{"client leaves cleanly", 0, func(w *rawWS) { w.join(); w.leave() }},
+		{"client drops the connection", 0, func(w *rawWS) {
 			sid := w.join()
 			_ = w.nc.Close()
 			eventually(t, "the cloud to see "+sid+" gone", func() bool { s, _ := sessionBySID(c, sid); return !s.Connected })
 		}},
-		{"close_transport", func(w *rawWS) {
+		{"close_transport", 0, func(w *rawWS) {
 			w.join()
 			c.Inject(Fault{Kind: FaultCloseTransport})
 			w.endsBy()
 		}},
-		{"abort_transport", func(w *rawWS) {
+		{"abort_transport", 0, func(w *rawWS) {
 			w.join()
 			c.Inject(Fault{Kind: FaultAbortTransport})
 			w.endsBy()
 		}},
-		{"no_namespace_ack", func(w *rawWS) {
+		{"stall_transport, then cleared", 0, func(w *rawWS) {
+			w.join()
+			id := c.Inject(Fault{Kind: FaultStallTransport})
+			c.Clear(id)
+			w.endsBy()
+		}},
+		{"no_namespace_ack", 200 * time.Millisecond, func(w *rawWS) {
 			c.Inject(Fault{Kind: FaultNoNamespaceAck, Count: 1})
 			if open := w.text(); !strings.HasPrefix(open, "0{") {
 				t.Fatalf("OPEN = %q", open)
@@ -166,6 +172,12 @@ func TestEndedSessionsReleaseConnectionsAndGoroutines(t *testing.T) {
 		}},
 	}
 	for _, e := range ends {
+		c = startCloud(t, Options{ConnectTimeout: e.connectTimeout})
+		r := callWith(t, hc, c.URL(), "POST", "/v1/auth/user", "", map[string]string{"email": DefaultEmail, "password": DefaultPassword})
+		tok, _ = r.json(t)["accessToken"].(string)
+		if r.status != 200 || tok == "" {
+			t.Fatalf("login = %d %s", r.status, r.body)
+		}
 		base := measure(t)
 		for range releaseSessions {
 			e.end(rawDial(t, c, tok))
@@ -182,6 +194,7 @@ func TestEndedSessionsReleaseConnectionsAndGoroutines(t *testing.T) {
 			return true
 		})
 		waitReleased(t, e.name, base)
+		c.Close()
 	}
 }
 

@@ -303,13 +303,9 @@ func (g *Gateway) supervise(ctx context.Context) {
 		// A token with an expiry may have replaced one without.
 		g.scheduleRenewal(false)
 	}
-	if g.sess != nil && !g.sess.Connected() {
-		g.log.Warn("realtime session found dead without a disconnect; replacing it", "reason", transport.ReasonSupervisorStale)
-		g.detach(transport.ReasonSupervisorStale, true)
-		if ab, ok := g.tr.(interface{ Abandoned() int }); ok && ab.Abandoned() > 0 {
-			g.replaceTransport()
-		}
-		g.scheduleReconnect()
+	if g.sess != nil && g.silentlyDead() {
+		// Replaced on the next health tick if still so (see replaceSilentlyDead).
+		g.silentSeq = g.sessSeq
 		return
 	}
 	if g.sess == nil && !g.connecting && g.reconnectAt.IsZero() {
@@ -318,9 +314,48 @@ func (g *Gateway) supervise(ctx context.Context) {
 	g.rebindIfUnbound(ctx)
 }
 
-// evaluateHealth publishes a pending session outage once the hysteresis has
+// silentlyDead reports whether the current session is no longer connected
+// although its end has not been reported (its Done is still open). A session
+// whose end was reported is not silently dead: its disconnect event, with
+// the real reason, is on its way through the event stream, and a supervisor
+// tick can come before it.
+func (g *Gateway) silentlyDead() bool {
+	if g.sess.Connected() {
+		return false
+	}
+	select {
+	case <-g.sess.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// replaceSilentlyDead ends a session the supervisor found dead and still
+// finds dead one health tick later: the library marks a session closed an
+// instant before it reports the end, so one sighting alone may be a
+// disconnect in flight.
+func (g *Gateway) replaceSilentlyDead() {
+	seq := g.silentSeq
+	g.silentSeq = 0
+	if g.sess == nil || seq != g.sessSeq || !g.silentlyDead() {
+		return
+	}
+	g.log.Warn("realtime session found dead without a disconnect; replacing it", "reason", transport.ReasonSupervisorStale)
+	g.detach(transport.ReasonSupervisorStale, true)
+	if ab, ok := g.tr.(interface{ Abandoned() int }); ok && ab.Abandoned() > 0 {
+		g.replaceTransport()
+	}
+	g.scheduleReconnect()
+}
+
+// evaluateHealth replaces a session the supervisor found silently dead (if it
+// still is), publishes a pending session outage once the hysteresis has
 // elapsed and re-derives push health.
 func (g *Gateway) evaluateHealth() {
+	if g.silentSeq != 0 {
+		g.replaceSilentlyDead()
+	}
 	now := g.cfg.Now()
 	res := g.session.Tick(now)
 	if res.WentDown {

@@ -56,6 +56,7 @@ type Gateway struct {
 	sess       transport.Session
 	sessEvents <-chan transport.Event
 	sessSeq    uint64 // increases per session, to ignore results of replaced ones
+	silentSeq  uint64 // sessSeq of a session the supervisor found dead without an end reported
 
 	session  *outage.Session
 	modules  *outage.Modules

@@ -2,10 +2,12 @@ package realtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"math"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -39,6 +41,8 @@ type scenarioSetup struct {
 	before func(*scenario)
 	// connectTimeout bounds one Socket.IO connect; default 400 ms.
 	connectTimeout time.Duration
+	// seam puts a seamTransport between the gateway and the transport.
+	seam bool
 }
 
 type scenario struct {
@@ -51,8 +55,13 @@ type scenario struct {
 	cancel context.CancelFunc
 	runErr chan error
 
-	mu    sync.Mutex
-	codes map[string]map[int]int // REST answers seen by the client, by endpoint and code
+	mu        sync.Mutex
+	codes     map[string]map[int]int // REST answers seen by the client, by endpoint and code
+	seams     []*seamSession         // every session made through the seam, in connect order
+	seamsOver bool                   // the scenario ended: seam sessions hold nothing back
+	sent      []sentToken            // the token each request to the cloud carried
+	binds     []map[string]any       // the bodies posted to modules/connect, in order
+	primed    [][]string             // the modules of each prime request, in order
 }
 
 func scenarioLogger() *slog.Logger {
@@ -115,7 +124,8 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 				return nil
 			}
 		},
-		Observer: s.observe,
+		Observer:   s.observe,
+		HTTPClient: &http.Client{Transport: requestRecorder{s: s, next: http.DefaultTransport}},
 	}
 	if su.client != nil {
 		su.client(&ccfg)
@@ -133,11 +143,26 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 	if connectTimeout == 0 {
 		connectTimeout = 400 * time.Millisecond
 	}
+	handshakeHeader := realtime.HandshakeHeaders(client, sim.URL())
+	recordedHeader := func(ctx context.Context) (http.Header, error) {
+		h, err := handshakeHeader(ctx)
+		if err == nil {
+			s.recordToken("GET /socket.io/", h.Get("Authorization"))
+		}
+		return h, err
+	}
 	cfg.NewTransport = func() (transport.Transport, error) {
-		return transport.New(transport.Config{
-			BaseURL: sim.URL(), Header: realtime.HandshakeHeaders(client, sim.URL()),
+		tr, err := transport.New(transport.Config{
+			BaseURL: sim.URL(), Header: recordedHeader,
 			ConnectTimeout: connectTimeout, TeardownTimeout: 300 * time.Millisecond, Logger: scenarioLogger(),
 		})
+		if err != nil {
+			return nil, err
+		}
+		if su.seam {
+			return &seamTransport{Transport: tr, s: s}, nil
+		}
+		return tr, nil
 	}
 	if su.gw != nil {
 		su.gw(&cfg)
@@ -163,6 +188,7 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 	s.cancel = cancel
 	go func() { s.runErr <- gw.Run(ctx) }()
 	t.Cleanup(s.stop)
+	t.Cleanup(s.endSeams) // before stop: a hung teardown must not hold it
 	return s
 }
 
@@ -173,6 +199,97 @@ func (s *scenario) observe(endpoint string, code int, _ time.Duration) {
 		s.codes[endpoint] = map[int]int{}
 	}
 	s.codes[endpoint][code]++
+}
+
+// sentToken is the bearer token one request carried ("" for none).
+type sentToken struct{ endpoint, token string }
+
+// requestRecorder records what each REST request carried: its bearer token,
+// and the body of each bind and prime.
+type requestRecorder struct {
+	s    *scenario
+	next http.RoundTripper
+}
+
+func (r requestRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.s.recordToken(req.Method+" "+req.URL.Path, req.Header.Get("Authorization"))
+	if req.Method == http.MethodPost && req.GetBody != nil {
+		switch req.URL.Path {
+		case "/v1/modules/connect":
+			var b map[string]any
+			if decodeBody(req, &b) {
+				r.s.mu.Lock()
+				r.s.binds = append(r.s.binds, b)
+				r.s.mu.Unlock()
+			}
+		case "/v1/modules/parameters":
+			var b struct{ Modules []string }
+			if decodeBody(req, &b) {
+				r.s.mu.Lock()
+				r.s.primed = append(r.s.primed, b.Modules)
+				r.s.mu.Unlock()
+			}
+		}
+	}
+	return r.next.RoundTrip(req)
+}
+
+// decodeBody decodes a copy of the request's JSON body.
+func decodeBody(req *http.Request, v any) bool {
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	return json.NewDecoder(body).Decode(v) == nil
+}
+
+// primes returns the modules of every prime request sent so far.
+func (s *scenario) primes() [][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([][]string(nil), s.primed...)
+}
+
+// bindsFor returns the modules/connect bodies that carried sid (under any
+// key), in order.
+func (s *scenario) bindsFor(sid string) []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []map[string]any
+	for _, b := range s.binds {
+		if b["wsid"] == sid || b["sid"] == sid {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+func (s *scenario) recordToken(endpoint, authorization string) {
+	scheme, tok, _ := strings.Cut(strings.TrimSpace(authorization), " ")
+	if !strings.EqualFold(scheme, "bearer") {
+		tok = ""
+	}
+	s.mu.Lock()
+	s.sent = append(s.sent, sentToken{endpoint, strings.TrimSpace(tok)})
+	s.mu.Unlock()
+}
+
+// withoutToken lists the requests that needed a token (all but the login)
+// and went out without one, and counts the requests that carried one.
+func (s *scenario) withoutToken() (missing []string, carried int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range s.sent {
+		switch {
+		case st.endpoint == "POST /v1/auth/user":
+		case st.token == "":
+			missing = append(missing, st.endpoint)
+		default:
+			carried++
+		}
+	}
+	return missing, carried
 }
 
 // answers returns how many REST answers with code the client saw for endpoint.
@@ -323,6 +440,9 @@ func (s *scenario) dump() string {
 	st := s.gw.Status()
 	fmt.Fprintf(&b, "\n  status: connected=%v sid=%q recovering=%q ladder=%+v", st.Connected, st.NamespaceSID, st.Recovering, st.Ladder)
 	fmt.Fprintf(&b, "\n  simulator requests: %v", s.sim.RequestCounts())
+	s.mu.Lock()
+	fmt.Fprintf(&b, "\n  REST answers seen by the client: %v", s.codes)
+	s.mu.Unlock()
 	return b.String()
 }
 
@@ -540,4 +660,216 @@ func (s *scenario) nothingLost() {
 // sessionOutageReason is the reason label of the open session outage ("" when none).
 func (s *scenario) sessionOutageReason() string {
 	return s.labelOf("bragerone_session_outage_seconds", "reason")
+}
+
+// ---- a session whose end is not reported ----
+
+// seamTransport wraps the real transport so a scenario can play the one
+// failure no network fault brings out of this client library: a session the
+// library has closed while its end never reaches the gateway (in the field,
+// python-engineio dropping the disconnect on aiohttp's CLOSED message,
+// cloud-wire-facts §7.2), and a teardown of it that hangs. Every session it
+// makes passes everything through until the scenario arms it.
+type seamTransport struct {
+	transport.Transport
+	s *scenario
+}
+
+// Abandoned forwards the transport's count of stuck library calls, which
+// the gateway reads.
+func (t *seamTransport) Abandoned() int {
+	if ab, ok := t.Transport.(interface{ Abandoned() int }); ok {
+		return ab.Abandoned()
+	}
+	return 0
+}
+
+func (t *seamTransport) Connect(ctx context.Context) (transport.Session, error) {
+	inner, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ss := &seamSession{
+		Session: inner, events: make(chan transport.Event), done: make(chan struct{}),
+		release: make(chan struct{}), quit: make(chan struct{}),
+	}
+	t.s.mu.Lock()
+	t.s.seams = append(t.s.seams, ss)
+	over := t.s.seamsOver
+	t.s.mu.Unlock()
+	if over {
+		ss.close()
+	}
+	go ss.pump()
+	go ss.watchDone()
+	return ss, nil
+}
+
+// seamMode says what a seamSession holds back once its session has ended.
+type seamMode struct {
+	holdEvent bool // the EventDisconnect (and the stream's close)
+	holdDone  bool // Done
+	// releaseAtLook lets what is held through when the gateway looks at the
+	// dead session (asks for its Done after Connected said false) for the
+	// n-th time; 0 = never.
+	releaseAtLook  int
+	hangDisconnect bool // Disconnect blocks until the scenario ends
+}
+
+type seamSession struct {
+	transport.Session
+	events chan transport.Event
+	done   chan struct{}
+
+	mu           sync.Mutex
+	mode         seamMode
+	deadSeen     bool   // Connected has said false
+	looks        int    // Done asked for after that
+	reason       string // the reason token the library reported for the end
+	disconnects  int    // Disconnect calls begun
+	disconnected int    // Disconnect calls returned
+
+	doneOnce, releaseOnce, quitOnce sync.Once
+	release                         chan struct{} // closed: nothing is held any more
+	quit                            chan struct{} // closed when the scenario ends
+}
+
+func (ss *seamSession) arm(m seamMode) {
+	ss.mu.Lock()
+	ss.mode = m
+	ss.mu.Unlock()
+}
+
+func (ss *seamSession) close() {
+	ss.quitOnce.Do(func() { close(ss.quit) })
+	ss.letGo()
+}
+
+func (ss *seamSession) letGo() { ss.releaseOnce.Do(func() { close(ss.release) }) }
+
+func (ss *seamSession) released() bool {
+	select {
+	case <-ss.release:
+		return true
+	default:
+		return false
+	}
+}
+
+// pump forwards the session's events, holding the disconnect back when armed to.
+func (ss *seamSession) pump() {
+	defer close(ss.events)
+	for ev := range ss.Session.Events() {
+		if ev.Kind == transport.EventDisconnect {
+			ss.mu.Lock()
+			ss.reason = ev.Reason
+			hold := ss.mode.holdEvent
+			ss.mu.Unlock()
+			if hold {
+				<-ss.release
+			}
+		}
+		select {
+		case ss.events <- ev:
+		case <-ss.quit:
+			return
+		}
+	}
+}
+
+// watchDone closes Done once the session ended, unless it is held.
+func (ss *seamSession) watchDone() {
+	<-ss.Session.Done()
+	ss.mu.Lock()
+	hold := ss.mode.holdDone
+	ss.mu.Unlock()
+	if hold {
+		<-ss.release
+	}
+	ss.closeDone()
+}
+
+func (ss *seamSession) closeDone() { ss.doneOnce.Do(func() { close(ss.done) }) }
+
+// innerDone reports whether the library ended the session.
+func (ss *seamSession) innerDone() bool {
+	select {
+	case <-ss.Session.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+func (ss *seamSession) Events() <-chan transport.Event { return ss.events }
+
+// Connected is the library's answer. An end not held back is visible in
+// Done by the time Connected says false, as it is with the transport alone.
+func (ss *seamSession) Connected() bool {
+	up := ss.Session.Connected()
+	if !up {
+		ss.mu.Lock()
+		ss.deadSeen = true
+		hold := ss.mode.holdDone && !ss.released()
+		ss.mu.Unlock()
+		if !hold && ss.innerDone() {
+			ss.closeDone()
+		}
+	}
+	return up
+}
+
+func (ss *seamSession) Done() <-chan struct{} {
+	ss.mu.Lock()
+	if ss.deadSeen {
+		ss.looks++
+		if ss.mode.releaseAtLook > 0 && ss.looks >= ss.mode.releaseAtLook {
+			ss.letGo()
+		}
+	}
+	ss.mu.Unlock()
+	if ss.released() && ss.innerDone() {
+		ss.closeDone()
+	}
+	return ss.done
+}
+
+func (ss *seamSession) Disconnect(ctx context.Context) error {
+	ss.mu.Lock()
+	ss.disconnects++
+	hang := ss.mode.hangDisconnect
+	ss.mu.Unlock()
+	if hang {
+		<-ss.quit
+	}
+	err := ss.Session.Disconnect(ctx)
+	ss.mu.Lock()
+	ss.disconnected++
+	ss.mu.Unlock()
+	return err
+}
+
+// endSeams lets every seam session go.
+func (s *scenario) endSeams() {
+	s.mu.Lock()
+	s.seamsOver = true
+	seams := append([]*seamSession(nil), s.seams...)
+	s.mu.Unlock()
+	for _, ss := range seams {
+		ss.close()
+	}
+}
+
+// seamOf returns the seam session with the namespace SID.
+func (s *scenario) seamOf(sid string) *seamSession {
+	s.t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ss := range s.seams {
+		if ss.NamespaceSID() == sid {
+			return ss
+		}
+	}
+	s.t.Fatalf("no seam session %s", sid)
+	return nil
 }

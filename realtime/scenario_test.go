@@ -49,6 +49,30 @@ func (s *scenario) nudgeLive(devid, key string, base float64) float64 {
 	}
 }
 
+// keepPushing changes a parameter at the cloud every 20 ms, as a working
+// plant does, until the returned stop is called: push health holds only
+// while live updates keep coming (with the zombie ladder, for 80 ms).
+func (s *scenario) keepPushing(devid, key string, from float64) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for v := from; ; v++ {
+			s.sim.SetParam(devid, key, v)
+			select {
+			case <-quit:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { close(quit); <-done }) }
+	s.t.Cleanup(stop)
+	return stop
+}
+
 // goDown takes the session down and keeps it down: handshakes stall and the
 // current transport is closed.
 func (s *scenario) goDown() (clear func()) {
@@ -101,8 +125,9 @@ func TestScenario01ZombieSocket(t *testing.T) {
 	s.waitUp()
 	d := s.sim.Devids()[0]
 	key, muted := s.vKey(d, 0), s.vKey(d, 1)
-	s.nudgeLive(d, key, 100)
+	pushing := s.keepPushing(d, key, 100)
 	s.eventually("push healthy", func() bool { return s.is(1, "bragerone_push_healthy") })
+	pushing()
 	logins := s.sim.Requests("POST /v1/auth/user")
 
 	mute := s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes})
@@ -120,14 +145,14 @@ func TestScenario01ZombieSocket(t *testing.T) {
 	s.exportedIs(d, muted, 202)
 
 	s.sim.Clear(mute)
-	s.nudgeLive(d, key, 300)
-	s.eventually("push healthy, ladder reset", func() bool {
+	pushing = s.keepPushing(d, key, 300)
+	s.eventually("push healthy, ladder reset, no zombie streak left", func() bool {
+		st := s.gw.Status()
 		return s.is(1, "bragerone_push_healthy") && s.is(0, "bragerone_recovery_quarantined") &&
-			s.is(0, "bragerone_recovery_cooldown_seconds") && s.absent("bragerone_live_stale_seconds")
+			s.is(0, "bragerone_recovery_cooldown_seconds") && s.absent("bragerone_live_stale_seconds") &&
+			st.Ladder.PrimeStreak == 0 && st.Ladder.HardStreak == 0
 	})
-	if st := s.gw.Status(); st.Ladder.PrimeStreak != 0 || st.Ladder.HardStreak != 0 {
-		t.Fatalf("a live update left zombie streaks: %+v", st.Ladder)
-	}
+	pushing()
 	s.nothingLost()
 }
 
@@ -140,11 +165,15 @@ func TestScenario02EngineIOAbortWithoutDisconnect(t *testing.T) {
 	stall := s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultStallHandshake})
 	s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultAbortTransport})
 
-	s.eventually("session down with an Engine.IO reason, push unhealthy", func() bool {
-		r := s.sessionOutageReason()
-		return s.is(0, "bragerone_session_up") && (r == "eio_close" || r == "supervisor_stale") && s.is(0, "bragerone_push_healthy")
+	// The library reports the abort (its transport error): the reason is
+	// the classified one, not the supervisor's, whatever tick comes first.
+	s.eventually("session down, reason eio_close, push unhealthy", func() bool {
+		return s.is(0, "bragerone_session_up") && s.sessionOutageReason() != "" && s.is(0, "bragerone_push_healthy")
 	})
 	reason := s.sessionOutageReason()
+	if reason != "eio_close" {
+		t.Fatalf("outage reason %q, want eio_close:%s", reason, s.dump())
+	}
 	for _, dv := range s.sim.Devids() {
 		if !s.is(1, "bragerone_module_online", "devid", dv) {
 			t.Fatalf("losing our session took module %s offline:%s", dv, s.dump())
@@ -168,6 +197,121 @@ func TestScenario02EngineIOAbortWithoutDisconnect(t *testing.T) {
 	}
 	s.nudgeLive(d, s.vKey(d, 1), 10)
 	s.nothingLost()
+}
+
+// shortHeartbeat makes a silent connection's Engine.IO heartbeat run out in
+// 0.6 s (the client gives up after pingInterval + pingTimeout without a
+// ping), with room for a loaded machine on a live one.
+func shortHeartbeat(o *cloudsim.Options) {
+	o.PingInterval = 100 * time.Millisecond
+	o.PingTimeout = 500 * time.Millisecond
+}
+
+// §7.2, the session dead without a disconnect: the connection goes silent
+// (nothing arrives, the cloud's close of it stalls) while the client still
+// believes it is connected.
+func TestScenario02SessionDeadWithoutDisconnect(t *testing.T) {
+	// This client library notices the silence itself once its heartbeat
+	// runs out, and reports the end: reason server_stop, and a new
+	// connection while the stalled one is still held open by the cloud.
+	t.Run("the heartbeat runs out", func(t *testing.T) {
+		s := startScenario(t, scenarioSetup{sim: shortHeartbeat})
+		sid := s.waitUp()
+		old, _ := s.simSession(sid)
+		d := s.sim.Devids()[1]
+		stall := s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultStallTransport})
+		key := s.vKey(d, 0)
+		s.sim.SetParam(d, key, 7171) // pushed into the black hole
+		s.eventually("an outage with reason server_stop", func() bool {
+			return s.is(1, "bragerone_session_outages_total", "reason", "server_stop")
+		})
+		now := s.waitNewBound(sid)
+		if ss, _ := s.simSession(now); ss.EngineSID == old.EngineSID || ss.RemoteAddr == old.RemoteAddr {
+			t.Fatalf("the new session reuses the stalled connection: %+v, stalled %+v", ss, old)
+		}
+		s.exportedIs(d, key, 7171)
+		s.sim.Clear(stall)
+		s.nudgeLive(d, s.vKey(d, 1), 1)
+		if n := s.sum("bragerone_session_outages_total"); n != 1 {
+			t.Fatalf("%g outages published, want 1:%s", n, s.dump())
+		}
+		s.nothingLost()
+	})
+	// The field failure proper: the library has closed the session but its
+	// end never reaches the gateway, and tearing it down hangs. Only the
+	// supervisor can find it: reason supervisor_stale, a new client on a
+	// new connection without waiting for the hung teardown, nothing lost.
+	t.Run("its end is never reported", func(t *testing.T) {
+		s := startScenario(t, scenarioSetup{sim: shortHeartbeat, seam: true})
+		sid := s.waitUp()
+		old, _ := s.simSession(sid)
+		dead := s.seamOf(sid)
+		dead.arm(seamMode{holdEvent: true, holdDone: true, hangDisconnect: true})
+		d := s.sim.Devids()[1]
+		stall := s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultStallTransport})
+		key := s.vKey(d, 0)
+		s.sim.SetParam(d, key, 7272) // pushed into the black hole
+		s.eventually("an outage with reason supervisor_stale", func() bool {
+			return s.is(1, "bragerone_session_outages_total", "reason", "supervisor_stale")
+		})
+		now := s.waitNewBound(sid)
+		dead.mu.Lock()
+		libReason, begun, returned := dead.reason, dead.disconnects, dead.disconnected
+		dead.mu.Unlock()
+		if libReason != "server_stop" {
+			t.Fatalf("the library ended the stalled session with %q, want server_stop (its heartbeat)", libReason)
+		}
+		if begun == 0 || returned != 0 {
+			t.Fatalf("teardown of the dead session: %d begun, %d returned; want it begun and still hanging", begun, returned)
+		}
+		if ss, _ := s.simSession(now); ss.EngineSID == old.EngineSID || ss.RemoteAddr == old.RemoteAddr {
+			t.Fatalf("the new session reuses the dead client's connection: %+v, dead %+v", ss, old)
+		}
+		s.eventually("session restored with reason supervisor_stale", func() bool {
+			return s.is(1, "bragerone_session_up") && s.labelOf("bragerone_session_last_outage_seconds", "reason") == "supervisor_stale"
+		})
+		s.exportedIs(d, key, 7272)
+		s.sim.Clear(stall)
+		s.nudgeLive(d, s.vKey(d, 1), 1)
+		if n := s.sum("bragerone_session_outages_total"); n != 1 {
+			t.Fatalf("%g outages published, want 1:%s", n, s.dump())
+		}
+		s.nothingLost()
+	})
+}
+
+// A session whose end the library has reported, or reports a moment after
+// the supervisor looked, is not found dead by the supervisor: its
+// disconnect, with the classified reason, decides the outage.
+func TestScenario02ReportedEndIsNotSupervisorStale(t *testing.T) {
+	for name, m := range map[string]seamMode{
+		// Done is closed, the disconnect event still on its way for three looks.
+		"disconnect event late": {holdEvent: true, releaseAtLook: 3},
+		// Closed at the library, the end reported only after one look.
+		"end reported after a look": {holdEvent: true, holdDone: true, releaseAtLook: 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := startScenario(t, scenarioSetup{seam: true})
+			sid := s.waitUp()
+			ss := s.seamOf(sid)
+			ss.arm(m)
+			s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultCloseTransport})
+			s.waitNewBound(sid)
+			ss.mu.Lock()
+			reason, looks := ss.reason, ss.looks
+			ss.mu.Unlock()
+			if looks < m.releaseAtLook {
+				t.Fatalf("the session was replaced after %d looks at its Done, before its end was reported (held for %d):%s", looks, m.releaseAtLook, s.dump())
+			}
+			s.eventually("the outage published with the reported reason", func() bool {
+				return s.is(1, "bragerone_session_outages_total", "reason", reason)
+			})
+			if v, _ := s.metric("bragerone_session_outages_total", "reason", "supervisor_stale"); v != 0 || reason == "supervisor_stale" {
+				t.Fatalf("a reported end (%q) published as supervisor_stale:%s", reason, s.dump())
+			}
+			s.nothingLost()
+		})
+	}
 }
 
 // §7.3: Engine.IO opens but the /ws join is never acknowledged; the connect
@@ -291,18 +435,18 @@ func TestScenario05ServiceUnavailableStorm(t *testing.T) {
 	storm = append(storm[1:],
 		s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultDispatchTimeout, Path: "POST /v1/modules/parameters"}),
 		s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "GET /v1/modules", Status: 502, Count: 2}),
-		s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultLatency, Path: "GET /v1/modules", DelayMS: 600}),
 	)
-	primes := s.sim.Requests("POST /v1/modules/parameters")
-	s.requestsAfter("POST /v1/modules/parameters", primes+3) // the prime is retried while down
-	for _, dv := range s.sim.Devids() {
-		if !s.is(1, "bragerone_module_online", "devid", dv) {
-			t.Fatalf("module %s taken offline by the storm:%s", dv, s.dump())
-		}
-	}
-	if s.answers("POST /v1/modules/parameters", 408) == 0 || s.answers("GET /v1/modules", 0) == 0 {
-		t.Fatalf("the storm did not reach the client as 408 and timeouts:%s", s.dump())
-	}
+	// The prime is retried while down and meets the 408s; the module list
+	// meets its two 502s, and only then read timeouts (a delay injected
+	// with the 502s would hold them past the client's timeout too).
+	// Modules stay online throughout.
+	s.holdsWhile(s.modulesOnline, "modules online through the 408s and the 502s", func() bool {
+		return s.answers("POST /v1/modules/parameters", 408) > 0 && s.answers("GET /v1/modules", 502) == 2
+	})
+	storm = append(storm, s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultLatency, Path: "GET /v1/modules", DelayMS: 600}))
+	s.holdsWhile(s.modulesOnline, "modules online through the read timeouts", func() bool {
+		return s.answers("GET /v1/modules", 0) > 0
+	})
 
 	for _, id := range storm {
 		s.sim.Clear(id)
@@ -402,6 +546,7 @@ func TestScenario08PollAndRealtimeRace(t *testing.T) {
 		s.sim.Clear(slow)
 		s.waitNewBound(sid)
 		s.eventually("streak reset", func() bool { return s.is(0, "bragerone_module_poll_failure_streak") })
+		s.nothingLost()
 	})
 	t.Run("stale REST row after a newer event", func(t *testing.T) {
 		s := startScenario(t, scenarioSetup{})
@@ -426,6 +571,7 @@ func TestScenario08PollAndRealtimeRace(t *testing.T) {
 		}
 		s.sim.SetModuleOnline(b, true)
 		s.eventually("back online", func() bool { return s.is(1, "bragerone_module_online", "devid", b) })
+		s.nothingLost()
 	})
 }
 
@@ -441,11 +587,13 @@ func TestScenario09TokenExpiryDuringOutage(t *testing.T) {
 		})
 		sid := s.waitUp()
 		tok, _ := s.client.Token()
+		// Counted from here: the token may run out, and a reconnect
+		// attempt log in afresh, while the session is still being taken down.
+		logins := s.sim.Requests("POST /v1/auth/user")
 		clear := s.goDown()
 		d := s.sim.Devids()[0]
 		key := s.vKey(d, 0)
 		s.sim.SetParam(d, key, 909)
-		logins := s.sim.Requests("POST /v1/auth/user")
 		s.eventually("the token expired during the outage", func() bool { return time.Now().After(tok.ExpiresAt) })
 		clear()
 		s.waitNewBound(sid)
@@ -570,7 +718,10 @@ func TestScenario11ModuleFlapDuringCooldown(t *testing.T) {
 		s.nudgeLive(d, s.vKey(d, 0), 1)
 		s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes})
 		s.eventually("cooldown after a recycle", func() bool { return inCooldown(s) && s.gw.Status().Recovering == "" })
+		s.waitBound() // a recycle whose connect failed reconnects after the step
 		connects, logins := s.sim.Requests("POST /v1/modules/connect"), s.sim.Requests("POST /v1/auth/user")
+		key := s.vKey(d, 1)
+		s.sim.SetParam(d, key, 1111) // muted: only a REST prime brings it
 		flap(s, s.sim.Devids()[1])
 		s.eventually("cooldown cleared and the session bound again", func() bool {
 			return !inCooldown(s) && s.sim.Requests("POST /v1/modules/connect") > connects
@@ -578,6 +729,8 @@ func TestScenario11ModuleFlapDuringCooldown(t *testing.T) {
 		if s.sim.Requests("POST /v1/auth/user") <= logins {
 			t.Fatal("module-online recovery did not log in afresh")
 		}
+		s.exportedIs(d, key, 1111)
+		s.nothingLost()
 	})
 	t.Run("failed login re-arms the cooldown", func(t *testing.T) {
 		s := startScenario(t, scenarioSetup{gw: cooldownLadder})
@@ -586,9 +739,12 @@ func TestScenario11ModuleFlapDuringCooldown(t *testing.T) {
 		s.nudgeLive(d, s.vKey(d, 0), 1)
 		s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes})
 		s.eventually("cooldown after a recycle", func() bool { return inCooldown(s) && s.gw.Status().Recovering == "" })
+		s.waitBound() // a recycle whose connect failed reconnects after the step
 		armed := s.gw.Status().Ladder.CooldownUntil
-		s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/auth/user", Status: 503})
+		auth := s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/auth/user", Status: 503})
 		connects := s.sim.Requests("POST /v1/modules/connect")
+		key := s.vKey(d, 1)
+		s.sim.SetParam(d, key, 1112) // muted: only a REST prime brings it
 		flap(s, s.sim.Devids()[1])
 		s.eventually("the login tried and the cooldown re-armed", func() bool {
 			st := s.gw.Status()
@@ -597,6 +753,9 @@ func TestScenario11ModuleFlapDuringCooldown(t *testing.T) {
 		if s.sim.Requests("POST /v1/modules/connect") != connects {
 			t.Fatal("the session was rebound although the fresh login failed")
 		}
+		s.sim.Clear(auth)
+		s.exportedIs(d, key, 1112)
+		s.nothingLost()
 	})
 }
 
@@ -619,13 +778,20 @@ func TestScenario12NoStreakDuringCooldown(t *testing.T) {
 		return v >= 1 && c > 0
 	})
 	s.sim.Clear(auth)
+	key := s.vKey(d, 1)
+	s.sim.SetParam(d, key, 1212) // muted: only a REST prime brings it
 	hard := s.recoveries("hard_restart")
 	primes := s.sim.Requests("POST /v1/modules/parameters")
+	// Each look reads the hard restarts first, then a status: when that
+	// status is still inside the cooldown, so was the count. A look after
+	// the cooldown ends the phase (the streak may grow from then on).
+	over := false
 	s.holdsWhile(func() bool {
-		return s.gw.Status().Ladder.PrimeStreak == 0 && s.recoveries("hard_restart") == hard
-	}, "no zombie streak and no escalation during the cooldown", func() bool {
-		return s.is(0, "bragerone_recovery_cooldown_seconds")
-	})
+		hardNow := s.recoveries("hard_restart")
+		st := s.gw.Status()
+		over = !st.At.Before(st.Ladder.CooldownUntil)
+		return over || st.Ladder.PrimeStreak == 0 && hardNow == hard
+	}, "no zombie streak and no escalation during the cooldown", func() bool { return over })
 	if s.sim.Requests("POST /v1/modules/parameters") <= primes {
 		t.Fatal("no REST prime during the cooldown")
 	}
@@ -633,6 +799,8 @@ func TestScenario12NoStreakDuringCooldown(t *testing.T) {
 		v, _ := s.metric("bragerone_recovery_actions_total", "step", "hard_restart", "result", "ok")
 		return v >= 1
 	})
+	s.exportedIs(d, key, 1212)
+	s.nothingLost()
 }
 
 // §7.13: requests issued while a forced re-login has dropped the token wait
@@ -645,6 +813,9 @@ func TestScenario13NoTokenRaceDuringRelogin(t *testing.T) {
 	s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultLatency, Path: "POST /v1/auth/user", DelayMS: 200})
 	logins := s.sim.Requests("POST /v1/auth/user")
 	s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes})
+	key := s.vKey(d, 1)
+	// Muted: only a REST prime brings it.
+	s.sim.SetParam(d, key, 1313)
 	s.requestsAfter("POST /v1/auth/user", logins) // the forced login is under way
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
@@ -678,6 +849,8 @@ func TestScenario13NoTokenRaceDuringRelogin(t *testing.T) {
 	if !s.is(0, "bragerone_module_poll_failure_streak") {
 		t.Fatalf("polls failed during the re-login:%s", s.dump())
 	}
+	s.exportedIs(d, key, 1313)
+	s.nothingLost()
 }
 
 // §7.14: the exporter persists no token; what applies is that an empty or
@@ -694,6 +867,10 @@ func TestScenario14EmptyTokenDiscarded(t *testing.T) {
 				t.Fatal("the bad token is still in use")
 			}
 			s.nothingLost()
+			// No request, REST or handshake, went out with an empty token.
+			if missing, carried := s.withoutToken(); len(missing) != 0 || carried == 0 {
+				t.Fatalf("requests without a token: %v (%d with one)", missing, carried)
+			}
 		})
 	}
 }
@@ -784,7 +961,15 @@ func TestScenario18StopWhileDown(t *testing.T) {
 	s.goDown()
 	s.eventually("outage open", func() bool { return s.sessionOutageReason() != "" })
 	reason := s.sessionOutageReason()
+	d := s.sim.Devids()[1]
+	key := s.vKey(d, 0)
+	s.sim.SetParam(d, key, 1818) // pushed to nobody: the REST prime while down brings it
+	s.exportedIs(d, key, 1818)
 	s.stop()
+	// Stopping keeps what was known: every value still the cloud's.
+	if diff := s.lostDiff(); diff != "" {
+		t.Fatalf("values lost by the stop: %s", diff)
+	}
 	if !s.is(0, "bragerone_session_up") {
 		t.Fatalf("session shown up after stop:%s", s.dump())
 	}
@@ -810,16 +995,39 @@ func TestScenario18StopWhileDown(t *testing.T) {
 func TestScenario19ConnectAcceptedNotBound(t *testing.T) {
 	s := startScenario(t, scenarioSetup{})
 	old := s.waitUp()
-	connects := s.sim.Requests("POST /v1/modules/connect")
+	oldBinds := len(s.bindsFor(old))
 	nb := s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultConnectNotBound})
 	s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultCloseTransport})
-	// Every body variant (wsid, sid, wsid+group_id, with the namespace and
-	// then the engine SID) is answered 201, and tried again while unbound.
+	// Every body variant (wsid, sid, then wsid with group_id), each with
+	// the new session's namespace SID, is answered 201; the round is tried
+	// again while unbound.
+	var sid string
 	s.eventually("a new session, every bind variant refused, and a retry", func() bool {
 		st := s.gw.Status()
-		return st.Connected && st.NamespaceSID != old && s.sim.Requests("POST /v1/modules/connect") >= connects+12
+		if !st.Connected || st.NamespaceSID == old {
+			return false
+		}
+		sid = st.NamespaceSID
+		return len(s.bindsFor(sid)) >= 6
 	})
-	sid := s.gw.Status().NamespaceSID
+	variants := map[string]int{}
+	for _, b := range s.bindsFor(sid) {
+		key := "sid"
+		if _, ok := b["wsid"]; ok {
+			key = "wsid"
+		}
+		if _, ok := b["group_id"]; ok {
+			key += "+group_id"
+		}
+		variants[key]++
+	}
+	if len(variants) != 3 || variants["wsid"] < 2 || variants["sid"] < 2 || variants["wsid+group_id"] < 2 {
+		t.Fatalf("bind variants with the new namespace SID, by body shape: %v; want wsid, sid and wsid+group_id, each tried again", variants)
+	}
+	engine, _ := s.simSession(sid)
+	if n := len(s.bindsFor(engine.EngineSID)) + len(s.bindsFor(old)) - oldBinds; n != 0 {
+		t.Fatalf("%d binds posted the Engine.IO SID or the old namespace SID", n)
+	}
 	if ss, _ := s.simSession(sid); len(ss.Bound) != 0 {
 		t.Fatalf("bound despite 201: %+v", ss)
 	}
@@ -836,24 +1044,37 @@ func TestScenario19ConnectAcceptedNotBound(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.20: a connect error after having been connected (here the reconnect's
-// namespace join is refused: the token was revoked) is classified, and the
-// session comes back without waiting for a REST call to renew the token.
+// §7.20: a connect_error after having been connected counts as a
+// disconnect, with the reason classified. Here the cloud revokes the token
+// and refuses the joined namespace (a CONNECT_ERROR "Unauthorized"), then
+// every join on that token: the session comes back on a fresh login without
+// waiting for a REST call to renew the token.
 func TestScenario20ConnectErrorAfterConnected(t *testing.T) {
 	s := startScenario(t, scenarioSetup{gw: func(c *realtime.Config) { c.PollInterval = 0 }})
 	old := s.waitUp()
 	logins := s.sim.Requests("POST /v1/auth/user")
 	s.sim.RevokeTokens()
-	s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultCloseTransport})
+	s.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultConnectError, Body: "Unauthorized"})
+	// Counted as soon as it is published (the session may be back before
+	// a scrape sees it down).
+	s.eventually("an outage counted with reason connect_error", func() bool {
+		return s.is(1, "bragerone_session_outages_total", "reason", "connect_error")
+	})
+	d := s.sim.Devids()[0]
+	key := s.vKey(d, 0)
+	s.sim.SetParam(d, key, 2020) // changed around the outage
 	s.waitNewBound(old)
 	if s.sim.Requests("POST /v1/auth/user") <= logins {
 		t.Fatal("no fresh login after the refused join")
 	}
-	s.eventually("session restored", func() bool {
-		return s.is(1, "bragerone_session_up") && s.labelOf("bragerone_session_last_outage_seconds", "reason") != ""
+	s.eventually("session restored, the last outage's reason connect_error", func() bool {
+		return s.is(1, "bragerone_session_up") && s.labelOf("bragerone_session_last_outage_seconds", "reason") == "connect_error"
 	})
-	d := s.sim.Devids()[0]
-	s.nudgeLive(d, s.vKey(d, 0), 1)
+	if n := s.sum("bragerone_session_outages_total"); n != 1 {
+		t.Fatalf("%g outages published, want the one connect_error:%s", n, s.dump())
+	}
+	s.exportedIs(d, key, 2020)
+	s.nudgeLive(d, s.vKey(d, 1), 1)
 	s.nothingLost()
 }
 

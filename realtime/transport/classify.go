@@ -3,6 +3,7 @@ package transport
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -31,6 +32,11 @@ var Reasons = []string{
 	ReasonForceReconnect, ReasonHardReset,
 }
 
+// networkEndpoints matches what Classify blanks out of the (lower-cased)
+// text: URLs, bracketed IPv6 and dotted IPv4 addresses (with or without a
+// port) and dotted host names or localhost with a port.
+var networkEndpoints = regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://\S+|\[[0-9a-f:.%]+\](:\d+)?|\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b|\b(localhost|[a-z0-9-]+(\.[a-z0-9-]+)+):\d{1,5}\b`)
+
 // classifiedKeys are the object members whose values carry the failure text.
 var classifiedKeys = []string{"message", "msg", "error", "description", "reason", "data"}
 
@@ -40,7 +46,10 @@ var classifiedKeys = []string{"message", "msg", "error", "description", "reason"
 // joined, a json.RawMessage, a number or nil. def is returned when nothing
 // matches (for a plain Socket.IO disconnect it is ReasonDisconnect).
 //
-// Rules, first match wins, on the lower-cased text:
+// Rules, first match wins, on the lower-cased text with its network
+// endpoints (URLs, host:port, IP addresses) blanked out: a library error
+// such as "dial tcp 127.0.0.1:43503: connect: connection refused" names
+// addresses whose digits are neither a status nor a close code.
 //
 //  1. empty text → def
 //  2. "503" → handshake_503
@@ -63,6 +72,12 @@ var classifiedKeys = []string{"message", "msg", "error", "description", "reason"
 // the default.
 func Classify(payload any, def string) string {
 	text := strings.ToLower(strings.TrimSpace(classText(payload, 0)))
+	if text != "" {
+		text = strings.TrimSpace(networkEndpoints.ReplaceAllString(text, " "))
+		if text == "" {
+			return def
+		}
+	}
 	switch {
 	case text == "":
 		return def

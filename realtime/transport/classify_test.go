@@ -49,6 +49,15 @@ func TestClassifyRules(t *testing.T) {
 		{"Connection Error", "x", ReasonConnectError},
 		{"dial tcp 127.0.0.1:1: connect: connection refused", "x", ReasonConnectError},
 		{"something else entirely", "fallback", "fallback"},
+		// Addresses are not statuses or close codes.
+		{"dial tcp 127.0.0.1:43503: connect: connection refused", "x", ReasonConnectError},
+		{"read tcp 127.0.0.1:50312->10.0.0.1:42570: read: connection reset by peer", "x", "x"},
+		{"dial tcp [2001:db8::503]:443: i/o timeout", "x", "x"},
+		{"Get \"ws://127.0.0.1:15030/socket.io/?EIO=4\": EOF", "x", "x"},
+		{"dial tcp: lookup cloud503.example.com:443: no such host", "x", "x"},
+		{"127.0.0.1:5030", "fallback", "fallback"},
+		{"WebSocket upgrade rejected: HTTP 503 Service Unavailable", "x", ReasonHandshake503},
+		{"status:503", "x", ReasonHandshake503},
 		// First match wins: 503 beats everything after it.
 		{"reconnect error 503", "x", ReasonHandshake503},
 		{"queue is empty; connection refused", "x", ReasonEmptyQueue},

@@ -115,16 +115,53 @@ func TestEventQueuePumpDeliversInOrderAndCloses(t *testing.T) {
 	}
 }
 
+// Once the consumer walks away (stop closed), the pump returns wherever it
+// was waiting (on a send nobody receives, or for events that do not come),
+// closes out and delivers nothing more: what is still queued is discarded.
 func TestEventQueueStopDiscards(t *testing.T) {
-	q := newEventQueue(10, time.Now)
-	q.push(Event{Name: "a"})
-	q.push(Event{Name: "b"})
-	out := make(chan Event)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() { q.pump(out, stop); close(done) }()
-	close(stop) // consumer walked away without reading
-	<-done
-	for range out {
+	for name, tc := range map[string]struct{ queued, read int }{
+		"blocked on a send nobody receives": {queued: 2},
+		"after one of three was read":       {queued: 3, read: 1},
+		"waiting on an empty queue":         {},
+	} {
+		t.Run(name, func(t *testing.T) {
+			q := newEventQueue(10, time.Now)
+			for i := range tc.queued {
+				q.push(Event{Name: fmt.Sprint(i)})
+			}
+			out := make(chan Event)
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() { q.pump(out, stop); close(done) }()
+			for i := range tc.read {
+				select {
+				case ev := <-out:
+					if ev.Name != fmt.Sprint(i) {
+						t.Fatalf("read %q, want %q", ev.Name, fmt.Sprint(i))
+					}
+				case <-time.After(5 * time.Second):
+					t.Fatal("nothing delivered before the stop")
+				}
+			}
+			close(stop) // the consumer walks away
+			select {
+			case <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the pump did not return after the stop")
+			}
+			select {
+			case ev, ok := <-out:
+				if ok {
+					t.Fatalf("event %+v delivered after the stop", ev)
+				}
+			default:
+				t.Fatal("out not closed after the stop")
+			}
+			// A final event queued now is not delivered either.
+			q.pushFinal(Event{Kind: EventDisconnect})
+			if _, ok := <-out; ok {
+				t.Fatal("an event came out after the pump returned")
+			}
+		})
 	}
 }
