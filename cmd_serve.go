@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/bragerone/bragerone_exporter/catalogload"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
@@ -31,13 +32,15 @@ var restEndpoints = []string{
 	"POST /v1/auth/user", "POST /v1/auth/revoke", "GET /v1/user", "GET /v1/objects",
 	"GET /v1/modules", "POST /v1/modules/connect", "POST /v1/modules/parameters",
 	"POST /v1/modules/alarms/quantity", "POST /v1/module/command", "POST /v1/module/command/raw",
+	"POST /v1/modules/alarms", "GET /v1/system/version", "GET {assets}",
 }
 
 // serveCmd runs the exporter: the gateway keeps the cloud picture current,
 // and /metrics, /status, /-/healthy and /-/ready serve it.
 type serveCmd struct {
-	cloudFlags  `embed:""`
-	healthFlags `embed:""`
+	cloudFlags   `embed:""`
+	healthFlags  `embed:""`
+	catalogFlags `embed:""`
 
 	ListenAddress           string   `name:"web.listen-address" default:":9826" help:"Address to serve /metrics and /status on." group:"Web"`
 	WebConfigFile           string   `name:"web.config.file" type:"existingfile" help:"exporter-toolkit web configuration file (TLS, basic auth)." group:"Web"`
@@ -72,6 +75,10 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	if err := colOpts.Validate(); err != nil {
 		return usageError{err}
+	}
+	overrides, err := s.catalogFlags.validate()
+	if err != nil {
+		return err
 	}
 
 	if s.Simulate {
@@ -110,6 +117,13 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 		return usageError{err}
 	}
 	source := collector.GatewaySource{Status: gw.Status, Store: st}
+	var loader *catalogload.Loader
+	if !s.catalogFlags.Disable {
+		if loader, err = s.catalogFlags.newLoader(client, gw, st, overrides, g.Logger.With("component", "catalog")); err != nil {
+			return err
+		}
+		colOpts.Catalog = &collector.CatalogLoaderSource{State: loader.State}
+	}
 	// Parameters in exposition order: the registry then finds them sorted.
 	col, err := collector.New(source, collector.ParamSourceFunc(st.ForEachParamInLabelOrder), colOpts)
 	if err != nil {
@@ -135,20 +149,35 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 	gwCtx, stopGateway := context.WithCancel(context.Background())
 	gwDone := make(chan error, 1)
 	go func() { gwDone <- gw.Run(gwCtx) }()
+	var catalogDone chan error // nil (never ready) with the catalog off
+	if loader != nil {
+		catalogDone = make(chan error, 1)
+		go func() { catalogDone <- loader.Run(gwCtx) }()
+	}
 
 	var runErr error
-	select {
-	case <-ctx.Done():
-		g.Logger.Info("shutting down")
-	case err := <-serveErr:
-		runErr = fmt.Errorf("web server: %w", err)
-	case err := <-gwDone:
-		gwDone <- err
-		if errors.Is(err, realtime.ErrStartAuth) {
-			runErr = usageErrorf("login rejected by the cloud: check the email and password (%v)", err)
-		} else if err != nil {
-			runErr = err
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			g.Logger.Info("shutting down")
+		case err := <-serveErr:
+			runErr = fmt.Errorf("web server: %w", err)
+		case err := <-gwDone:
+			gwDone <- err
+			if errors.Is(err, realtime.ErrStartAuth) {
+				runErr = usageErrorf("login rejected by the cloud: check the email and password (%v)", err)
+			} else if err != nil {
+				runErr = err
+			}
+		case err := <-catalogDone:
+			if err == nil {
+				catalogDone = nil
+				continue wait
+			}
+			runErr = languageUsageError(err)
 		}
+		break
 	}
 	// Stop the gateway first (publishes session down, reason stop), then
 	// log out, then stop serving.

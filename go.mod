@@ -8,6 +8,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.72.0
 	github.com/prometheus/exporter-toolkit v0.20.0
+	github.com/tdewolff/parse/v2 v2.8.20
 	github.com/zishang520/socket.io/clients/socket/v3 v3.0.0
 	github.com/zishang520/socket.io/servers/socket/v3 v3.0.0
 	github.com/zishang520/socket.io/v3 v3.0.0

@@ -38,7 +38,7 @@ import (
 // the file --cloud.password-file names.
 func TestNoSecretFlags(t *testing.T) {
 	var cli CLI
-	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.Vars{"version": "test"}, kong.Exit(func(int) {}))
+	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.Vars{"version": "test"}, catalogVars(), kong.Exit(func(int) {}))
 	if err != nil {
 		t.Fatal(err)
 	}

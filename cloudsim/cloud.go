@@ -73,6 +73,7 @@ type Cloud struct {
 	order     []string            // namespace SIDs in connect order
 	rng       *rand.Rand
 	released  chan struct{} // closed and replaced whenever faults change (wakes stalled handshakes)
+	assets    *assetBundle  // the web app deployment served; nil = the first
 
 	// holdTimers, when set, receives the library timers of each closed
 	// session instead of their release (tests show the leak the release

@@ -17,6 +17,7 @@ import (
 //	POST   /control/drift
 //	POST   /control/revoke-tokens
 //	GET    /control/state
+//	GET    /control/assets, POST /control/assets/rotate-index (assetControlRoutes)
 func (c *Cloud) controlRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /control/faults", c.control(c.ctlInject))
 	mux.HandleFunc("DELETE /control/faults/{id}", c.control(c.ctlClear))
@@ -34,6 +35,7 @@ func (c *Cloud) controlRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, map[string]any{})
 	}))
 	mux.HandleFunc("GET /control/state", c.control(c.ctlState))
+	c.assetControlRoutes(mux)
 	mux.HandleFunc("/control/", c.control(func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Not found"})
 	}))

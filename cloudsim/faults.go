@@ -56,6 +56,7 @@ const (
 // FaultKinds lists every kind, for validation and documentation.
 var FaultKinds = []FaultKind{
 	FaultHTTPStatus, FaultLatency, FaultDispatchTimeout, FaultLoginDupEntry, FaultDegradedRow,
+	FaultAssetBroken, FaultAssetsUnreachable,
 	FaultMissingRow, FaultListing, FaultConnectNotBound, FaultMutePushes, FaultCloseTransport,
 	FaultAbortTransport, FaultStallHandshake, FaultNoNamespaceAck, FaultHandshake503,
 }
@@ -105,6 +106,8 @@ func (f Fault) Validate() error {
 		return &FaultError{f, "count must not be negative"}
 	case f.DelayMS < 0:
 		return &FaultError{f, "delay_ms must not be negative"}
+	case validateAssetFault(f) != nil:
+		return validateAssetFault(f)
 	case f.Kind == FaultHTTPStatus && f.Status != 0 && (f.Status < 400 || f.Status > 599):
 		return &FaultError{f, "status must be 4xx or 5xx"}
 	case f.Kind == FaultLatency && f.DelayMS == 0:

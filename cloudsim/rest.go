@@ -45,8 +45,8 @@ func (c *Cloud) routes() *http.ServeMux {
 	c.handle(mux, "GET /v1/system/version", public, c.systemVersion)
 	c.handle(mux, "POST /v1/module/command", authed, c.moduleCommand)
 	c.handle(mux, "POST /v1/module/command/raw", authed, c.moduleCommandRaw)
-	c.handle(mux, "GET /{$}", public, c.assetIndex)
-	c.handle(mux, "GET /assets/{$}", public, c.assetIndex)
+	c.handle(mux, "GET /{$}", public, c.assetPage)
+	c.handle(mux, "GET /assets/{$}", public, c.assetPage)
 	c.handle(mux, "GET /assets/{name}", public, c.asset)
 	mux.Handle("/socket.io/", http.HandlerFunc(c.serveRealtime))
 	c.controlRoutes(mux)
@@ -334,7 +334,8 @@ func (m *module) row() moduleRow {
 	gw := m.gw
 	row := moduleRow{
 		Devid: m.devid, Name: m.name, Gateway: gw, Devices: []any{}, Services: []any{},
-		Permissions: []string{}, AcceptedAt: m.acceptedAt, ConnectedAt: m.connectedAt,
+		DeviceMenu: m.profile.deviceMenu, Permissions: append([]string{}, m.profile.permissions...),
+		AcceptedAt: m.acceptedAt, ConnectedAt: m.connectedAt,
 		ModuleAlarms: len(m.alarms), ParameterSchemas: []any{}, ID: m.id,
 		ModuleAddress: m.address, ModuleInterface: nil, ModuleVersion: m.version,
 		ModuleServices: []any{}, ModuleTitle: m.title,
@@ -609,7 +610,7 @@ func (c *Cloud) moduleCard(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Cloud) systemVersion(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"version": map[string]any{"version": "1.0.2501310630", "devMode": false}})
+	writeJSON(w, http.StatusOK, map[string]any{"version": map[string]any{"version": c.assetVersion(), "devMode": false}})
 }
 
 func (c *Cloud) moduleCommand(w http.ResponseWriter, r *http.Request) {

@@ -27,6 +27,7 @@ const (
 	driftTemp
 	driftPercent
 	driftCounter
+	driftWide // a 32-bit counter over two words (param.hi holds the high word)
 )
 
 type param struct {
@@ -37,6 +38,7 @@ type param struct {
 	updatedAt int64 // epoch seconds; 0 = no updatedAt meta
 	drift     driftKind
 	min, max  float64
+	hi        *param // driftWide: the high word
 }
 
 type gateway struct {
@@ -60,6 +62,7 @@ type module struct {
 	alarms      []map[string]any
 	history     []map[string]any
 	nextAct     int
+	profile     *simProfile // menu, permissions and described registers
 }
 
 type userRecord struct {
@@ -117,6 +120,7 @@ func (c *Cloud) buildWorld() {
 			connectedAt: now - int64(60+c.rng.IntN(86400)),
 			acceptedAt:  now - int64(86400*(30+c.rng.IntN(600))),
 			params:      map[string]*param{},
+			profile:     simProfiles[i%len(simProfiles)],
 		}
 		c.buildParams(m, now)
 		c.buildEvents(m, now)
@@ -142,9 +146,13 @@ func (c *Cloud) buildParams(m *module, now int64) {
 		return true
 	}
 	ts := func() int64 { return now - int64(c.rng.IntN(3600)) }
+	described := c.addDescribedParams(m, add, ts)
 	for idx := 1; len(m.params) < n; idx++ {
 		for _, pool := range []string{"P4", "P5", "P6"} {
 			v := strconv.Itoa(idx)
+			if described[pool+"."+v] {
+				continue
+			}
 			switch c.pickFamily(pool) {
 			case "temp":
 				lo, hi := -30.0, 90.0
@@ -225,10 +233,11 @@ func (c *Cloud) buildEvents(m *module, now int64) {
 			"user": map[string]any{"name": c.user.Name, "id": c.user.ID}, "user_id": c.user.ID,
 		})
 	}
-	if c.rng.IntN(2) == 0 {
+	for i, code := range m.profile.alarms {
+		a := alarmByCode(code)
 		m.alarms = append(m.alarms, map[string]any{
-			"id": 38, "name": "ERROR_BRAK_PALIWA", "devid": m.devid,
-			"created_at": time.Unix(now-1800, 0).UTC().Format(time.RFC3339), "finished_at": nil,
+			"id": a.id, "name": a.code, "devid": m.devid,
+			"created_at": time.Unix(now-1800-int64(600*i), 0).UTC().Format(time.RFC3339), "finished_at": nil,
 		})
 	}
 	m.history = append(m.history, map[string]any{
@@ -372,13 +381,17 @@ func (c *Cloud) Drift() {
 		n := 2 + c.rng.IntN(3)
 		for i := 0; i < n; i++ {
 			p := m.params[m.driftKeys[c.rng.IntN(len(m.driftKeys))]]
-			p.value = c.drifted(p)
-			p.updatedAt = ts
 			pm, _ := pools[p.pool].(map[string]any)
 			if pm == nil {
 				pm = map[string]any{}
 				pools[p.pool] = pm
 			}
+			if p.drift == driftWide {
+				c.driftWideLocked(p, pm, ts)
+				continue
+			}
+			p.value = c.drifted(p)
+			p.updatedAt = ts
 			pm[p.key] = map[string]any{"value": p.value, "updatedAt": ts}
 		}
 		pushes = append(pushes, push{m.devid, map[string]any{m.devid: pools}})

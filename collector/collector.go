@@ -52,6 +52,13 @@ type Collector struct {
 	skipped atomic.Uint64
 
 	descs
+	cat catalogDescs
+
+	// renders are the described modules by devid, rendered for the
+	// catalog in use; scrapeGen numbers scrapes for their value slots.
+	// Both are guarded by paramMu.
+	renders   map[string]*moduleRender
+	scrapeGen uint32
 }
 
 // descs are built once; each is emitted by Collect under the conditions in METRICS.md.
@@ -141,6 +148,8 @@ func New(src SnapshotSource, params ParamSource, opts Options) (*Collector, erro
 		goVersion:     runtime.Version(),
 		filterCache:   make(map[string]bool),
 		descs:         newDescs(),
+		cat:           newCatalogDescs(),
+		renders:       make(map[string]*moduleRender),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -165,16 +174,30 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.all() {
 		ch <- d
 	}
+	for _, d := range c.cat.all() {
+		ch <- d
+	}
 }
 
 // Collect implements prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) { c.collect(ch, nil) }
 
-// collect emits one scrape. With keep non-nil, the parameter series are
-// handed to keep (once, in the order the registry would receive them)
-// instead of being sent on ch: the /metrics handler writes them itself.
-func (c *Collector) collect(ch chan<- prometheus.Metric, keep func([]paramSeries)) {
+// directSeries are the large families of one scrape, which the /metrics
+// handler writes itself.
+type directSeries struct {
+	params  []paramSeries
+	catalog catalogSeries
+}
+
+// collect emits one scrape. With direct non-nil, the parameter series and
+// the catalog's parameter series are stored in direct instead of being sent
+// on ch: the /metrics handler writes them itself.
+func (c *Collector) collect(ch chan<- prometheus.Metric, direct *directSeries) {
 	s := c.src.Snapshot()
+	var cs *CatalogState
+	if c.opts.Catalog != nil {
+		cs = c.opts.Catalog.Catalog()
+	}
 	e := emitter{c: c, ch: ch}
 
 	e.emit(c.buildInfo, prometheus.GaugeValue, 1, c.buildVersion, c.buildRevision, c.goVersion)
@@ -187,7 +210,9 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, keep func([]paramSeries
 	}
 
 	mods := c.collectModules(&e, s.Modules)
-	c.collectParams(&e, mods, keep)
+	c.collectAlarms(&e, s.Modules, mods, cs)
+	c.collectCatalogHealth(&e, cs, mods)
+	c.collectParams(&e, mods, cs, direct)
 
 	if e.skipped > 0 {
 		c.skipped.Add(uint64(e.skipped))
@@ -309,6 +334,7 @@ func (c *Collector) collectRecovery(e *emitter, r *RecoveryState) {
 type exportedModule struct {
 	label   string // sanitised devid, the label value of every series of the module
 	dropped int    // numeric parameters over the series cap at this scrape
+	devid   string // the devid as the cloud sent it
 }
 
 // collectModules exports the per-module series and returns the exported
@@ -325,7 +351,7 @@ func (c *Collector) collectModules(e *emitter, modules []ModuleState) map[string
 			continue
 		}
 		seen[devid] = true
-		out[m.Devid] = &exportedModule{label: devid}
+		out[m.Devid] = &exportedModule{label: devid, devid: m.Devid}
 
 		e.emit(c.moduleInfo, prometheus.GaugeValue, 1, devid,
 			LabelValue(m.Name), LabelValue(m.Title), LabelValue(m.Version), LabelValue(m.GatewayVersion))
@@ -359,27 +385,38 @@ func (c *Collector) collectModules(e *emitter, modules []ModuleState) map[string
 // module in collectModules; pool and param are the store's own strings,
 // passed through LabelValue, which returns them unchanged (no copy, no
 // allocation) unless they are too long or not valid UTF-8.
-func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule, keep func([]paramSeries)) {
+func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule, cs *CatalogState, direct *directSeries) {
 	if c.params != nil {
 		c.paramMu.Lock()
+		c.syncRenders(cs, mods)
+		c.scrapeGen++
+		gen := c.scrapeGen
 		series := make([]paramSeries, 0, c.lastCount)
 		filtering := len(c.opts.Include) > 0 || len(c.opts.Exclude) > 0
 		var (
-			lastDevid string
-			lastMod   *exportedModule
-			haveLast  bool
+			lastDevid  string
+			lastMod    *exportedModule
+			lastValues *valueIndex // the module's, when the catalog describes it
+			haveLast   bool
 		)
 		c.params.ForEachParam(func(devid, pool, param string, value float64, numeric bool) {
-			if !numeric {
-				return
-			}
 			// The store hands out a module's parameters together, so one map
 			// lookup per module is the common case.
 			if !haveLast || devid != lastDevid {
-				lastDevid, lastMod, haveLast = devid, mods[devid], true
+				lastDevid, lastMod, lastValues, haveLast = devid, mods[devid], nil, true
+				if r := c.renders[devid]; r != nil && lastMod != nil {
+					lastValues = &r.values
+				}
 			}
 			if lastMod == nil {
 				return // not a module of the snapshot: nothing stale is exported
+			}
+			if lastValues != nil {
+				// Every register, filtered or not: the catalog's rules read any.
+				lastValues.observe(gen, pool, param, value, numeric)
+			}
+			if !numeric {
+				return
 			}
 			if filtering && !c.keep(pool, param) {
 				return
@@ -387,6 +424,7 @@ func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule, k
 			series = append(series, paramSeries{desc: c.paramValue, mod: lastMod, pool: LabelValue(pool), param: LabelValue(param), value: value})
 		})
 		c.lastCount = len(series)
+		catalog := c.collectCatalogParams(sortedModules(mods))
 		c.paramMu.Unlock()
 
 		if max := c.opts.MaxSeries; max > 0 && len(series) > max {
@@ -398,14 +436,15 @@ func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule, k
 			}
 			series = series[:max]
 		}
-		if keep != nil {
-			keep(series)
+		if direct != nil {
+			direct.params, direct.catalog = series, catalog
 		} else {
 			wires := make([]paramWire, len(series))
 			for i := range series {
 				series[i].wire = &wires[i]
 				e.ch <- &series[i]
 			}
+			c.sendCatalogSeries(e.ch, &catalog)
 		}
 	}
 	labels := make([]string, 0, len(mods))

@@ -54,6 +54,7 @@ var goldenCases = []struct {
 	{"filters_cap", healthySnapshot, func() ParamSource { return healthyParams() },
 		Options{Include: []string{"P4.*", "P5.v3"}, Exclude: []string{"*.s*"}, MaxSeries: 3}},
 	{"hostile", hostileSnapshot, func() ParamSource { return hostileParams() }, Options{}},
+	{"catalog", catalogSnapshot, func() ParamSource { return catalogParams() }, catalogOpts(testCatalog())},
 }
 
 func goldenPath(name string) string { return filepath.Join("testdata", name+".prom") }

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/outage"
@@ -97,6 +98,12 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 			OutagesByReason: copyCounts(m.Outages),
 			Alarms:          m.Alarms,
 			AlarmsKnown:     m.AlarmsKnown,
+		}
+		if m.ActiveAlarmsKnown {
+			ms.ActiveAlarmsKnown = true
+			for _, a := range m.ActiveAlarms {
+				ms.ActiveAlarms = append(ms.ActiveAlarms, Alarm{Code: strconv.Itoa(a.Code), Symbol: a.Symbol, Since: a.Since})
+			}
 		}
 		if ps, ok := stats[m.Devid]; ok {
 			ms.LastUpdate, ms.Params, ms.NonNumeric = ps.LastUpdate, ps.Params, ps.NonNumeric

@@ -130,13 +130,13 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // handler.
 type textScrape struct {
 	c      *Collector
-	series []paramSeries
+	direct directSeries
 }
 
 func (s *textScrape) Describe(ch chan<- *prometheus.Desc) { s.c.Describe(ch) }
 
 func (s *textScrape) Collect(ch chan<- prometheus.Metric) {
-	s.c.collect(ch, func(series []paramSeries) { s.series = series })
+	s.c.collect(ch, &s.direct)
 }
 
 // serveText is promhttp's handler for the text format with the parameter
@@ -150,7 +150,8 @@ func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, forma
 		// Gather waits for every Collect: scrape.series is set after it.
 		mfs, err = prometheus.Gatherers{h.base, own}.Gather()
 	}
-	series, dups := exposition(scrape.series)
+	series, dups := exposition(scrape.direct.params)
+	catalog := directCatalogFamilies(&scrape.direct.catalog)
 	if dups > 0 {
 		// The registry would have rejected them; say so as it would.
 		err = errors.Join(err, fmt.Errorf("%d %s series collected more than once; the first of each is exported", dups, paramValueName))
@@ -164,7 +165,7 @@ func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, forma
 		case promhttp.PanicOnError:
 			panic(err)
 		case promhttp.ContinueOnError:
-			if len(mfs) == 0 && len(series) == 0 {
+			if len(mfs) == 0 && len(series) == 0 && len(catalog) == 0 {
 				httpError(w, err)
 				return
 			}
@@ -224,7 +225,17 @@ func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, forma
 		}
 	}
 	if len(series) > 0 && (wanted == nil || wanted[paramValueName]) {
-		handleError(writeParamFamily(out, series))
+		if handleError(writeParamFamily(out, series)) {
+			return
+		}
+	}
+	for _, f := range catalog {
+		if wanted != nil && !wanted[f.name] {
+			continue
+		}
+		if handleError(f.write(out)) {
+			return
+		}
 	}
 }
 

@@ -49,6 +49,10 @@ var handlerCases = []struct {
 	{"no_param_source", healthySnapshot, func() ParamSource { return nil }, Options{}},
 	{"no_numeric", healthySnapshot, func() ParamSource { return paramList{text("MOD1", "P6.x2"), num("GONE", "P4.v1", 1)} }, Options{}},
 	{"no_modules", func() Snapshot { s := healthySnapshot(); s.Modules = nil; return s }, func() ParamSource { return healthyParams() }, Options{}},
+	{"catalog", catalogSnapshot, func() ParamSource { return catalogParams() }, catalogOpts(testCatalog())},
+	{"catalog_filters", catalogSnapshot, func() ParamSource { return catalogParams() },
+		Options{Include: []string{"P4.*", "P5.v3"}, Exclude: []string{"*.s*"}, MaxSeries: 3, Catalog: CatalogSourceFunc(testCatalog)}},
+	{"catalog_hostile", hostileSnapshot, func() ParamSource { return hostileParams() }, catalogOpts(hostileCatalog())},
 	{"label_order", healthySnapshot, func() ParamSource {
 		l := healthyParams()
 		slices.SortFunc(l, func(a, b storedParam) int {
@@ -177,13 +181,27 @@ func TestHandlerFastPathMatchesRegistry(t *testing.T) {
 			if err != nil {
 				t.Fatalf("registry path: %v", err)
 			}
+			// The families the handler writes itself come last: the
+			// parameter values, then the catalog's families by name.
 			var others, param []*dto.MetricFamily
+			direct := map[string]*dto.MetricFamily{}
 			for _, mf := range want {
-				if mf.GetName() == paramValueName {
+				switch mf.GetName() {
+				case paramValueName:
 					param = append(param, mf)
-				} else {
+				case paramDisplayName, paramInfoName, paramStateName:
+					direct[mf.GetName()] = mf
+				default:
 					others = append(others, mf)
 				}
+			}
+			for _, name := range []string{paramDisplayName, paramInfoName, paramStateName} {
+				if mf := direct[name]; mf != nil {
+					param = append(param, mf)
+				}
+			}
+			if (tc.name == "catalog" || tc.name == "catalog_hostile") && len(direct) != 3 {
+				t.Fatalf("catalog case with %d of the 3 catalog families", len(direct))
 			}
 			wantBody := append(encodeText(t, others), encodeText(t, param)...)
 

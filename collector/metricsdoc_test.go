@@ -171,12 +171,13 @@ func fullExpositions(t *testing.T) [][]byte {
 	up.Push = zombieSnapshot().Push
 	up.Recovery = quarantineSnapshot().Recovery
 	up.Modules[1] = onlineModule("MOD2", "Garage")
+	up.Modules[0].ActiveAlarms, up.Modules[0].ActiveAlarmsKnown = catalogSnapshot().Modules[0].ActiveAlarms, true
 	down := sessionDownSnapshot()
 
 	var outs [][]byte
 	for _, s := range []Snapshot{up, down} {
 		reg, _ := instrumentationFixture(t)
-		reg.MustRegister(newTestCollector(t, s, healthyParams(), Options{}))
+		reg.MustRegister(newTestCollector(t, s, catalogParams(), catalogOpts(testCatalog())))
 		out, err := exposeGatherer(reg)
 		if err != nil {
 			t.Fatal(err)

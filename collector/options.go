@@ -30,6 +30,13 @@ type Options struct {
 
 	// Logger receives a warning when a series had to be skipped; nil discards.
 	Logger *slog.Logger
+
+	// Catalog, when set, supplies the parameter catalog: names, units,
+	// display values and enum states of the stored registers, the
+	// catalog's health, and alarm names. The parameter families it adds
+	// obey Include and Exclude (matched against the register) but not
+	// MaxSeries. Nil: none of them.
+	Catalog CatalogSource
 }
 
 // PatternError reports an Include or Exclude pattern that path.Match rejects.

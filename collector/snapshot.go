@@ -139,6 +139,19 @@ type ModuleState struct {
 
 	Alarms      int  // active alarms from the cloud's alarm quantity
 	AlarmsKnown bool // false until an alarm quantity was received for the module
+
+	// ActiveAlarms are the module's alarms from the cloud's active alarm
+	// list, one per alarm code; ActiveAlarmsKnown is false until a list
+	// was read.
+	ActiveAlarms      []Alarm
+	ActiveAlarmsKnown bool
+}
+
+// Alarm is one active alarm of a module.
+type Alarm struct {
+	Code   string    // the alarm type code, e.g. "38"
+	Symbol string    // symbolic name sent by the cloud ("ERROR_BRAK_PALIWA"); "" when none
+	Since  time.Time // when it began; zero when unknown
 }
 
 // ActionKey names one kind of recovery ladder action and its outcome.

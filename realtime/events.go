@@ -59,7 +59,10 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 		g.startPrime(ctx, []string{devid}, false, nil)
 		return false
 	case transport.EventAlarmsQuantity:
-		g.alarmsQuantity(ev.Payload)
+		if g.alarmsQuantity(ev.Payload) {
+			// A count moved: read which alarms now rather than at the next poll.
+			g.pollAlarms(ctx)
+		}
 	case transport.EventOverflow:
 		g.overflowed += int64(ev.Dropped)
 		g.log.Warn("realtime events were dropped on a full buffer; re-priming", "dropped", ev.Dropped)
@@ -124,14 +127,15 @@ func (g *Gateway) connectionStatus(ctx context.Context, ev transport.Event, now 
 	}
 }
 
-// alarmsQuantity applies {"alarmsQuantity":{"D1":5}} pushed by the cloud.
-func (g *Gateway) alarmsQuantity(payload json.RawMessage) {
+// alarmsQuantity applies {"alarmsQuantity":{"D1":5}} pushed by the cloud and
+// reports whether a count changed.
+func (g *Gateway) alarmsQuantity(payload json.RawMessage) bool {
 	q, err := cloudclient.DecodeAlarmsQuantity(payload)
 	if err != nil {
 		g.log.Debug("alarms quantity event undecodable", "err", err)
-		return
+		return false
 	}
-	g.setAlarms(q)
+	return g.setAlarms(q)
 }
 
 // poll starts a module-list poll unless one is in flight (polls are
@@ -141,6 +145,7 @@ func (g *Gateway) poll(ctx context.Context) {
 		return
 	}
 	g.pollInFlight = true
+	g.pollAlarms(ctx)
 	gen := g.modules.BeginPoll()
 	objectID := g.objectID
 	go func() {

@@ -46,6 +46,12 @@ type Gateway struct {
 	missing    map[string]time.Time          // devid -> first usable listing it was absent from
 	alarms     map[string]int
 
+	// activeAlarms is the last active alarm list per watched devid; a devid
+	// is present once a list including it was read.
+	activeAlarms   map[string][]Alarm
+	alarmsInFlight bool // an active alarm list fetch is running
+	alarmsAgain    bool // fetch again when it completes
+
 	tr         transport.Transport
 	sess       transport.Session
 	sessEvents <-chan transport.Event
@@ -96,6 +102,7 @@ func New(cfg Config) (*Gateway, error) {
 		push:     outage.NewPush(outage.PushConfig{StaleAfter: cfg.Ladder.StaleAfter, Episodes: eps}),
 		modules:  outage.NewModules(outage.ModulesConfig{Episodes: eps}),
 	}
+	g.activeAlarms = map[string][]Alarm{}
 	g.publish()
 	return g, nil
 }
@@ -136,6 +143,7 @@ func (g *Gateway) Run(ctx context.Context) error {
 	armedFor := time.Time{}
 
 	g.connect(ctx)
+	g.pollAlarms(ctx)
 	for {
 		dirty := true
 		select {
@@ -301,6 +309,11 @@ func (g *Gateway) setSubscribed(devids []string) {
 	for d := range g.alarms {
 		if !keep[d] {
 			delete(g.alarms, d)
+		}
+	}
+	for d := range g.activeAlarms {
+		if !keep[d] {
+			delete(g.activeAlarms, d)
 		}
 	}
 	g.store.Retain(devids)

@@ -294,12 +294,19 @@ func (g *Gateway) primedOnce() bool {
 	}
 }
 
-func (g *Gateway) setAlarms(q map[string]int) {
+// setAlarms stores alarm counts of watched modules and reports whether one
+// changed.
+func (g *Gateway) setAlarms(q map[string]int) bool {
+	changed := false
 	for d, n := range q {
 		if g.isSubscribed(d) {
+			if prev, ok := g.alarms[d]; !ok || prev != n {
+				changed = true
+			}
 			g.alarms[d] = n
 		}
 	}
+	return changed
 }
 
 // onlyModules keeps the updates of the given (sorted) devids: the cloud must

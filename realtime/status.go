@@ -45,6 +45,19 @@ type ModuleStatus struct {
 	Name, Title, Version string
 	Alarms               int
 	AlarmsKnown          bool
+
+	// ActiveAlarms is the module's last active alarm list, by code; shared,
+	// never changed. ActiveAlarmsKnown is false until a list was read.
+	ActiveAlarms      []Alarm
+	ActiveAlarmsKnown bool
+
+	// DeviceMenu and Permissions are the module row's "deviceMenu" and
+	// "permissions": which menu of the web app describes the module and
+	// what it may show. Valid once the module was seen in a listing
+	// (Listed); Permissions is shared with the listing and never changed.
+	DeviceMenu  int
+	Permissions []string
+	Listed      bool
 }
 
 // publish builds and stores a fresh Status; called on the loop.
@@ -81,7 +94,9 @@ func (g *Gateway) publish() {
 		ms := ModuleStatus{ModuleSnapshot: m}
 		if meta, ok := g.meta[m.Devid]; ok {
 			ms.Name, ms.Title, ms.Version = meta.Name, meta.Title, meta.Version
+			ms.DeviceMenu, ms.Permissions, ms.Listed = meta.DeviceMenu, meta.Permissions, true
 		}
+		ms.ActiveAlarms, ms.ActiveAlarmsKnown = g.activeAlarms[m.Devid]
 		ms.Alarms, ms.AlarmsKnown = g.alarms[m.Devid]
 		st.Modules = append(st.Modules, ms)
 	}

@@ -1,0 +1,113 @@
+package catalog
+
+import (
+	"context"
+	"testing"
+)
+
+// §3.3: the chunk forms of a translation namespace.
+func TestNamespaceForms(t *testing.T) {
+	cases := []struct {
+		name, src, key, want string
+		ok                   bool
+	}{
+		{"export default object", `export default {'a':'A'}`, "a", "A", true},
+		{"export through binding, hex escapes", `const PARAM_P4_7='Moc\x20kot\u0142a',p={'PARAM_P4_7':PARAM_P4_7};export{p as default};`, "PARAM_P4_7", "Moc kotła", true},
+		{"largest literal", `const a={'x':'1'},b={'a':'A','b':'B'};`, "a", "A", true},
+		{"named string export", `const MAINMENU_X='Menu X';export{MAINMENU_X as default}`, "MAINMENU_X", "Menu X", true},
+		{"anonymous string export", `export default 'Menu Y'`, "__default__", "Menu Y", true},
+		{"unicode kept exactly", `export default {'k':'Zażółć 中文 😀','units':{'0':'\x20'}}`, "k", "Zażółć 中文 😀", true},
+		{"syntax error", `export default {'a':`, "a", "", false},
+		{"number export", `export default 5`, "a", "", false},
+		{"empty file", ``, "a", "", true},
+	}
+	for _, c := range cases {
+		ns, ok := parseNamespace([]byte(c.src))
+		got, _ := ns.Value(c.key).(string)
+		if ok != c.ok || got != c.want {
+			t.Errorf("%s: %q ok=%v, want %q ok=%v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// §4.6: a label token is resolved in its namespace along a dotted path;
+// a label that is itself a token is resolved again, at most 4 more times;
+// only loaded namespaces are consulted.
+func TestLabelResolution(t *testing.T) {
+	tr := translations{
+		"parameters": jsObj(t, `{'PARAM_66':'Boiler setpoint','CHAIN':'parameters.H1','H1':'parameters.H2','H2':'parameters.H3','H3':'parameters.H4','H4':'parameters.H5','H5':'parameters.H6','H6':'end','VER':'ver.2'}`),
+		"app":        jsObj(t, `{'one':{'parameters':{'URUCHOMIENIE_KOTLA':'Start the boiler'},'boilerStatus':{'name':'Boiler status'}}}`),
+		"units":      jsObj(t, `{'17':{'0':'Off'},'17.5':'dotted key'}`),
+	}
+	cases := map[string]string{
+		"parameters.PARAM_66":                   "Boiler setpoint",
+		"app.one.parameters.URUCHOMIENIE_KOTLA": "Start the boiler",
+		"app.one.boilerStatus.name":             "Boiler status",
+		"units.17.0":                            "Off",
+		"units.17.5":                            "dotted key",
+		"parameters.CHAIN":                      "parameters.H5", // 1 + 4 hops
+		"parameters.VER":                        "ver.2",         // "ver" is not a namespace: unchanged
+		"parameters.MISSING":                    "",
+		"nope.x":                                "",
+		"9bad.x":                                "",
+		"app.one":                               "", // not a string
+	}
+	for tok, want := range cases {
+		got, _ := tr.resolve(tok)
+		if got != want {
+			t.Errorf("resolve(%q) = %q, want %q", tok, got, want)
+		}
+	}
+	// End to end: PARAM_66's label is an alias resolved one hop further; a
+	// definition without a label is named by its symbol.
+	c, f := loadSite(t, Options{}, modC)
+	m := c.Module("MOD-C")
+	if got := m.BySymbol("PARAM_66").Name; got != "Boiler setpoint" {
+		t.Fatalf("PARAM_66 %q", got)
+	}
+	if got := m.BySymbol("PARAM_P4_9").Name; got != "PARAM_P4_9" {
+		t.Fatalf("unlabelled %q", got)
+	}
+	if got := m.BySymbol("PARAM_P4_20").Name; got != "Boiler status" {
+		t.Fatalf("app label %q", got)
+	}
+	for _, p := range []string{"/assets/ver.js", "/assets/ver-1.js"} {
+		if f.fetched(p) != 0 {
+			t.Fatal("a label's text caused a fetch")
+		}
+	}
+}
+
+// §6.1: a translation namespace that cannot be fetched or parsed is counted
+// and left empty; names then fall back to the symbol, the rest is built.
+func TestTranslationFailure(t *testing.T) {
+	f := siteFetcher(t)
+	f.set("/assets/parameters-Pe1.js", `export default {'PARAM_P4_7':`)
+	f.fail("/assets/routes-Ro1.js", notFound{"/assets/routes-Ro1.js"})
+	c, err := Load(context.Background(), f, []ModuleSpec{modA}, Options{Language: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.Module("MOD-A").BySymbol("PARAM_P4_7")
+	if p.Name != "PARAM_P4_7" || c.Failures()[StageI18n] != 2 {
+		t.Fatalf("name %q failures %v", p.Name, c.Failures())
+	}
+	if got := c.Module("MOD-A").BySymbol("PARAM_P4_20").Name; got != "Boiler status" {
+		t.Fatalf("other namespaces lost: %q", got)
+	}
+}
+
+// Alarm names come from the alarms namespace where the assets carry one.
+func TestAlarmName(t *testing.T) {
+	c, _ := loadSite(t, Options{}, modA)
+	if n, ok := c.AlarmName("38"); !ok || n != "No fuel" {
+		t.Fatalf("38 → %q %v", n, ok)
+	}
+	if _, ok := c.AlarmName("99"); ok {
+		t.Fatal("unknown alarm named")
+	}
+	c, _ = loadSite(t, Options{Language: "pl"}, modA) // pl has no alarms namespace
+	if _, ok := c.AlarmName("38"); ok {
+		t.Fatal("pl alarm name out of nothing")
+	}
+}

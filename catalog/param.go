@@ -1,0 +1,214 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/bragerone/bragerone_exporter/catalog/jsval"
+)
+
+// Param is one described parameter of one module.
+type Param struct {
+	Symbol   string         // "PARAM_P4_7"
+	Address  Address        // primary register (§4.5), e.g. P4.v7
+	Parts    []Address      // the words of a composed value (§4.11); empty when single
+	Name     string         // translated label (§4.6); the symbol when the assets carry none
+	Unit     string         // as displayed: "°C", "kW", "" (§4.7), for the load-time unit code
+	Menu     []string       // panel path, translated (§4.12)
+	Enum     map[int]string // value labels (§4.7.4) of the load-time unit, nil when not an enum
+	Min, Max *float64       // limits in display units (§4.8) at load time; see Range for live ones
+	Writable bool           // listed in a write section of the menu, or carrying command rules
+	// Computed says the value comes from the definition's rules (§4.10).
+	Computed bool
+
+	def      *definition
+	units    *unitTable
+	ctx      *ruleContext
+	unitCode string // the load-time unit code
+	unitReg  selector
+	hasUReg  bool
+	minReg   []selector
+	maxReg   []selector
+	override *override
+}
+
+// unitAt is the unit the value is shown in now: the definition's unit
+// register, else the family's u channel, else the definition's scalar code
+// (§4.7.2 step 1); the load-time code when no register can be read.
+func (p *Param) unitAt(r Reader) *unit {
+	if p.hasUReg && r != nil {
+		if v, ok := p.unitReg.raw(r); ok {
+			if u := p.units.getNum(v); u != nil {
+				return u
+			}
+		}
+	}
+	return p.units.get(p.unitCode)
+}
+
+// UnitFor is the unit as displayed for the live unit register ("" none).
+func (p *Param) UnitFor(r Reader) string {
+	if p.override != nil && p.override.unit != nil {
+		return *p.override.unit
+	}
+	if u := p.unitAt(r); u != nil {
+		return u.symbol
+	}
+	return ""
+}
+
+// rawValue reads the register value: composed from its words when the
+// definition composes (§4.11), else the primary register as is.
+func (p *Param) rawValue(r Reader) (float64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	if p.def.composes() {
+		return compose(p.def.values, r)
+	}
+	if len(p.def.values) == 1 {
+		return p.def.values[0].bitValue(r)
+	}
+	return r.read(p.Address, p.Address.ChanIdx())
+}
+
+// compose is §4.11: Σ word × times, a word masked to 16 bits when its
+// selector converts. Every word must be present: a value missing a word is
+// not shown (the reference client adds the words it has, which shows a wrong
+// value while one is missing).
+func compose(sels []selector, r Reader) (float64, bool) {
+	sum := 0.0
+	for i := range sels {
+		v, ok := sels[i].raw(r)
+		if !ok || math.IsNaN(v) {
+			return 0, false
+		}
+		if sels[i].convert {
+			v = float64(int64(v) & 0xFFFF)
+		}
+		sum += v * sels[i].times
+	}
+	return sum, len(sels) > 0
+}
+
+// Display is the value as the app displays it: a computed value evaluated
+// (§4.10), a composed value (§4.11) or the register, through the unit's
+// transform (§4.7.3), with its enum label (§4.7.4). value is NaN when the
+// display value is not a number (a computed state or a time of day); the
+// label then says it. ok is false when nothing can be shown (missing
+// values, or no rule applies).
+func (p *Param) Display(r Reader) (value float64, label string, ok bool) {
+	if p.override != nil && p.override.scale != nil {
+		raw, ok := p.rawValue(r)
+		if !ok {
+			return 0, "", false
+		}
+		return raw * *p.override.scale, "", true
+	}
+	u := p.unitAt(r)
+	if p.def.computed() {
+		if res, ok := p.def.computedValue(r, p.ctx); ok {
+			return presentComputed(res, u)
+		}
+		// No rule applied: a plain value selector is still read directly.
+		if len(p.def.values) != 1 {
+			return 0, "", false
+		}
+	}
+	raw, ok := p.rawValue(r)
+	if !ok {
+		return 0, "", false
+	}
+	v, label := u.present(raw)
+	return v, label, true
+}
+
+func presentComputed(res jsval.Value, u *unit) (float64, string, bool) {
+	v := math.NaN()
+	switch x := res.(type) {
+	case float64:
+		v = x
+	case string:
+		if f, ok := jsval.ParseNumber(x); ok {
+			v = f
+		}
+	}
+	label, ok := u.label(res)
+	if !ok {
+		if s, isText := jsval.Text(res); isText {
+			label = s
+		}
+	}
+	return v, label, true
+}
+
+// Visible says whether the app shows the parameter now (§4.9); hidden
+// parameters are still exported raw.
+func (p *Param) Visible(r Reader) bool {
+	v, _ := p.def.visibility(r, p.ctx)
+	return v
+}
+
+// Range gives the limits in display units now (§4.8): the definition's
+// limit registers, else the family's n and x channels, transformed; else
+// the definition's static limits.
+func (p *Param) Range(r Reader) (min, max *float64) {
+	u := p.unitAt(r)
+	read := func(sels []selector, static *float64) *float64 {
+		for i := range sels {
+			if v, ok := sels[i].raw(r); ok && !math.IsNaN(v) {
+				if u != nil && !u.timeOfDay {
+					v = u.transform.Apply(v)
+				}
+				return &v
+			}
+		}
+		return static
+	}
+	return read(p.minReg, p.def.limMin), read(p.maxReg, p.def.limMax)
+}
+
+// Errors of RawFromDisplay.
+var (
+	ErrNotWritable = errors.New("catalog: the value of this parameter is not a register value")
+	ErrOutOfRange  = errors.New("catalog: value outside the parameter's limits")
+	ErrNoTransform = errors.New("catalog: the unit's value function is not recognised, so it cannot be inverted")
+)
+
+// RawFromDisplay converts a display value back to the register's raw value
+// (the inverse of the transform) for a write; it refuses values outside the
+// limits (Range with r; the static Min/Max when r is nil).
+func (p *Param) RawFromDisplay(v float64, r Reader) (float64, error) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("catalog: %v is not a value", v)
+	}
+	if p.def.computed() || p.def.composes() {
+		return 0, ErrNotWritable
+	}
+	lo, hi := p.Min, p.Max
+	if r != nil {
+		lo, hi = p.Range(r)
+	}
+	if (lo != nil && v < *lo) || (hi != nil && v > *hi) {
+		return 0, fmt.Errorf("%w: %v not in [%s, %s]", ErrOutOfRange, v, limitText(lo), limitText(hi))
+	}
+	if p.override != nil && p.override.scale != nil {
+		return (Transform{Mul: *p.override.scale, Div: 1, Digits: -1}).Invert(v)
+	}
+	u := p.unitAt(r)
+	if u == nil {
+		return v, nil
+	}
+	if u.timeOfDay || !u.known {
+		return 0, ErrNoTransform
+	}
+	return u.transform.Invert(v)
+}
+
+func limitText(f *float64) string {
+	if f == nil {
+		return "…"
+	}
+	return jsval.FormatNumber(*f)
+}

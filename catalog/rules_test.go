@@ -1,0 +1,275 @@
+package catalog
+
+import (
+	"errors"
+	"math"
+	"testing"
+)
+
+const testUnitTable = `{0x31:{'text':'units.31','value':_0x4f=>Number(_0x4f*0.1)['toFixed'](0x1),'valuePrepare':_0x4f=>_0x4f/0.1},
+	0x2f:{'text':'units.5','value':k=>k-0x7f},0x1:{'text':'units.1'},0xd:{'text':'units.1','value':k=>Math.sqrt(k)},
+	0x270a:{'options':{'[kn.ON]':'app.one.diodeState.on','[kn.OFF]':'app.one.diodeState.off'}},
+	0x270e:{'options':{"BoilerState['STOP']":'app.one.burnerState.0',"BoilerState['WORK']":'app.one.burnerState.1'}},
+	0x9:{'options':{0x0:'units.17.0',0x1:'units.17.1'}}}`
+
+func testParam(t testing.TB, symbol, defJS string, load Reader) *Param {
+	t.Helper()
+	units := testUnits(t, testUnitTable, enUnits(t))
+	rs := &resolver{defs: map[string]*definition{symbol: def(t, symbol, defJS)}, tr: enUnits(t), units: units}
+	p := rs.newParam(rs.defs[symbol], visibleToken{symbol: symbol}, newRuleContext("D1", 1757000000), load)
+	if p == nil {
+		t.Fatalf("%s: no parameter", symbol)
+	}
+	return p
+}
+
+type display struct {
+	v     float64
+	label string
+	ok    bool
+}
+
+func displayOf(p *Param, r Reader) display {
+	v, l, ok := p.Display(r)
+	if math.IsNaN(v) {
+		v = -999 // NaN compares unequal; the tests spell "not a number" as -999
+	}
+	return display{v, l, ok}
+}
+
+// §4.10: computed values — the first if/elseif whose conditions all hold,
+// a condition holding when any selector satisfies it, bit and mask, every
+// operator, storeGetter, the else default, result normalisation, and the
+// label from the unit's enum table.
+func TestComputedValues(t *testing.T) {
+	status := `{'unit':0x270a,'value':[{'if':[{'operation':_0x77['equalTo'],'expected':0x1,'value':[{'group':'P5','number':0x4,'use':'s','bit':0xa}]}],'then':'e.ON'},{'else':!0,'then':'e.OFF'}]}`
+	p := testParam(t, "STATUS_P5_10", status, nil)
+	cases := []struct {
+		vals map[string]float64
+		want display
+	}{
+		{map[string]float64{"P5.s4": 1 << 10}, display{-999, "On", true}},
+		{map[string]float64{"P5.s4": 1<<10 - 1}, display{-999, "Off", true}}, // else: the default the reference client ignores
+		{map[string]float64{}, display{-999, "Off", true}},
+		{map[string]float64{"P5.s4": 1<<10 + 0.7}, display{-999, "On", true}}, // floats truncated
+	}
+	for _, c := range cases {
+		if got := displayOf(p, values(c.vals)); got != c.want {
+			t.Errorf("%v → %+v, want %+v", c.vals, got, c.want)
+		}
+	}
+	if !p.Computed || p.Address.String() != "P5.s10" {
+		t.Fatalf("computed %v address %v", p.Computed, p.Address)
+	}
+
+	ops := []struct {
+		op       string
+		expected string
+		v        float64
+		holds    bool
+	}{
+		{"equalTo", "3", 3, true}, {"equalTo", "'3'", 3, true}, {"equalTo", "!0", 1, true}, {"equalTo", "void 0", 3, false},
+		{"notEqualTo", "3", 4, true}, {"notEqualTo", "3", 3, false},
+		{"greaterThan", "3", 4, true}, {"greaterThan", "3", 3, false},
+		{"greaterThanOrEqualTo", "3", 3, true}, {"lessThan", "3", 2, true}, {"lessThan", "3", 3, false},
+		{"lessThanOrEqualTo", "3", 3, true}, {"lessThanOrEqualTo", "3", 4, false},
+		{"matches", "/^1[0-9]$/", 12, true}, {"matches", "/^1[0-9]$/", 22, false}, {"notMatches", "/^1/", 22, true},
+		{"matches", "/^A/i", 0, false}, {"bogusOperator", "3", 3, false},
+	}
+	for _, o := range ops {
+		src := `{'unit':0x9,'any':[{'if':[{'operation':'e.` + o.op + `','expected':` + o.expected + `,'value':[{'group':'P4','number':1}]}],'then':{'value':1}}],'value':[{'group':'P4','number':1}]}`
+		p := testParam(t, "PARAM_OP", src, nil)
+		res, ok := p.def.computedValue(values(map[string]float64{"P4.v1": o.v}), p.ctx)
+		if ok != o.holds || (ok && res != 1.0) {
+			t.Errorf("%s %s on %v: %v %v, want holds=%v", o.op, o.expected, o.v, res, ok, o.holds)
+		}
+	}
+
+	// Any selector satisfies; all conditions must hold; mask; elseif order.
+	src := `{'unit':0x270e,'any':[
+		{'if':[{'operation':'equalTo','expected':0x1,'value':[{'group':'P4','number':1},{'group':'P4','number':2}]},
+		       {'operation':'equalTo','expected':0x2,'value':[{'group':'P4','number':3,'use':'v','mask':0x6}]}],'then':{'value':BoilerState['WORK']}},
+		{'elseif':[{'operation':'equalTo','expected':0x0,'value':[{'group':'P4','number':1}]}],'then':{'value':"BoilerState['STOP']"}}]}`
+	p = testParam(t, "PARAM_MIX", src, nil)
+	for _, c := range []struct {
+		vals map[string]float64
+		want display
+	}{
+		{map[string]float64{"P4.v1": 0, "P4.v2": 1, "P4.v3": 3}, display{-999, "Work", true}},
+		{map[string]float64{"P4.v1": 0, "P4.v2": 1, "P4.v3": 4}, display{-999, "Stop", true}},
+		{map[string]float64{"P4.v1": 5, "P4.v2": 5, "P4.v3": 2}, display{0, "", false}}, // no branch, no plain value
+	} {
+		if got := displayOf(p, values(c.vals)); got != c.want {
+			t.Errorf("%v → %+v, want %+v", c.vals, got, c.want)
+		}
+	}
+
+	// storeGetter reads the runtime context: {devid, modulesMap.<devid>.connectedAt}.
+	src = `{'unit':0x270a,'value':[{'group':'P4','number':1}],'any':[{'if':[{'operation':'greaterThan','expected':0,'value':{'storeGetter':'modulesMap.{devid}.connectedAt'}}],'then':'e.ON'},{'else':'e.OFF'}]}`
+	p = testParam(t, "PARAM_CONN", src, nil)
+	if got := displayOf(p, values(nil)); got.label != "On" {
+		t.Fatalf("storeGetter: %+v", got)
+	}
+	p.ctx = newRuleContext("D1", 0)
+	if got := displayOf(p, values(nil)); got.label != "Off" {
+		t.Fatalf("storeGetter without connectedAt: %+v", got)
+	}
+
+	// A computed result that is a number is a numeric display value.
+	p = testParam(t, "PARAM_NUM", `{'unit':0x9,'any':[{'if':[{'operation':'equalTo','expected':1,'value':[{'group':'P4','number':1}]}],'then':{'value':0x1}}]}`, nil)
+	if got := displayOf(p, values(map[string]float64{"P4.v1": 1})); got != (display{1, "On", true}) {
+		t.Fatalf("numeric result %+v", got)
+	}
+}
+
+// §4.10 pitfall: rules whose then carries a command are write actions, not
+// computed values; the register is read directly.
+func TestCommandRulesAreNotComputed(t *testing.T) {
+	src := `{'unit':0x1,'value':[{'group':'P4','number':0x1e,'use':'v'}],'any':[{'if':[{'operation':t.equalTo,'expected':!0,'value':[{'group':'P4','number':0x1e,'use':'v'}]}],'then':{'command':'e.WRITE','value':!1}},{'else':null}]}`
+	p := testParam(t, "PARAM_P4_30", src, nil)
+	if p.Computed || !p.Writable {
+		t.Fatalf("computed %v writable %v", p.Computed, p.Writable)
+	}
+	if got := displayOf(p, values(map[string]float64{"P4.v30": 1})); got != (display{1, "", true}) {
+		t.Fatalf("display %+v", got)
+	}
+}
+
+// §4.10: when no rule applies and the definition has a plain value
+// selector, the register is read directly.
+func TestComputedFallsBackToDirectRead(t *testing.T) {
+	src := `{'unit':0x2f,'value':[{'group':'P4','number':1}],'any':[{'if':[{'operation':'equalTo','expected':0,'value':[{'group':'P4','number':2}]}],'then':{'value':'e.OFF'}}]}`
+	p := testParam(t, "PARAM_F", src, nil)
+	if got := displayOf(p, values(map[string]float64{"P4.v1": 185, "P4.v2": 1})); got != (display{58, "", true}) {
+		t.Fatalf("display %+v", got)
+	}
+}
+
+// §4.11: multi-register values.
+func TestMultiRegister(t *testing.T) {
+	src := `{'value':[{'group':'P4','number':0x3b,'use':'v','convert':_0x35dce1},{'group':'P4','number':0x3c,'use':'v','convert':_0x35dce1,'times':0x10000}]}`
+	p := testParam(t, "PARAM_P4_59", src, nil)
+	if len(p.Parts) != 2 || p.Parts[1].String() != "P4.v60" {
+		t.Fatalf("parts %v", p.Parts)
+	}
+	if got := displayOf(p, values(map[string]float64{"P4.v59": -27473, "P4.v60": 0})); got != (display{38063, "", true}) {
+		t.Fatalf("spec example: %+v", got)
+	}
+	if got := displayOf(p, values(map[string]float64{"P4.v59": 1, "P4.v60": 2})); got.v != 1+2*65536 {
+		t.Fatalf("two words: %+v", got)
+	}
+	// A missing word: no value rather than a wrong one.
+	if got := displayOf(p, values(map[string]float64{"P4.v59": 1})); got.ok {
+		t.Fatalf("missing high word: %+v", got)
+	}
+	// Without convert the words are used as they are.
+	p = testParam(t, "PARAM_NC", `{'value':[{'group':'P4','number':1},{'group':'P4','number':2,'times':10}]}`, nil)
+	if got := displayOf(p, values(map[string]float64{"P4.v1": -1, "P4.v2": 2})); got.v != 19 {
+		t.Fatalf("no convert: %+v", got)
+	}
+	// One convert selector composes (masked); a single plain selector keeps floats.
+	p = testParam(t, "PARAM_ONE", `{'value':[{'group':'P4','number':1,'convert':'f'}]}`, nil)
+	if got := displayOf(p, values(map[string]float64{"P4.v1": -1})); got.v != 65535 || len(p.Parts) != 1 {
+		t.Fatalf("one converted word: %+v", got)
+	}
+	p = testParam(t, "PARAM_PLAIN", `{'value':[{'group':'P4','number':1}]}`, nil)
+	if got := displayOf(p, values(map[string]float64{"P4.v1": 40.5})); got.v != 40.5 || len(p.Parts) != 0 {
+		t.Fatalf("plain: %+v parts %v", got, p.Parts)
+	}
+}
+
+// §4.7 and §4.8 through Display and Range: the unit register of the family
+// selects unit and transform (live, and at load time for the static
+// fields); limits from the definition's registers, else the n/x channels,
+// transformed; else static limits.
+func TestUnitAndLimits(t *testing.T) {
+	src := `{'name':'x','value':[{'group':'P4','number':1,'use':'v'}]}`
+	load := values(map[string]float64{"P4.u1": 47, "P4.n1": 137, "P4.x1": 217})
+	p := testParam(t, "PARAM_P4_1", src, load)
+	if p.Unit != "°C" || floatText(p.Min) != "10" || floatText(p.Max) != "90" {
+		t.Fatalf("static unit %q min %s max %s", p.Unit, floatText(p.Min), floatText(p.Max))
+	}
+	live := values(map[string]float64{"P4.v1": 185, "P4.u1": 47})
+	if got := displayOf(p, live); got != (display{58, "", true}) {
+		t.Fatalf("display %+v", got)
+	}
+	// The unit register changes: the live unit wins.
+	live = values(map[string]float64{"P4.v1": 53, "P4.u1": 49})
+	if got := displayOf(p, live); got.v != 5.3 || p.UnitFor(live) != "kW" {
+		t.Fatalf("live unit: %+v %q", got, p.UnitFor(live))
+	}
+	// Definition limit registers win over the n/x channels.
+	p = testParam(t, "PARAM_L", `{'units':0x2f,'value':[{'group':'P4','number':1}],'minValue':[{'group':'P4','number':9,'use':'v'}],'limits':{'min':1,'max':2}}`, nil)
+	lo, hi := p.Range(values(map[string]float64{"P4.v9": 130, "P4.n1": 0, "P4.x1": 300}))
+	if floatText(lo) != "3" || floatText(hi) != "173" {
+		t.Fatalf("range %s..%s", floatText(lo), floatText(hi))
+	}
+	lo, hi = p.Range(nil)
+	if floatText(lo) != "1" || floatText(hi) != "2" {
+		t.Fatalf("static range %s..%s", floatText(lo), floatText(hi))
+	}
+	// The scalar unit of the definition when the family has no unit register.
+	p = testParam(t, "PARAM_S", `{'unit':0x31,'value':[{'group':'P4','number':7}]}`, nil)
+	if p.Unit != "kW" {
+		t.Fatalf("scalar unit %q", p.Unit)
+	}
+}
+
+// Writes: the inverse transform, refused outside the limits, for computed
+// or composed values, and for value functions that are not recognised.
+func TestRawFromDisplay(t *testing.T) {
+	p := testParam(t, "PARAM_W", `{'units':0x31,'value':[{'group':'P4','number':7}]}`, nil)
+	live := values(map[string]float64{"P4.n7": 0, "P4.x7": 100})
+	if raw, err := p.RawFromDisplay(5.3, live); err != nil || raw != 53 {
+		t.Fatalf("5.3 → %v %v", raw, err)
+	}
+	if _, err := p.RawFromDisplay(10.5, live); !errors.Is(err, ErrOutOfRange) {
+		t.Fatalf("out of range: %v", err)
+	}
+	if raw, err := p.RawFromDisplay(10.5, nil); err != nil || raw != 105 {
+		t.Fatalf("no limits known: %v %v", raw, err)
+	}
+	p = testParam(t, "PARAM_Q", `{'units':0xd,'value':[{'group':'P4','number':7}]}`, nil)
+	if _, err := p.RawFromDisplay(2, nil); !errors.Is(err, ErrNoTransform) {
+		t.Fatalf("unrecognised transform: %v", err)
+	}
+	p = testParam(t, "PARAM_M", `{'value':[{'group':'P4','number':1},{'group':'P4','number':2,'times':65536}]}`, nil)
+	if _, err := p.RawFromDisplay(2, nil); !errors.Is(err, ErrNotWritable) {
+		t.Fatalf("composed: %v", err)
+	}
+}
+
+// §4.9: visibility, in the app's order.
+func TestVisibility(t *testing.T) {
+	cases := []struct {
+		name, src string
+		vals      map[string]float64
+		visible   bool
+		reason    string
+	}{
+		{"composite", `{'value':[{'group':'P4','number':8}],'value2':[{'group':'P4','number':9}]}`, nil, false, hiddenComposite},
+		{"no status", `{'value':[{'group':'P4','number':8}]}`, nil, true, visibleNoPaths},
+		{"invisible bit set", `{'value':[{'group':'P4','number':1}],'status':{[_0x1['INVISIBLE']]:[{'group':'P4','number':1,'use':'s','bit':7}]}}`, map[string]float64{"P4.s1": 128}, false, hiddenInvisible},
+		{"invisible bit clear", `{'value':[{'group':'P4','number':1}],'status':{[_0x1['INVISIBLE']]:[{'group':'P4','number':1,'use':'s','bit':7}]}}`, map[string]float64{"P4.s1": 127}, true, visibleDefault},
+		{"invisible unknown", `{'value':[{'group':'P4','number':1}],'status':{'t.INVISIBLE':[{'group':'P4','number':1,'use':'s','bit':7}]}}`, nil, true, visibleDefault},
+		{"lower-case flag", `{'value':[{'group':'P4','number':1}],'status':{'invisible':[{'group':'P4','number':1,'use':'s','mask':6}]}}`, map[string]float64{"P4.s1": 2}, false, hiddenInvisible},
+		{"second entry", `{'value':[{'group':'P4','number':1}],'status':{'INVISIBLE':[{'group':'P4','number':1,'use':'s','bit':0},{'group':'P4','number':2,'use':'s','bit':3}]}}`, map[string]float64{"P4.s1": 0, "P4.s2": 8}, false, hiddenInvisible},
+		{"rule then", `{'status':{'INVISIBLE':[{'if':[{'operation':'e.equalTo','expected':1,'value':[{'group':'P4','number':1,'use':'s','bit':1}]}],'then':'!0','else':'!1'}]},'value':[{'group':'P4','number':1}]}`, map[string]float64{"P4.s1": 2}, false, hiddenInvisible},
+		{"rule else", `{'status':{'INVISIBLE':[{'if':[{'operation':'e.equalTo','expected':1,'value':[{'group':'P4','number':1,'use':'s','bit':1}]}],'then':!0,'else':!1}]},'value':[{'group':'P4','number':1}]}`, map[string]float64{"P4.s1": 0}, true, visibleDefault},
+		{"device unavailable", `{'value':[{'group':'P6','number':5}],'status':{[o.DEVICE_AVAILABLE]:[{'if':[{'operation':ClauseOperation['equalTo'],'expected':0x0,'value':[{'group':'P6','number':0x5,'use':'s','bit':0x1}]}],'then':!1,'else':!0}]}}`, map[string]float64{"P6.s5": 0}, false, hiddenUnavailable},
+		{"device available", `{'value':[{'group':'P6','number':5}],'status':{[o.DEVICE_AVAILABLE]:[{'if':[{'operation':ClauseOperation['equalTo'],'expected':0x0,'value':[{'group':'P6','number':0x5,'use':'s','bit':0x1}]}],'then':!1,'else':!0}]}}`, map[string]float64{"P6.s5": 2}, true, visibleDefault},
+		{"status in an any branch", `{'value':[{'group':'P4','number':1}],'any':[{'if':[{'operation':'equalTo','expected':1,'value':[{'group':'P4','number':2}]}],'then':{'status':{'INVISIBLE':[{'group':'P4','number':3,'use':'s','bit':0}]}}}]}`, map[string]float64{"P4.v2": 1, "P4.s3": 1}, false, hiddenInvisible},
+		{"status in an any branch not taken", `{'value':[{'group':'P4','number':1}],'any':[{'if':[{'operation':'equalTo','expected':1,'value':[{'group':'P4','number':2}]}],'then':{'status':{'INVISIBLE':[{'group':'P4','number':3,'use':'s','bit':0}]}}}]}`, map[string]float64{"P4.v2": 0, "P4.s3": 1}, true, visibleNoPaths},
+	}
+	for _, c := range cases {
+		p := testParam(t, "PARAM_V", c.src, nil)
+		v, reason := p.def.visibility(values(c.vals), p.ctx)
+		if v != c.visible || reason != c.reason || p.Visible(values(c.vals)) != c.visible {
+			t.Errorf("%s: %v %s, want %v %s", c.name, v, reason, c.visible, c.reason)
+		}
+	}
+	var none *definition
+	if v, reason := none.visibility(nil, nil); !v || reason != visibleNoMapping {
+		t.Fatal("no definition must be visible")
+	}
+}

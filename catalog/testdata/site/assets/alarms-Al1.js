@@ -1,0 +1,1 @@
+export default {'38':'No fuel','ERROR_BRAK_PALIWA':'No fuel'};
