@@ -374,28 +374,20 @@ func (c *Collector) sendCatalogSeries(ch chan<- prometheus.Metric, s *catalogSer
 	}
 }
 
-// directFamily is one family the text path writes itself.
-type directFamily struct {
-	name string
-	n    int
-	// write writes HELP, TYPE and every series.
-	write func(io.Writer) error
-}
-
 // directFamilies lists the catalog families of a scrape that have series,
 // in name order.
 func directCatalogFamilies(s *catalogSeries) []directFamily {
 	var out []directFamily
 	if len(s.display) > 0 {
-		out = append(out, directFamily{paramDisplayName, len(s.display), func(w io.Writer) error {
-			return writeCatalogFamily(w, paramDisplayName, paramDisplayHelp, s.display, func(b []byte, x *catSeries) []byte {
+		out = append(out, directFamily{paramDisplayName, len(s.display), func(w io.Writer, f textFormat) error {
+			return writeCatalogFamily(w, f, paramDisplayName, paramDisplayHelp, s.display, func(b []byte, x *catSeries) []byte {
 				return append(b, x.p.addrText...)
 			})
 		}})
 	}
 	if len(s.info) > 0 {
-		out = append(out, directFamily{paramInfoName, len(s.info), func(w io.Writer) error {
-			return writeCatalogFamily(w, paramInfoName, paramInfoHelp, s.info, func(b []byte, x *catSeries) []byte {
+		out = append(out, directFamily{paramInfoName, len(s.info), func(w io.Writer, f textFormat) error {
+			return writeCatalogFamily(w, f, paramInfoName, paramInfoHelp, s.info, func(b []byte, x *catSeries) []byte {
 				b = append(b, x.p.infoText...)
 				if x.variant == 1 {
 					return append(b, `true"`...)
@@ -405,8 +397,8 @@ func directCatalogFamilies(s *catalogSeries) []directFamily {
 		}})
 	}
 	if len(s.state) > 0 {
-		out = append(out, directFamily{paramStateName, len(s.state), func(w io.Writer) error {
-			return writeCatalogFamily(w, paramStateName, paramStateHelp, s.state, func(b []byte, x *catSeries) []byte {
+		out = append(out, directFamily{paramStateName, len(s.state), func(w io.Writer, f textFormat) error {
+			return writeCatalogFamily(w, f, paramStateName, paramStateHelp, s.state, func(b []byte, x *catSeries) []byte {
 				return append(append(b, x.p.addrText...), x.p.states[x.variant].text...)
 			})
 		}})
@@ -414,20 +406,13 @@ func directCatalogFamilies(s *catalogSeries) []directFamily {
 	return out
 }
 
-// writeCatalogFamily writes one catalog family in the text format, as
+// writeCatalogFamily writes one catalog family in the text format f, as
 // expfmt would write the registry's family: `name{devid="…"` per module,
 // the rendered rest of the labels per series, then the value.
-func writeCatalogFamily(w io.Writer, name, help string, series []catSeries, labels func([]byte, *catSeries) []byte) error {
+func writeCatalogFamily(w io.Writer, f textFormat, name, help string, series []catSeries, labels func([]byte, *catSeries) []byte) error {
 	bp := textBufPool.Get().(*[]byte)
 	defer textBufPool.Put(bp)
-	b := (*bp)[:0]
-	b = append(b, "# HELP "...)
-	b = append(b, name...)
-	b = append(b, ' ')
-	b = appendEscaped(b, help, false)
-	b = append(b, "\n# TYPE "...)
-	b = append(b, name...)
-	b = append(b, " gauge\n"...)
+	b := f.appendGaugeHeader((*bp)[:0], name, help)
 	for i := range series {
 		x := &series[i]
 		b = append(b, name...)
@@ -436,7 +421,7 @@ func writeCatalogFamily(w io.Writer, name, help string, series []catSeries, labe
 		b = append(b, '"')
 		b = labels(b, x)
 		b = append(b, "} "...)
-		b = appendFloat(b, x.value)
+		b = f.appendValue(b, x.value)
 		b = append(b, '\n')
 		if len(b) >= textFlushSize {
 			if _, err := w.Write(b); err != nil {

@@ -8,9 +8,11 @@
 //     snapshot per scrape, so nothing stale survives a module or parameter that
 //     went away and no sample carries a client-side timestamp;
 //   - [Instrumentation], the exporter's own request, event and login metrics;
-//   - [NewHandler], the /metrics handler, which writes the one large family
-//     (bragerone_parameter_value) straight into text answers instead of
-//     passing every series through the registry.
+//   - [NewHandler], the /metrics handler, which writes the large families
+//     (bragerone_parameter_value and the catalog's parameter families)
+//     straight into Prometheus text and OpenMetrics answers, compressed with
+//     pooled gzip and zstd writers, instead of passing every series through
+//     the registry.
 //
 // The metric names, types and labels are the contract in METRICS.md.
 package collector
