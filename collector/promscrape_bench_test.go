@@ -209,8 +209,12 @@ func BenchmarkHTTPScrape(b *testing.B) {
 							b.Fatal(err)
 						}
 						defer resp.Body.Close()
-						if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Encoding") != f.encoding {
-							b.Fatalf("%s: %s, Content-Encoding %q", t.name, resp.Status, resp.Header.Get("Content-Encoding"))
+						if resp.StatusCode != http.StatusOK {
+							b.Fatalf("%s: %s", t.name, resp.Status)
+						}
+						if ce := resp.Header.Get("Content-Encoding"); ce != f.encoding {
+							// An earlier exporter that does not offer it.
+							b.Skipf("%s answers Content-Encoding %q when asked for %q", t.name, ce, f.encoding)
 						}
 						k, err := io.Copy(io.Discard, resp.Body)
 						if err != nil {

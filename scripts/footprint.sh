@@ -2,7 +2,8 @@
 # footprint.sh measures the RSS and CPU of `bragerone_exporter serve` against
 # a separate `bragerone_exporter simulate` process (10 modules x 1000
 # parameters, drift every 600 ms: about 50 live parameter updates/s), scraping
-# /metrics every 15 s as Prometheus would.
+# /metrics every 15 s as Prometheus would. FOOTPRINT_MODULES=100 runs 100
+# modules instead.
 #
 # Usage: scripts/footprint.sh [seconds]   (default 300; the first 15 s after
 # the exporter is ready are not measured)
@@ -29,7 +30,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 sim_port=$(free_port)
 exp_port=$(free_port)
 
-"$bin" simulate --listen "127.0.0.1:$sim_port" --modules 10 --params-per-module 1000 \
+"$bin" simulate --listen "127.0.0.1:$sim_port" --modules "${FOOTPRINT_MODULES:-10}" --params-per-module 1000 \
 	--drift-interval 600ms --log.level warn >"$work/sim.log" 2>&1 &
 sim_pid=$!
 for _ in $(seq 100); do
