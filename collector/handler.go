@@ -322,21 +322,30 @@ func httpError(w http.ResponseWriter, err error) {
 // compareExposition orders series as the registry does: by label values in
 // label name order (devid, param, pool), as byte strings.
 func compareExposition(a, b *paramSeries) int {
-	return cmp.Or(cmp.Compare(a.mod.label, b.mod.label), cmp.Compare(a.param, b.param), cmp.Compare(a.pool, b.pool))
+	if a.mod != b.mod { // the same module has the same label
+		if c := cmp.Compare(a.mod.label, b.mod.label); c != 0 {
+			return c
+		}
+	}
+	return cmp.Or(cmp.Compare(a.param, b.param), cmp.Compare(a.pool, b.pool))
 }
 
 // exposition puts series in exposition order and removes repeated label
 // sets, keeping the first collected (the registry rejects later ones). It
 // returns the series and how many were removed. A source in exposition order
-// costs one linear check.
+// without repeats costs one linear check.
 func exposition(series []paramSeries) ([]paramSeries, int) {
+	repeats := false
 	for i := 1; i < len(series); i++ {
-		if compareExposition(&series[i-1], &series[i]) > 0 {
+		c := compareExposition(&series[i-1], &series[i])
+		if c > 0 {
 			slices.SortStableFunc(series, func(a, b paramSeries) int { return compareExposition(&a, &b) })
+			repeats = true // not known: look
 			break
 		}
+		repeats = repeats || c == 0
 	}
-	if len(series) < 2 {
+	if !repeats {
 		return series, 0
 	}
 	j := 1
@@ -438,9 +447,19 @@ func appendFloat(b []byte, f float64) []byte {
 		return append(b, "+Inf"...)
 	case math.IsInf(f, -1):
 		return append(b, "-Inf"...)
+	case isSmallInteger(f):
+		return strconv.AppendInt(b, int64(f), 10)
 	default:
 		return strconv.AppendFloat(b, f, 'g', -1, 64)
 	}
+}
+
+// isSmallInteger reports a whole number that strconv's shortest 'g' format
+// writes as plain digits (exponent below 6), so that formatting it as an
+// integer gives the same text at a fraction of the cost. Most parameters
+// are such numbers.
+func isSmallInteger(f float64) bool {
+	return f > -1e6 && f < 1e6 && f == math.Trunc(f)
 }
 
 // appendOpenMetricsFloat is expfmt's writeOpenMetricsFloat: a float always
@@ -459,6 +478,8 @@ func appendOpenMetricsFloat(b []byte, f float64) []byte {
 		return append(b, "+Inf"...)
 	case math.IsInf(f, -1):
 		return append(b, "-Inf"...)
+	case isSmallInteger(f):
+		return append(strconv.AppendInt(b, int64(f), 10), '.', '0')
 	}
 	start := len(b)
 	b = strconv.AppendFloat(b, f, 'g', -1, 64)

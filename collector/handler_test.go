@@ -502,7 +502,7 @@ func TestAppendEscapedAndFloat(t *testing.T) {
 func TestTextFormatSpelling(t *testing.T) {
 	helps := []string{"", "plain", `say "hi"`, `a\b`, "two\nlines", "\"\\\n\"", "zażółć"}
 	values := []float64{0, math.Copysign(0, -1), 1, -1, 2, -3, 0.5, 100, 1e21, 1e-7, 123456789, math.NaN(), math.Inf(1), math.Inf(-1),
-		math.MaxFloat64, math.SmallestNonzeroFloat64, 123.456, float64(1 << 53)}
+		math.MaxFloat64, math.SmallestNonzeroFloat64, 123.456, float64(1 << 53), 999999, -999999, 1e6, -1e6, 100000, 123456, 0.1, -7.5, 1e5 + 0.5}
 	for _, om := range []bool{false, true} {
 		f := textFormat{openMetrics: om}
 		for i, help := range helps {
