@@ -9,7 +9,8 @@
 #   BEFORE=main STEPS="scrape http prometheus footprint" scripts/bench.sh
 #                                       # the same figures for an earlier commit, in the same run
 #
-# Steps: scrape store ingest recovery footprint http prometheus (default: all).
+# Steps: scrape compress store ingest recovery footprint http prometheus
+# (default: all).
 # http and prometheus run each /metrics handler in a process of its own
 # (collector/promscrape_bench_test.go); prometheus needs Debian's
 # `prometheus` and scrapes for PROMETHEUS_SECONDS (default 90) every
@@ -34,7 +35,7 @@ FOOTPRINT_SECONDS=${FOOTPRINT_SECONDS:-300}
 OUT=${OUT:-$(mktemp -d -t bragerone-bench.XXXXXX)}
 mkdir -p "$OUT"
 GO=${GO:-go}
-STEPS=" ${STEPS:-scrape store ingest recovery footprint http prometheus} "
+STEPS=" ${STEPS:-scrape compress store ingest recovery footprint http prometheus} "
 BEFORE=${BEFORE:-}
 export FOOTPRINT_MODULES=${FOOTPRINT_MODULES:-10}
 step() { [[ $STEPS == *" $1 "* ]]; }
@@ -74,6 +75,9 @@ if step scrape; then
 			"$OUT/before-collector.test" -test.run '^$' -test.bench '^BenchmarkScrape$' -test.benchmem | tee -a "$OUT/scrape_before.txt" >&2
 		done
 	fi
+fi
+if step compress; then
+	run compress ./collector/ -bench '^BenchmarkCompress$' -benchmem -count 1
 fi
 if step store; then
 	run decode_store ./realtime/store/ -bench '^(BenchmarkDecodeAndStore|BenchmarkStoreFootprint)$' -benchmem -count "$COUNT" \
@@ -154,6 +158,11 @@ for n in 1000 10000 100000; do
 		bl=$(med http "${re}baseline-2\$" ns/series)
 		echo "| HTTP GET $n series, $enc: ns/series (wire B/series) | - | $c ($(med http "${re}exporter-2\$" wire-B/series)); before: $bf ($(med http "${re}before-2\$" wire-B/series)) | $bl ($(med http "${re}baseline-2\$" wire-B/series)) | $(ratio "$c" "$bl"); before $(ratio "$bf" "$bl") |"
 	done
+done
+for z in stdlib-gzip-6 stdlib-gzip-1 stdlib-gzip-huffman klauspost-gzip-1 klauspost-gzip-2 klauspost-gzip-3 klauspost-gzip-5 klauspost-gzip-6 \
+	klauspost-gzip-stateless klauspost-gzip-huffman zstd-fastest-pooled zstd-fastest-promhttp; do
+	re="^BenchmarkCompress/series=100000/$z-2\$"
+	echo "| compress a 100k-series OpenMetrics answer, $z: ns/series, compressed B/series (ratio), B allocated per body | - | $(med compress "$re" ns/series), $(med compress "$re" zB/series) ($(med compress "$re" ratio)), $(med compress "$re" B/op) | - | - |"
 done
 pm() { med prometheus '^BenchmarkPrometheusScrape-2$' "$1"; }
 echo "| Prometheus 2 scraping 100k series (OpenMetrics, gzip): median scrape_duration_seconds ms (ns/series) | ≤ 0.6 µs/series, ≥ 4× baseline | $(pm exporter-ms) ($(pm exporter-ns/series)) over $(pm exporter-scrapes) scrapes; before: $(pm before-ms) ($(pm before-ns/series)) | $(pm baseline-ms) ($(pm baseline-ns/series)) | $(ratio "$(pm exporter-ms)" "$(pm baseline-ms)"); before $(ratio "$(pm before-ms)" "$(pm baseline-ms)") |"
