@@ -1,9 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/bragerone/bragerone_exporter/cloudsim"
+	"github.com/bragerone/bragerone_exporter/outage"
+	"github.com/bragerone/bragerone_exporter/realtime"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // labelsOf is the label map of one series.
@@ -85,6 +90,11 @@ func TestServeSimulateShowsNamedParameters(t *testing.T) {
 	if len(current) == 0 {
 		t.Errorf("no enum state series:\n%s", tailLines(string(body), 20))
 	}
+	// The boiler state is computed from status bits; its options are keyed
+	// by state names.
+	if n := len(series(mfs, "bragerone_parameter_state", map[string]string{"devid": devid, "pool": "P5", "param": "s0"})); n < 2 {
+		t.Errorf("the computed boiler state of %s has %d state series", devid, n)
+	}
 	for p, n := range current {
 		if n != 1 {
 			t.Errorf("%s has %d current states, want 1", p, n)
@@ -152,10 +162,18 @@ func TestServeUnreachableAssetsAreTheirOwnSignal(t *testing.T) {
 	infos := len(mfs["bragerone_parameter_info"].GetMetric())
 
 	sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultAssetsUnreachable})
+	var last string
+	defer func() {
+		if t.Failed() {
+			t.Logf("last state: %s", last)
+		}
+	}()
 	r.waitServe("the site down again, the last good catalog kept", func(mfs map[string]*dto.MetricFamily) bool {
 		assetsUp, _ := gaugeValue(mfs, "bragerone_catalog_assets_up", nil)
 		loaded, _ := gaugeValue(mfs, "bragerone_catalog_loaded", nil)
-		return assetsUp == 0 && loaded == 1 && len(mfs["bragerone_parameter_info"].GetMetric()) == infos && healthy(mfs)
+		n := len(mfs["bragerone_parameter_info"].GetMetric())
+		last = fmt.Sprintf("assets_up %v, loaded %v, %d info series (want %d), healthy %v", assetsUp, loaded, n, infos, healthy(mfs))
+		return assetsUp == 0 && loaded == 1 && n == infos && healthy(mfs)
 	})
 }
 
@@ -219,5 +237,48 @@ func TestServeCatalogDisabled(t *testing.T) {
 		if l := labelsOf(m); l["code"] == "38" && l["name"] != "ERROR_BRAK_PALIWA" {
 			t.Errorf("alarm 38 named %q without a catalog, want the cloud's symbol", l["name"])
 		}
+	}
+}
+
+// The catalog flags come from the environment and the configuration file
+// like every other flag.
+func TestCatalogFlagsFromEnvironmentAndFile(t *testing.T) {
+	cfg := writeConfig(t, "catalog:\n  language: pl\n  refresh-interval: 2h\n")
+	t.Setenv("BRAGERONE_CATALOG_DISABLE", "true")
+	cli, err := parseForTest(t, "serve", "--config.file="+cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := cli.Serve.catalogFlags
+	if c.Language != "pl" || c.RefreshInterval != 2*time.Hour || !c.Disable {
+		t.Errorf("catalog flags %+v, want pl, 2h and disabled", c)
+	}
+	cli, err = parseForTest(t, "serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cli.Serve.catalogFlags; c.Language != "en" || c.RefreshInterval != 6*time.Hour {
+		t.Errorf("defaults %+v, want en and 6h", c)
+	}
+}
+
+// The catalog is asked for the modules the listing has shown, each with its
+// menu and permissions; a row without permissions is an empty set.
+func TestModuleSpecsFromTheListing(t *testing.T) {
+	st := &realtime.Status{Modules: []realtime.ModuleStatus{
+		{ModuleSnapshot: outage.ModuleSnapshot{Devid: "A", ConnectedAt: 7}, Listed: true, DeviceMenu: 153, Permissions: []string{"DISPLAY_MENU_DHW"}},
+		{ModuleSnapshot: outage.ModuleSnapshot{Devid: "B"}, Listed: true, DeviceMenu: 101},
+		{ModuleSnapshot: outage.ModuleSnapshot{Devid: "C"}}, // not in a listing yet
+	}}
+	specs := moduleSpecs(st, store.New())
+	if len(specs) != 2 || specs[0].DevID != "A" || specs[0].DeviceMenu != 153 || specs[0].ConnectedAt != 7 ||
+		!slices.Equal(specs[0].Permissions, []string{"DISPLAY_MENU_DHW"}) || specs[1].DevID != "B" {
+		t.Fatalf("specs %+v", specs)
+	}
+	if specs[1].Permissions == nil || len(specs[1].Permissions) != 0 {
+		t.Errorf("a row without permissions gave %#v, want an empty set", specs[1].Permissions)
+	}
+	if _, ok := specs[0].Values("P4", "v1"); ok {
+		t.Error("a value read from an empty store")
 	}
 }

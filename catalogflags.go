@@ -138,8 +138,14 @@ func moduleSpecs(status *realtime.Status, st *store.Store) []catalog.ModuleSpec 
 			continue
 		}
 		devid := m.Devid
+		// A listed row always carries its permissions: none means an empty
+		// set (gated entries hidden), never "no filtering".
+		perms := m.Permissions
+		if perms == nil {
+			perms = []string{}
+		}
 		out = append(out, catalog.ModuleSpec{
-			DevID: devid, DeviceMenu: m.DeviceMenu, Permissions: m.Permissions, ConnectedAt: m.ConnectedAt,
+			DevID: devid, DeviceMenu: m.DeviceMenu, Permissions: perms, ConnectedAt: m.ConnectedAt,
 			Values: func(pool, chanIdx string) (float64, bool) {
 				k, ok := store.ParseKey(pool + "." + chanIdx)
 				if !ok {

@@ -579,7 +579,8 @@ func (d *definition) primaryAddress() (Address, bool) {
 		return d.values[0].addr, true
 	}
 	var cands []Address
-	walkSelectors(d.raw, 0, func(s selector) {
+	budget := walkBudget(maxWalkNodes)
+	walkSelectors(d.raw, 0, &budget, func(s selector) {
 		if len(cands) < 256 {
 			cands = append(cands, s.addr)
 		}
@@ -600,10 +601,26 @@ func (d *definition) primaryAddress() (Address, bool) {
 	return Address{}, false
 }
 
+// walkBudget bounds the nodes a walk over converted values visits: values
+// share parts (a binding is evaluated once and may be used many times), so a
+// walk bounded in depth alone could still visit exponentially many nodes.
+type walkBudget int
+
+// maxWalkNodes is the budget of one walk.
+const maxWalkNodes = 200_000
+
+func (b *walkBudget) spend() bool {
+	if *b <= 0 {
+		return false
+	}
+	*b--
+	return true
+}
+
 // walkSelectors visits every object with a pool and an index, depth first
-// in key order (§4.5 step 1), to a bounded depth.
-func walkSelectors(v jsval.Value, depth int, fn func(selector)) {
-	if depth > 32 {
+// in key order (§4.5 step 1), to a bounded depth and node count.
+func walkSelectors(v jsval.Value, depth int, budget *walkBudget, fn func(selector)) {
+	if depth > 32 || !budget.spend() {
 		return
 	}
 	switch v := v.(type) {
@@ -612,11 +629,11 @@ func walkSelectors(v jsval.Value, depth int, fn func(selector)) {
 			fn(s)
 		}
 		for _, k := range v.Keys() {
-			walkSelectors(v.Value(k), depth+1, fn)
+			walkSelectors(v.Value(k), depth+1, budget, fn)
 		}
 	case []jsval.Value:
 		for _, x := range v {
-			walkSelectors(x, depth+1, fn)
+			walkSelectors(x, depth+1, budget, fn)
 		}
 	}
 }

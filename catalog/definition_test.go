@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bragerone/bragerone_exporter/catalog/jsval"
 )
@@ -287,5 +288,40 @@ func TestInverseIndex(t *testing.T) {
 	}
 	if c.Module("nope") != nil || c.Module("nope").Lookup("P4", "v1") != nil {
 		t.Fatal("unknown module")
+	}
+}
+
+// Values share parts (a binding is evaluated once and used many times):
+// walks over them are bounded in nodes, not only in depth, so a bundle
+// built as a doubling tower costs little.
+func TestSharedValuesBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("const a0={'name':'x','group':'P9','number':1,'use':'u'}")
+	for i := 1; i <= 28; i++ { // 2^28 paths, 29 levels: within the depth bounds
+		fmt.Fprintf(&b, ",a%d=[a%d,a%d]", i, i-1, i-1)
+	}
+	b.WriteString(",r0={'path':'p','meta':{'parameters':{'read':['PARAM_DAG']}}}")
+	for i := 1; i <= 28; i++ {
+		fmt.Fprintf(&b, ",r%d={'path':'p%d','children':[r%d,r%d]}", i, i, i-1, i-1)
+	}
+	b.WriteString(";export default {'PARAM_DAG':{'name':'n','extra':a28},'menu':[r28]}")
+	start := time.Now()
+	p := jsval.Parse([]byte(b.String()), jsval.Limits{})
+	v, _, _ := p.Export()
+	o := v.(*jsval.Object)
+	d := newDefinition("PARAM_DAG", "t", o)
+	if a, ok := d.primaryAddress(); !ok || a.String() != "P9.u1" {
+		t.Fatalf("address %v %v", a, ok)
+	}
+	budget := walkBudget(maxWalkNodes)
+	list := findRouteList(o.Value("menu"), 0, &budget)
+	routes := walkBudget(maxRoutes)
+	if r := parseRoutes(list, 0, &routes); len(visibleTokens(r)) != 1 {
+		t.Fatalf("tokens %v", tokensOf(r))
+	}
+	var fp strings.Builder
+	writeValue(&fp, o, 0)
+	if time.Since(start) > 20*time.Second {
+		t.Fatalf("took %v", time.Since(start))
 	}
 }

@@ -104,3 +104,27 @@ func namespaceOf(token string) string {
 	}
 	return strings.ToLower(ns)
 }
+
+// escapeLeakRE finds escapes left in decoded text (§5: an "escape leak"
+// means a string was not decoded, or was escaped twice upstream).
+var escapeLeakRE = regexp.MustCompile(`\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\u\{[0-9A-Fa-f]+\}`)
+
+// escapeLeaks counts the strings of a namespace that still hold escapes.
+func escapeLeaks(v jsval.Value, depth int, budget *walkBudget) int {
+	if depth > 16 || !budget.spend() {
+		return 0
+	}
+	switch v := v.(type) {
+	case string:
+		if escapeLeakRE.MatchString(v) {
+			return 1
+		}
+	case *jsval.Object:
+		n := 0
+		for _, k := range v.Keys() {
+			n += escapeLeaks(v.Value(k), depth+1, budget)
+		}
+		return n
+	}
+	return 0
+}

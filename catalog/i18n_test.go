@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -109,5 +110,39 @@ func TestAlarmName(t *testing.T) {
 	c, _ = loadSite(t, Options{Language: "pl"}, modA) // pl has no alarms namespace
 	if _, ok := c.AlarmName("38"); ok {
 		t.Fatal("pl alarm name out of nothing")
+	}
+}
+
+// §5: strings that still hold escapes after decoding are "escape leaks".
+func TestEscapeLeaks(t *testing.T) {
+	ns, _ := parseNamespace([]byte(`export default {'a':'Moc\x20kot\u0142a','b':{'c':'twice \\x20 escaped','d':'\\u{1F600}'},'e':'\\u00'}`))
+	budget := walkBudget(maxWalkNodes)
+	if n := escapeLeaks(ns, 0, &budget); n != 2 {
+		t.Fatalf("%d leaks, want 2 (b.c and b.d; a is decoded, e is not an escape)", n)
+	}
+}
+
+// §4.6 step 3 end to end: a label that is a token of a namespace nothing
+// else needs makes Load fetch that namespace, hop after hop; a namespace
+// the import map does not offer is never fetched.
+func TestLabelHopsLoadNamespaces(t *testing.T) {
+	f := siteFetcher(t)
+	idx := strings.Replace(string(f.files["/assets/index-Q1w2E3r4.js"]), `Ir={`,
+		`Ir={"../../resources/languages/en/extra.json":()=>q(()=>import("./extra-Ex1.js"),[]),"../../resources/languages/en/more.json":()=>q(()=>import("./more-Mo1.js"),[]),`, 1)
+	f.set("/assets/index-Q1w2E3r4.js", idx)
+	f.set("/assets/parameters-Pe1.js", strings.Replace(string(f.files["/assets/parameters-Pe1.js"]), "'Boiler temperature'", "'extra.hop1'", 1))
+	f.set("/assets/extra-Ex1.js", `export default {'hop1':'more.hop2','other':'nowhere.x'}`)
+	f.set("/assets/more-Mo1.js", `export default {'hop2':'Flow temperature'}`)
+	c, err := Load(context.Background(), f, []ModuleSpec{modA}, Options{Language: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Module("MOD-A").BySymbol("PARAM_P4_1").Name; got != "Flow temperature" {
+		t.Fatalf("name %q", got)
+	}
+	for _, p := range f.log {
+		if strings.Contains(p, "nowhere") {
+			t.Fatalf("fetched %s", p)
+		}
 	}
 }

@@ -25,7 +25,9 @@ type assetTable struct {
 
 // assetRE is §1.4 a's pattern: a lazy base (".", "/", "-" allowed) and a
 // hash (which may hold or end with "-"). The trailing \b is an addition: it
-// keeps "diode-state.json" from reading as "diode-state.js".
+// keeps "diode-state.json" from reading as "diode-state.js". Scans use
+// forEachAssetName, which finds the same names faster; the pattern stays as
+// the definition the fuzz test holds it to.
 var assetRE = regexp.MustCompile(`([A-Za-z0-9._/-]+?)-([A-Za-z0-9_-]+)\.js\b`)
 
 // scanAssets builds the asset table from the whole text (one pass: the
@@ -33,32 +35,106 @@ var assetRE = regexp.MustCompile(`([A-Za-z0-9._/-]+?)-([A-Za-z0-9_-]+)\.js\b`)
 // Lookup by base returns the last file found (§1.4 a).
 func scanAssets(text, indexPath string) *assetTable {
 	t := &assetTable{byBase: map[string][]assetRef{}, byName: map[string]assetRef{}}
-	for _, m := range assetRE.FindAllStringSubmatchIndex(text, -1) {
-		raw := text[m[0]:m[1]]
-		base := text[m[2]:m[3]]
-		hash := text[m[4]:m[5]]
+	forEachAssetName(text, func(raw, base, hash string) {
 		if i := strings.LastIndexByte(base, '/'); i >= 0 {
 			base = base[i+1:]
 		}
 		if base == "" || base == "." || base == ".." {
-			continue
+			return
 		}
 		ref := assetRef{path: joinAsset(indexPath, raw), base: base, hash: hash}
-		dup := false
 		for _, r := range t.byBase[base] {
 			if r.hash == ref.hash && r.path == ref.path {
-				dup = true
-				break
+				return
 			}
-		}
-		if dup {
-			continue
 		}
 		t.byBase[base] = append(t.byBase[base], ref)
 		t.byName[base+"-"+hash] = ref
 		t.byName[strings.TrimSuffix(path.Base(ref.path), ".js")] = ref
-	}
+	})
 	return t
+}
+
+// maxAssetName bounds the length of one asset name.
+const maxAssetName = 512
+
+// forEachAssetName finds what assetRE finds, in the same order, without
+// running the regular expression over the whole bundle (a lazy group over
+// megabytes is the slowest part of a load): every ".js" ending a word is
+// matched backwards over the name characters, no further back than the end
+// of the previous name.
+func forEachAssetName(text string, fn func(raw, base, hash string)) {
+	lastEnd := 0
+	for off := 0; ; {
+		i := strings.Index(text[off:], ".js")
+		if i < 0 {
+			return
+		}
+		dot := off + i
+		end := dot + 3
+		off = end
+		if end < len(text) && isWordByte(text[end]) {
+			continue // ".json", ".jsx": not a chunk
+		}
+		start := dot
+		for start > lastEnd && dot-start < maxAssetName && isNameByte(text[start-1]) {
+			start--
+		}
+		// The base is lazy: it ends at the first "-" after which only hash
+		// characters follow up to ".js".
+		for j := start + 1; j < dot-1; j++ {
+			if text[j] != '-' || !allHashBytes(text[j+1:dot]) {
+				continue
+			}
+			fn(text[start:end], text[start:j], text[j+1:dot])
+			lastEnd = end
+			break
+		}
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+func isNameByte(c byte) bool { return isWordByte(c) || c == '.' || c == '/' || c == '-' }
+
+func allHashBytes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isWordByte(s[i]) && s[i] != '-' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// scanAround runs re only on windows around each occurrence of needle (a
+// literal every match contains), so that a pattern with long alternatives
+// costs little on a large bundle; each match is reported once, in order.
+func scanAround(text, needle string, re *regexp.Regexp, before, after int, fn func(m []string)) {
+	lastStart := -1
+	for off := 0; ; {
+		i := strings.Index(text[off:], needle)
+		if i < 0 {
+			return
+		}
+		at := off + i
+		off = at + len(needle)
+		lo, hi := max(0, at-before), min(len(text), at+after)
+		for _, loc := range re.FindAllStringSubmatchIndex(text[lo:hi], -1) {
+			if lo+loc[0] > at || lo+loc[1] < at || lo+loc[0] <= lastStart {
+				continue
+			}
+			lastStart = lo + loc[0]
+			m := make([]string, len(loc)/2)
+			for k := range m {
+				if loc[2*k] >= 0 {
+					m[k] = text[lo+loc[2*k] : lo+loc[2*k+1]]
+				}
+			}
+			fn(m)
+		}
+	}
 }
 
 // lookup returns the newest file of a base.
@@ -107,10 +183,10 @@ var menuMapRE = regexp.MustCompile(`['"](?:(?:\.\./)+config/router|/src/config/r
 func scanMenuMap(text string) map[int]string {
 	out := map[int]string{}
 	zero := map[int]bool{}
-	for _, m := range menuMapRE.FindAllStringSubmatch(text, -1) {
+	scanAround(text, "/deviceMenu/", menuMapRE, 256, 1024, func(m []string) {
 		n, err := strconv.Atoi(m[1])
 		if err != nil {
-			continue
+			return
 		}
 		switch _, seen := out[n]; {
 		case m[2] == "0" && !zero[n]:
@@ -118,7 +194,7 @@ func scanMenuMap(text string) map[int]string {
 		case !seen:
 			out[n] = m[3]
 		}
-	}
+	})
 	return out
 }
 
@@ -137,7 +213,7 @@ type i18nImport struct {
 // scanI18nMap maps language (lower case) → namespace (lower case) → file.
 func scanI18nMap(text string) map[string]map[string]i18nImport {
 	out := map[string]map[string]i18nImport{}
-	for _, m := range i18nRE.FindAllStringSubmatch(text, -1) {
+	scanAround(text, "resources/languages/", i18nRE, 256, 1024, func(m []string) {
 		lang := strings.ToLower(m[1])
 		if out[lang] == nil {
 			out[lang] = map[string]i18nImport{}
@@ -146,7 +222,7 @@ func scanI18nMap(text string) map[string]map[string]i18nImport {
 		if _, seen := out[lang][ns]; !seen {
 			out[lang][ns] = i18nImport{namespace: m[2], file: m[3]}
 		}
-	}
+	})
 	return out
 }
 

@@ -204,6 +204,7 @@ func FuzzIndexScan(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
 		start := time.Now()
+		checkAssetScan(t, string(src))
 		d := buildIndex(src, "/assets/index-F.js")
 		indexDefinitions(d.prog, map[string]bool{"PARAM_P4_1": true, "PARAM_66": true})
 		d.languages()
@@ -214,6 +215,17 @@ func FuzzIndexScan(f *testing.F) {
 			for ns := range nss {
 				i18nPath(d.assets, d.path, d.i18n[lang][ns])
 			}
+		}
+		// The same bytes as the other kinds of asset.
+		if routes, ok := parseMenu(src); ok {
+			visibleTokens(filterRoutes(routes, map[string]bool{"DISPLAY_PARAMETER_LEVEL_1": true}))
+		}
+		parseNamespace(src)
+		if o, ok := parseDefinitionChunk(src); ok && looksLikeDefinition(o, "PARAM_P4_1") {
+			d := newDefinition("PARAM_P4_1", "fuzz", o)
+			d.primaryAddress()
+			d.visibility(values(map[string]float64{"P4.s1": 128}), newRuleContext("D", 1))
+			d.computedValue(values(nil), nil)
 		}
 		if time.Since(start) > 20*time.Second {
 			t.Fatalf("%d bytes took %v", len(src), time.Since(start))
@@ -232,5 +244,38 @@ func TestIndexLanguages(t *testing.T) {
 	c, _ := loadSite(t, Options{})
 	if got := c.Languages(); !reflect.DeepEqual(got, []string{"en", "pl"}) {
 		t.Fatalf("languages %v", got)
+	}
+}
+
+// checkAssetScan holds forEachAssetName to the pattern of §1.4 a: the same
+// names in the same order (for names within maxAssetName).
+func checkAssetScan(t *testing.T, text string) {
+	run := 0
+	for i := 0; i < len(text); i++ {
+		if isNameByte(text[i]) {
+			if run++; run > maxAssetName-8 {
+				return
+			}
+		} else {
+			run = 0
+		}
+	}
+	var want, got []string
+	for _, m := range assetRE.FindAllStringSubmatch(text, -1) {
+		want = append(want, m[0]+"|"+m[1]+"|"+m[2])
+	}
+	forEachAssetName(text, func(raw, base, hash string) { got = append(got, raw+"|"+base+"|"+hash) })
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("asset scan of %q\n got %q\nwant %q", text, got, want)
+	}
+}
+
+func TestAssetScanMatchesPattern(t *testing.T) {
+	for _, s := range []string{
+		string(siteFetcher(t).files["/assets/index-Q1w2E3r4.js"]),
+		"a.js-b.js", "x-1.js-2.js", "a-b.jsx-c.js", "a-1.js/b-2.js", "-a-.js", "a--.js", "a-.js", "--x.js", ".-x.js",
+		"x-y.json z-w.js", "p/q-r/s-t.js", "A-B.js_", "A-B.js.js", "é-1.js", "a-1.jsé",
+	} {
+		checkAssetScan(t, s)
 	}
 }

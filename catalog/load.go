@@ -103,14 +103,7 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 	// Definitions of every symbol some module's menu shows (§4.4).
 	wanted := map[string]bool{}
 	for _, spec := range modules {
-		var perms map[string]bool
-		if spec.Permissions != nil {
-			perms = map[string]bool{}
-			for _, p := range spec.Permissions {
-				perms[permissionName(p)] = true
-			}
-		}
-		for _, vt := range visibleTokens(filterRoutes(menus[spec.DeviceMenu], perms)) {
+		for _, vt := range visibleTokens(filterRoutes(menus[spec.DeviceMenu], permissionSet(spec.Permissions))) {
 			wanted[vt.symbol] = true
 		}
 	}
@@ -128,10 +121,8 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 		}
 	}
 	for _, desc := range idx.units {
-		for _, v := range []jsval.Value{desc.Value("text")} {
-			if s, ok := v.(string); ok && namespaceOf(s) != "" {
-				need[namespaceOf(s)] = true
-			}
+		if s, ok := desc.Value("text").(string); ok && namespaceOf(s) != "" {
+			need[namespaceOf(s)] = true
 		}
 		if opts, ok := desc.Value("options").(*jsval.Object); ok {
 			for _, k := range opts.Keys() {
@@ -145,18 +136,25 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 		titleNamespaces(routes, need)
 	}
 	tr := l.loadTranslations(ctx, idx, lang, need)
-	// Labels that are tokens of further namespaces (§4.6 step 3).
-	more := map[string]bool{}
-	for _, obj := range tr {
-		collectTokenNamespaces(obj, more, 0)
-	}
-	for ns := range more {
-		if tr[ns] != nil {
-			delete(more, ns)
+	// Labels that are tokens of further namespaces (§4.6 step 3), as many
+	// rounds as a label may hop.
+	fresh := tr
+	for hop := 0; hop < maxLabelHops && len(fresh) > 0; hop++ {
+		more := map[string]bool{}
+		for _, obj := range fresh {
+			budget := walkBudget(maxWalkNodes)
+			collectTokenNamespaces(obj, more, 0, &budget)
 		}
-	}
-	for ns, obj := range l.loadTranslations(ctx, idx, lang, more) {
-		tr[ns] = obj
+		for ns := range more {
+			if tr[ns] != nil || need[ns] {
+				delete(more, ns)
+			}
+			need[ns] = true
+		}
+		fresh = l.loadTranslations(ctx, idx, lang, more)
+		for ns, obj := range fresh {
+			tr[ns] = obj
+		}
 	}
 
 	rs := &resolver{defs: defs, tr: tr, units: &unitTable{desc: idx.units, tr: tr, memo: map[string]*unit{}}}
@@ -181,7 +179,7 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 	}
 	sort.Strings(c.order)
 	rs.units.freeze()
-	c.fingerprint = fingerprint(c.language, c.Modules())
+	c.fingerprint = fingerprint(c.language, c.Modules(), rs.units)
 	return c, nil
 }
 
@@ -407,6 +405,10 @@ func (l *loader) loadTranslations(ctx context.Context, idx *indexData, lang stri
 			l.fail(StageI18n, p, errors.New("the namespace parsed to nothing"))
 			return
 		}
+		budget := walkBudget(maxWalkNodes)
+		if n := escapeLeaks(obj, 0, &budget); n > 0 {
+			l.opt.Logger.Warn("catalog: translations still hold escape sequences", "asset", p, "strings", n)
+		}
 		mu.Lock()
 		tr[ns] = obj
 		mu.Unlock()
@@ -416,8 +418,8 @@ func (l *loader) loadTranslations(ctx context.Context, idx *indexData, lang stri
 
 // collectTokenNamespaces gathers the namespaces of labels that are tokens
 // themselves ("app.one.x").
-func collectTokenNamespaces(v jsval.Value, into map[string]bool, depth int) {
-	if depth > 8 {
+func collectTokenNamespaces(v jsval.Value, into map[string]bool, depth int, budget *walkBudget) {
+	if depth > 8 || !budget.spend() {
 		return
 	}
 	switch v := v.(type) {
@@ -427,7 +429,7 @@ func collectTokenNamespaces(v jsval.Value, into map[string]bool, depth int) {
 		}
 	case *jsval.Object:
 		for _, k := range v.Keys() {
-			collectTokenNamespaces(v.Value(k), into, depth+1)
+			collectTokenNamespaces(v.Value(k), into, depth+1, budget)
 		}
 	}
 }

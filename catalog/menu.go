@@ -40,8 +40,11 @@ type route struct {
 	children    []*route
 }
 
-// maxRouteDepth bounds menu trees.
-const maxRouteDepth = 32
+// maxRouteDepth and maxRoutes bound menu trees (a live menu has ~50 routes).
+const (
+	maxRouteDepth = 32
+	maxRoutes     = 10_000
+)
 
 // parseMenu reads a device-menu chunk (§3.2.1): the export (or the largest
 // literal), then the first route list found through routes, deviceMenu,
@@ -55,11 +58,13 @@ func parseMenu(src []byte) ([]*route, bool) {
 	if !found {
 		return nil, false
 	}
-	list := findRouteList(v, 0)
+	budget := walkBudget(maxWalkNodes)
+	list := findRouteList(v, 0, &budget)
 	if list == nil {
 		return nil, false
 	}
-	return parseRoutes(list, 0), true
+	routes := walkBudget(maxRoutes)
+	return parseRoutes(list, 0, &routes), true
 }
 
 func isRouteObject(v jsval.Value) bool {
@@ -67,8 +72,8 @@ func isRouteObject(v jsval.Value) bool {
 	return ok && (o.Has("path") || o.Has("name") || o.Has("children") || o.Has("meta"))
 }
 
-func findRouteList(v jsval.Value, depth int) []jsval.Value {
-	if depth > 5 {
+func findRouteList(v jsval.Value, depth int, budget *walkBudget) []jsval.Value {
+	if depth > 5 || !budget.spend() {
 		return nil
 	}
 	switch v := v.(type) {
@@ -79,18 +84,18 @@ func findRouteList(v jsval.Value, depth int) []jsval.Value {
 			}
 		}
 		for _, item := range v {
-			if l := findRouteList(item, depth+1); l != nil {
+			if l := findRouteList(item, depth+1, budget); l != nil {
 				return l
 			}
 		}
 	case *jsval.Object:
 		for _, k := range []string{"routes", "deviceMenu", "menu", "items"} {
-			if l := findRouteList(v.Value(k), depth+1); l != nil {
+			if l := findRouteList(v.Value(k), depth+1, budget); l != nil {
 				return l
 			}
 		}
 		for _, k := range v.Keys() {
-			if l := findRouteList(v.Value(k), depth+1); l != nil {
+			if l := findRouteList(v.Value(k), depth+1, budget); l != nil {
 				return l
 			}
 		}
@@ -98,14 +103,14 @@ func findRouteList(v jsval.Value, depth int) []jsval.Value {
 	return nil
 }
 
-func parseRoutes(list []jsval.Value, depth int) []*route {
+func parseRoutes(list []jsval.Value, depth int, budget *walkBudget) []*route {
 	if depth > maxRouteDepth {
 		return nil
 	}
 	var out []*route
 	for _, item := range list {
 		o, ok := item.(*jsval.Object)
-		if !ok || !isRouteObject(o) {
+		if !ok || !isRouteObject(o) || !budget.spend() {
 			continue
 		}
 		r := &route{}
@@ -125,7 +130,7 @@ func parseRoutes(list []jsval.Value, depth int) []*route {
 			r.params = parseSections(rp)
 		}
 		if kids, ok := o.Value("children").([]jsval.Value); ok {
-			r.children = parseRoutes(kids, depth+1)
+			r.children = parseRoutes(kids, depth+1, budget)
 		}
 		// A node with neither a path nor a name (a redirect) is pruned
 		// (§3.2.2).

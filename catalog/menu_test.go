@@ -133,9 +133,15 @@ func TestPermissionFilter(t *testing.T) {
 // with neither, the module has an empty menu and the failure is counted; a
 // menu chunk that cannot be fetched costs that menu only.
 func TestMenuSelection(t *testing.T) {
-	c, f := loadSite(t, Options{}, modC) // deviceMenu 5 is not in the map
+	// deviceMenu 5 is not in the map: module.menu, fetched and parsed once
+	// for the two modules that share it, filtered for each.
+	modD := ModuleSpec{DevID: "MOD-D", DeviceMenu: 5, Permissions: []string{}}
+	c, f := loadSite(t, Options{}, modC, modD)
 	if len(c.Module("MOD-C").Params()) == 0 || f.fetched("/assets/module.menu-BNvCCsxi.js") != 1 {
-		t.Fatal("no fallback to module.menu")
+		t.Fatal("no fallback to module.menu, or fetched twice")
+	}
+	if got := tokensOfParams(c.Module("MOD-D")); !reflect.DeepEqual(got, []string{"STATUS_P5_10"}) {
+		t.Fatalf("an empty permission set shows %v (only ungated entries)", got)
 	}
 	idx := &indexData{path: "/assets/index-Q1.js", menus: map[int]string{}, assets: scanAssets(`"./0-r9AwvEAY.js"`, "/assets/index-Q1.js")}
 	if p, ok := menuPathFor(idx, 5); !ok || p != "/assets/0-r9AwvEAY.js" {
@@ -199,4 +205,12 @@ func TestMenuPath(t *testing.T) {
 	if got := c.Module("MOD-A").BySymbol("PARAM_P4_2").Menu; !reflect.DeepEqual(got, []string{"Thermostats", "Pump"}) {
 		t.Fatalf("menu %q", got)
 	}
+}
+
+func tokensOfParams(m *Module) []string {
+	var out []string
+	for _, p := range m.Params() {
+		out = append(out, p.Symbol)
+	}
+	return out
 }

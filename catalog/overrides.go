@@ -157,7 +157,7 @@ func (c *Catalog) WithOverrides(o *Overrides) *Catalog {
 		nm.index()
 		out.modules[id] = nm
 	}
-	out.fingerprint = fingerprint(out.language, out.Modules())
+	out.fingerprint = fingerprint(out.language, out.Modules(), c.res.units)
 	return &out
 }
 

@@ -159,7 +159,7 @@ func (p *Param) Range(r Reader) (min, max *float64) {
 		for i := range sels {
 			if v, ok := sels[i].raw(r); ok && !math.IsNaN(v) {
 				if u != nil && !u.timeOfDay {
-					v = u.transform.Apply(v)
+					v = u.transform.apply(v)
 				}
 				return &v
 			}
@@ -194,7 +194,7 @@ func (p *Param) RawFromDisplay(v float64, r Reader) (float64, error) {
 		return 0, fmt.Errorf("%w: %v not in [%s, %s]", ErrOutOfRange, v, limitText(lo), limitText(hi))
 	}
 	if p.override != nil && p.override.scale != nil {
-		return (Transform{Mul: *p.override.scale, Div: 1, Digits: -1}).Invert(v)
+		return (linearTransform{mul: *p.override.scale, div: 1, digits: -1}).invert(v)
 	}
 	u := p.unitAt(r)
 	if u == nil {
@@ -203,7 +203,7 @@ func (p *Param) RawFromDisplay(v float64, r Reader) (float64, error) {
 	if u.timeOfDay || !u.known {
 		return 0, ErrNoTransform
 	}
-	return u.transform.Invert(v)
+	return u.transform.invert(v)
 }
 
 func limitText(f *float64) string {

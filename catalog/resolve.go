@@ -23,16 +23,9 @@ type resolver struct {
 // inverse index (§4.2–§4.13). A symbol the permissions hide is not
 // described, whatever another module says about it.
 func (rs *resolver) buildModule(spec ModuleSpec, menu []*route) *Module {
-	var perms map[string]bool
-	if spec.Permissions != nil {
-		perms = make(map[string]bool, len(spec.Permissions))
-		for _, p := range spec.Permissions {
-			perms[permissionName(p)] = true
-		}
-	}
 	m := &Module{devid: spec.DevID}
 	ctx := newRuleContext(spec.DevID, spec.ConnectedAt)
-	for _, vt := range visibleTokens(filterRoutes(menu, perms)) {
+	for _, vt := range visibleTokens(filterRoutes(menu, permissionSet(spec.Permissions))) {
 		d := rs.defs[vt.symbol]
 		if d == nil {
 			continue // no definition anywhere: not described (§4.4 step 3)
@@ -45,6 +38,19 @@ func (rs *resolver) buildModule(spec ModuleSpec, menu []*route) *Module {
 	}
 	m.index()
 	return m
+}
+
+// permissionSet is a module's permissions, normalised; nil (no filtering)
+// when the module row carries none.
+func permissionSet(perms []string) map[string]bool {
+	if perms == nil {
+		return nil
+	}
+	set := make(map[string]bool, len(perms))
+	for _, p := range perms {
+		set[permissionName(p)] = true
+	}
+	return set
 }
 
 func (rs *resolver) newParam(d *definition, vt visibleToken, ctx *ruleContext, values Reader) *Param {
@@ -160,10 +166,17 @@ func (m *Module) index() {
 
 // fingerprint hashes everything the catalog describes (see
 // Catalog.Fingerprint).
-func fingerprint(lang string, mods []*Module) string {
+func fingerprint(lang string, mods []*Module, units *unitTable) string {
 	h := sha256.New()
 	var b strings.Builder
 	b.WriteString("lang=" + lang + "\n")
+	// Every unit of the table: a parameter's unit register may select any.
+	if units != nil {
+		for _, code := range sortedKeys(units.memo) {
+			units.memo[code].fingerprint(&b)
+			b.WriteByte('\n')
+		}
+	}
 	for _, m := range mods {
 		b.WriteString("module=" + m.devid + "\n")
 		for _, p := range m.params {

@@ -14,43 +14,43 @@ import (
 	"github.com/bragerone/bragerone_exporter/catalog/jsval"
 )
 
-// Transform is a recognised unit value transform (§4.7.3): display =
-// ((raw + Add) × Mul) ÷ Div, rounded to Digits decimals when Digits ≥ 0.
-type Transform struct {
-	Add    float64
-	Mul    float64
-	Div    float64
-	Digits int
+// linearTransform is a recognised unit value transform (§4.7.3): display =
+// ((raw + add) × mul) ÷ div, rounded to digits decimals when digits ≥ 0.
+type linearTransform struct {
+	add    float64
+	mul    float64
+	div    float64
+	digits int
 }
 
 // identity is the transform of a unit without a value function.
-var identity = Transform{Mul: 1, Div: 1, Digits: -1}
+var identity = linearTransform{mul: 1, div: 1, digits: -1}
 
-// Apply turns a raw value into its display value. The operations run in
+// apply turns a raw value into its display value. The operations run in
 // the order the app's function runs them, so the result is the number the
 // app shows (53 × 0.1 with one decimal is 5.3).
-func (t Transform) Apply(raw float64) float64 {
-	v := raw + t.Add
-	if t.Mul != 1 {
-		v *= t.Mul
+func (t linearTransform) apply(raw float64) float64 {
+	v := raw + t.add
+	if t.mul != 1 {
+		v *= t.mul
 	}
-	if t.Div != 1 {
-		v /= t.Div
+	if t.div != 1 {
+		v /= t.div
 	}
-	if t.Digits >= 0 {
-		p := math.Pow(10, float64(t.Digits))
+	if t.digits >= 0 {
+		p := math.Pow(10, float64(t.digits))
 		v = math.Round(v*p) / p
 	}
 	return v
 }
 
-// Invert turns a display value back into a raw one (for writes): the
-// inverse of Apply, rounded to an integer when within 1e-9 of one.
-func (t Transform) Invert(display float64) (float64, error) {
-	if t.Mul == 0 || t.Div == 0 {
+// invert turns a display value back into a raw one (for writes): the
+// inverse of apply, rounded to an integer when within 1e-9 of one.
+func (t linearTransform) invert(display float64) (float64, error) {
+	if t.mul == 0 || t.div == 0 {
 		return 0, errors.New("catalog: transform is not invertible")
 	}
-	raw := display*t.Div/t.Mul - t.Add
+	raw := display*t.div/t.mul - t.add
 	if r := math.Round(raw); math.Abs(raw-r) < 1e-9 {
 		raw = r
 	}
@@ -60,23 +60,23 @@ func (t Transform) Invert(display float64) (float64, error) {
 // maxTransformSource bounds the text the recogniser parses.
 const maxTransformSource = 16 << 10
 
-// RecogniseTransform matches a unit's value function against the patterns
+// recogniseTransform matches a unit's value function against the patterns
 // of §4.7.3: x*k, x/k, (x±a)*k, x±a (and x±a divided), each optionally
 // wrapped as Number((…).toFixed(n)), Number(…).toFixed(n) or (…).toFixed(n).
 // Numbers may be hex, signed or written .5; the register parameter may have
 // any name (_0x4f is a name, not a hex literal); a block body that only
 // returns counts as an expression body; k*x is x*k. Anything else is not
 // recognised and the raw value is shown unchanged.
-func RecogniseTransform(src string) (Transform, bool) {
+func recogniseTransform(src string) (linearTransform, bool) {
 	body, param, ok := arrowBody(src)
 	if !ok {
-		return Transform{}, false
+		return linearTransform{}, false
 	}
 	t := identity
 	e := unwrap(body)
 	// Number(E) / Number(E.toFixed(n)) / E.toFixed(n) / Number(E).toFixed(n)
 	if x, n, ok := toFixed(e); ok {
-		t.Digits = n
+		t.digits = n
 		e = x
 		if inner, ok := numberCall(e); ok {
 			e = inner
@@ -84,11 +84,11 @@ func RecogniseTransform(src string) (Transform, bool) {
 	} else if inner, ok := numberCall(e); ok {
 		e = inner
 		if x, n, ok := toFixed(e); ok {
-			t.Digits, e = n, x
+			t.digits, e = n, x
 		}
 	}
 	if !linear(e, param, &t) {
-		return Transform{}, false
+		return linearTransform{}, false
 	}
 	return t, true
 }
@@ -233,7 +233,7 @@ func isParam(e js.IExpr, param string) bool {
 }
 
 // linear matches x, x*k, k*x, x/k, x±a, (x±a)*k, k*(x±a) and (x±a)/k.
-func linear(e js.IExpr, param string, t *Transform) bool {
+func linear(e js.IExpr, param string, t *linearTransform) bool {
 	e = unwrap(e)
 	if isParam(e, param) {
 		return true
@@ -252,14 +252,14 @@ func linear(e js.IExpr, param string, t *Transform) bool {
 				return false
 			}
 		}
-		t.Mul = f
+		t.mul = f
 		return offset(x, param, t)
 	case js.DivToken:
 		f, ok := numberLit(b.Y)
 		if !ok || f == 0 {
 			return false
 		}
-		t.Div = f
+		t.div = f
 		return offset(b.X, param, t)
 	case js.AddToken, js.SubToken:
 		return offset(e, param, t)
@@ -268,7 +268,7 @@ func linear(e js.IExpr, param string, t *Transform) bool {
 }
 
 // offset matches x, x+a, x-a and a+x.
-func offset(e js.IExpr, param string, t *Transform) bool {
+func offset(e js.IExpr, param string, t *linearTransform) bool {
 	e = unwrap(e)
 	if isParam(e, param) {
 		return true
@@ -285,12 +285,12 @@ func offset(e js.IExpr, param string, t *Transform) bool {
 		if b.Op == js.SubToken {
 			f = -f
 		}
-		t.Add = f
+		t.add = f
 		return true
 	}
 	if b.Op == js.AddToken && isParam(b.Y, param) {
 		f, ok := numberLit(b.X)
-		t.Add = f
+		t.add = f
 		return ok
 	}
 	return false
@@ -322,6 +322,9 @@ func normalizeJS(src string) string {
 // isTimeOfDay recognises unit 66's formatter (§4.7.3): it names
 // units.202.0, pads to two digits and computes (x-1)*10 minutes.
 func isTimeOfDay(src string) bool {
+	if len(src) > maxTransformSource {
+		return false
+	}
 	s := normalizeJS(src)
 	return strings.Contains(s, "units.202.0") && strings.Contains(s, "padStart(2") && minus1x10RE.MatchString(s)
 }

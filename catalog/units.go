@@ -13,12 +13,12 @@ import (
 // unit is a unit descriptor resolved for one language (§3.5, §4.7.2).
 type unit struct {
 	code      string
-	symbol    string    // the unit as displayed: "°C", "kW", ""
-	transform Transform // identity when the descriptor has no value function
-	known     bool      // the value function (if any) was recognised
-	timeOfDay bool      // unit 66's HH:MM formatter
-	offLabel  string    // its label for raw 0
-	options   []option  // enum table, in order
+	symbol    string          // the unit as displayed: "°C", "kW", ""
+	transform linearTransform // identity when the descriptor has no value function
+	known     bool            // the value function (if any) was recognised
+	timeOfDay bool            // unit 66's HH:MM formatter
+	offLabel  string          // its label for raw 0
+	options   []option        // enum table, in order
 	enum      map[int]string
 }
 
@@ -105,7 +105,7 @@ func (t *unitTable) build(code string) *unit {
 				u.offLabel = strings.TrimSpace(s)
 			}
 		default:
-			u.transform, u.known = RecogniseTransform(src)
+			u.transform, u.known = recogniseTransform(src)
 			if !u.known {
 				u.transform = identity
 			}
@@ -235,7 +235,7 @@ func (u *unit) present(raw float64) (float64, string) {
 		}
 		return math.NaN(), timeOfDay(raw)
 	}
-	v := u.transform.Apply(raw)
+	v := u.transform.apply(raw)
 	label, _ := u.label(v)
 	return v, label
 }
@@ -258,9 +258,9 @@ func (u *unit) fingerprint(b *strings.Builder) {
 		b.WriteString("-")
 		return
 	}
-	b.WriteString(u.code + "|" + u.symbol + "|" + strconv.FormatFloat(u.transform.Add, 'g', -1, 64) + "|" +
-		strconv.FormatFloat(u.transform.Mul, 'g', -1, 64) + "|" + strconv.FormatFloat(u.transform.Div, 'g', -1, 64) + "|" +
-		strconv.Itoa(u.transform.Digits) + "|" + strconv.FormatBool(u.timeOfDay) + "|" + u.offLabel)
+	b.WriteString(u.code + "|" + u.symbol + "|" + strconv.FormatFloat(u.transform.add, 'g', -1, 64) + "|" +
+		strconv.FormatFloat(u.transform.mul, 'g', -1, 64) + "|" + strconv.FormatFloat(u.transform.div, 'g', -1, 64) + "|" +
+		strconv.Itoa(u.transform.digits) + "|" + strconv.FormatBool(u.timeOfDay) + "|" + u.offLabel)
 	for _, o := range u.options {
 		b.WriteString("|" + o.key + "=" + o.label)
 	}

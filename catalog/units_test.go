@@ -60,22 +60,22 @@ func TestRecogniseTransform(t *testing.T) {
 		{"", 4, 0, false},
 	}
 	for _, c := range cases {
-		tr, ok := RecogniseTransform(c.src)
+		tr, ok := recogniseTransform(c.src)
 		if ok != c.ok {
 			t.Errorf("%q: recognised %v, want %v", c.src, ok, c.ok)
 			continue
 		}
-		if ok && tr.Apply(c.raw) != c.want {
-			t.Errorf("%q: Apply(%v) = %v, want %v", c.src, c.raw, tr.Apply(c.raw), c.want)
+		if ok && tr.apply(c.raw) != c.want {
+			t.Errorf("%q: Apply(%v) = %v, want %v", c.src, c.raw, tr.apply(c.raw), c.want)
 		}
 	}
 	// The inverse, for writes: rounded to an integer within 1e-9.
-	tr, _ := RecogniseTransform("_0x4f=>Number(_0x4f*0.1)['toFixed'](0x1)")
-	if raw, err := tr.Invert(5.3); err != nil || raw != 53 {
+	tr, _ := recogniseTransform("_0x4f=>Number(_0x4f*0.1)['toFixed'](0x1)")
+	if raw, err := tr.invert(5.3); err != nil || raw != 53 {
 		t.Fatalf("Invert(5.3) = %v %v", raw, err)
 	}
-	tr, _ = RecogniseTransform("k=>k-0x7f")
-	if raw, _ := tr.Invert(58); raw != 185 {
+	tr, _ = recogniseTransform("k=>k-0x7f")
+	if raw, _ := tr.invert(58); raw != 185 {
 		t.Fatalf("Invert(58) = %v", raw)
 	}
 }
@@ -188,9 +188,9 @@ func FuzzTransform(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src string) {
 		start := time.Now()
-		if tr, ok := RecogniseTransform(src); ok {
-			tr.Apply(1)
-			tr.Invert(1)
+		if tr, ok := recogniseTransform(src); ok {
+			tr.apply(1)
+			tr.invert(1)
 		}
 		isTimeOfDay(src)
 		if time.Since(start) > 10*time.Second {

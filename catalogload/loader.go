@@ -116,6 +116,7 @@ type Loader struct {
 
 	// Owned by Run's goroutine.
 	fingerprint string // of the catalog in use, before overrides
+	inUseFailed int    // assets that failed in the load of the catalog in use
 	loaded      bool   // a load succeeded
 	specKey     string // the modules the last good load was for
 	version     string // the frontend version it was loaded at ("" unknown)
@@ -258,26 +259,25 @@ func (l *Loader) load(ctx context.Context, why string) (time.Duration, error) {
 	if err != nil {
 		stage := failedStage(err)
 		st.Failures[stage]++
-		st.LastError = err
 		var le *catalog.LanguageError
 		if errors.As(err, &le) && prev.Catalog == nil {
+			st.LastError = err
 			l.state.Store(&st)
 			return 0, fmt.Errorf("%w: %w", ErrLanguage, err)
 		}
-		l.failStreak++
-		wait := min(l.cfg.RetryMin<<min(l.failStreak-1, 20), l.cfg.RetryMax, l.cfg.RefreshInterval)
-		lvl := slog.LevelWarn
-		if prev.Catalog != nil {
-			lvl = slog.LevelInfo // the last good catalog stays in use
-		}
-		l.log.Log(ctx, lvl, "parameter catalog load failed", "why", why, "stage", string(stage), "assets_reachable", st.AssetsUp,
-			"keeping_last_good", prev.Catalog != nil, "retry_in", wait, "err", err)
-		l.state.Store(&st)
-		return wait, nil
+		return l.failed(ctx, &st, why, string(stage), err), nil
 	}
 
+	failed := 0
 	for stage, n := range c.Failures() {
 		st.Failures[stage] += uint64(n)
+		failed += n
+	}
+	if prev.Catalog != nil && failed > l.inUseFailed {
+		// Assets that failed in this load (a site going down midway, a
+		// broken deployment) would make a poorer catalog than the one in
+		// use: keep that one and try again soon.
+		return l.failed(ctx, &st, why, "assets", fmt.Errorf("%d assets failed, the catalog in use had %d", failed, l.inUseFailed)), nil
 	}
 	st.LastError = nil
 	st.LoadedAt = now
@@ -285,7 +285,7 @@ func (l *Loader) load(ctx context.Context, why string) (time.Duration, error) {
 	l.failStreak = 0
 	l.loaded, l.specKey = true, key
 	if prev.Catalog == nil || c.Fingerprint() != l.fingerprint {
-		l.fingerprint = c.Fingerprint()
+		l.fingerprint, l.inUseFailed = c.Fingerprint(), failed
 		if l.cfg.Overrides != nil {
 			c = c.WithOverrides(l.cfg.Overrides)
 		}
@@ -297,6 +297,23 @@ func (l *Loader) load(ctx context.Context, why string) (time.Duration, error) {
 	}
 	l.state.Store(&st)
 	return l.cfg.RefreshInterval, nil
+}
+
+// failed publishes a failed load (the last good catalog stays) and returns
+// the pause before the next attempt, which doubles per failure.
+func (l *Loader) failed(ctx context.Context, st *State, why, stage string, err error) time.Duration {
+	st.LastError = err
+	l.failStreak++
+	wait := min(l.cfg.RetryMin<<min(l.failStreak-1, 20), l.cfg.RetryMax, l.cfg.RefreshInterval)
+	kept := st.Catalog != nil
+	lvl := slog.LevelWarn
+	if kept {
+		lvl = slog.LevelInfo // the last good catalog stays in use
+	}
+	l.log.Log(ctx, lvl, "parameter catalog load failed", "why", why, "stage", stage, "assets_reachable", st.AssetsUp,
+		"keeping_last_good", kept, "retry_in", wait, "err", err)
+	l.state.Store(st)
+	return wait
 }
 
 // failedStage classifies the error of a failed load.

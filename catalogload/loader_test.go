@@ -370,3 +370,25 @@ func TestOverridesAreApplied(t *testing.T) {
 		t.Errorf("display %v, want raw %v × 0.01", v, raw)
 	}
 }
+
+// A refresh in which assets fail (a chunk broken by a deployment, a site
+// going down midway) would give a poorer catalog: the one in use stays and
+// the refresh is retried.
+func TestRefreshWithFailedAssetsKeepsTheCatalogInUse(t *testing.T) {
+	f := newFixture(t, 2)
+	r := f.start(nil, func(c *Config) { c.RefreshInterval = 30 * time.Millisecond })
+	first := r.wait("first load", loaded)
+	id := f.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultAssetBroken, Path: "/assets/PARAM_P4_7"})
+	st := r.wait("a refresh with a broken chunk", func(st *State) bool { return st.Failures[catalog.StageDefinition] > 0 })
+	if st.Catalog != first.Catalog || st.LastError == nil {
+		t.Fatalf("after a refresh with a broken chunk: same catalog %v, err %v", st.Catalog == first.Catalog, st.LastError)
+	}
+	if p := param(st, f.all[0].DevID, "P4", "v7"); p == nil || p.Name != "Boiler power" {
+		t.Errorf("P4.v7 lost its description: %+v", p)
+	}
+	f.sim.Clear(id)
+	st = r.wait("a clean refresh", func(st *State) bool { return st.LastError == nil && st.Loads > first.Loads+1 })
+	if st.Catalog != first.Catalog {
+		t.Error("a clean refresh of the same assets replaced the catalog")
+	}
+}

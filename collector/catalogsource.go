@@ -1,8 +1,6 @@
 package collector
 
 import (
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 
@@ -84,9 +82,9 @@ func describeModules(c *catalog.Catalog) map[string]*ModuleCatalog {
 				Display: func(r Reader) (float64, string, bool) { return p.Display(catalog.Reader(r)) },
 				Visible: func(r Reader) bool { return p.Visible(catalog.Reader(r)) },
 			}
-			for _, k := range slices.Sorted(maps.Keys(p.Enum)) {
-				d.States = append(d.States, p.Enum[k])
-			}
+			// Every option, also those of computed states (keyed by a state
+			// name, which Enum cannot hold).
+			d.States = p.StateLabels()
 			mc.Params = append(mc.Params, d)
 		}
 		out[m.DevID()] = mc

@@ -12,6 +12,15 @@
 //
 // The parser has no error recovery, so Parse adds one: when the whole file
 // does not parse, the file is cut at top-level statement boundaries (and a
-// top-level declaration at its declarators) with the lexer, and every piece
-// is parsed on its own; a piece that still fails is dropped and counted.
+// top-level declaration at its declarators) by a small scanner of its own,
+// and every piece is parsed on its own; a piece that still fails is dropped
+// and counted (Program.Lost). The text scans of the index (asset table,
+// menu map, translation map) never depend on the parse.
+//
+// Deep nesting: the parser is recursive descent but stops at 1 000 nested
+// expressions or statements (its NestedExprLimit and NestedStmtLimit) with a
+// syntax error, so a 50 000-level literal costs one failed piece, in linear
+// time, and never the stack. Below that limit the evaluator cuts at
+// Limits.MaxDepth (the deeper part is null), and every evaluation spends
+// from one step budget per file.
 package jsval

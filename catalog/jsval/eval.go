@@ -15,7 +15,6 @@ type Func struct {
 	params js.Params
 	body   js.BlockStmt
 	sc     *scope // the locals it closes over; nil at top level
-	prog   *Program
 }
 
 // String is the function's source text.
@@ -59,6 +58,17 @@ func (p *Program) spend(depth int) bool {
 	}
 	if depth > p.lim.MaxDepth {
 		p.TooDeep = true
+		return false
+	}
+	return true
+}
+
+// charge spends n steps of work that is not one expression (copying the
+// keys of a spread, the items of a list).
+func (p *Program) charge(n int) bool {
+	p.steps += n
+	if p.steps > p.lim.MaxSteps {
+		p.Exhausted = true
 		return false
 	}
 	return true
@@ -172,7 +182,7 @@ func (p *Program) object(n *js.ObjectExpr, en env, depth int) Value {
 	for i := range n.List {
 		pr := &n.List[i]
 		if pr.Spread { // row 27: merged; spreading a non-object adds nothing
-			if src, ok := p.eval(pr.Value, en, depth+1).(*Object); ok {
+			if src, ok := p.eval(pr.Value, en, depth+1).(*Object); ok && p.charge(len(src.keys)) {
 				for _, k := range src.keys {
 					o.Set(k, src.vals[k])
 				}
@@ -196,7 +206,9 @@ func (p *Program) object(n *js.ObjectExpr, en env, depth int) Value {
 }
 
 // propName gives a property key (rows 1-3). A computed key is evaluated: a
-// string or number is its text, anything unresolved is its source text.
+// string or number is its text, anything unresolved is its source text. An
+// identifier bound to a string is its value, as in JavaScript (the reference
+// client keeps the name); an unbound one is its name.
 func (p *Program) propName(pn *js.PropertyName, en env, depth int) string {
 	if !pn.IsComputed() {
 		return literalKey(pn.Literal)
@@ -222,7 +234,7 @@ func (p *Program) array(n *js.ArrayExpr, en env, depth int) Value {
 	for _, el := range n.List {
 		v := p.eval(el.Value, en, depth+1)
 		if el.Spread {
-			if a, ok := v.([]Value); ok {
+			if a, ok := v.([]Value); ok && p.charge(len(a)) {
 				out = append(out, a...)
 			}
 			continue
@@ -242,7 +254,7 @@ func (p *Program) template(n *js.TemplateExpr, en env, depth int) Value {
 	for _, part := range n.List {
 		b.WriteString(cookTemplate(part.Value))
 		if v, ok := part.Expr.(*js.Var); ok {
-			if s, ok := scalarText(p.ident(string(v.Data), en, depth+1)); ok {
+			if s, ok := scalarText(p.ident(string(v.Data), en, depth+1)); ok && b.Len()+len(s) <= p.lim.MaxString {
 				b.WriteString(s)
 				continue
 			}
@@ -252,6 +264,9 @@ func (p *Program) template(n *js.TemplateExpr, en env, depth int) Value {
 		b.WriteString("}")
 	}
 	b.WriteString(cookTemplate(n.Tail))
+	if b.Len() > p.lim.MaxString {
+		return p.source(n)
+	}
 	return b.String()
 }
 
@@ -304,7 +319,13 @@ func (p *Program) unary(n *js.UnaryExpr, en env, depth int) Value {
 			}
 			return 0.0
 		}
-	case js.NotToken: // row 19: !0, !1, ![], !![] are booleans
+	case js.NotToken:
+		// Row 19: !0, !1, ![], !![] are booleans everywhere. The reference
+		// client keeps them as text and normalises them only in definition
+		// literals, so elsewhere (a menu's isVisibleOnSideMenu:!1) its text
+		// "!1" is truthy; evaluating gives the definition-literal result
+		// everywhere. Rules that spell them as strings are normalised by the
+		// catalog.
 		if t, known := Truthy(p.eval(n.X, en, depth+1)); known {
 			return !t
 		}
@@ -345,7 +366,7 @@ func (p *Program) binary(n *js.BinaryExpr, en env, depth int) Value {
 		if lstr || rstr {
 			ls, lok := scalarText(l)
 			rs, rok := scalarText(r)
-			if lok && rok {
+			if lok && rok && len(ls)+len(rs) <= p.lim.MaxString {
 				return ls + rs
 			}
 		}
@@ -661,16 +682,16 @@ func mapReceiver(callee js.IExpr) (js.IExpr, bool) {
 func (p *Program) callable(e js.IExpr, en env, depth int) *Func {
 	switch n := unwrapGroup(e).(type) {
 	case *js.ArrowFunc:
-		return &Func{params: n.Params, body: n.Body, sc: en.sc, prog: p}
+		return &Func{params: n.Params, body: n.Body, sc: en.sc}
 	case *js.FuncDecl:
-		return &Func{params: n.Params, body: n.Body, sc: en.sc, prog: p}
+		return &Func{params: n.Params, body: n.Body, sc: en.sc}
 	}
 	f, _ := p.eval(e, en, depth+1).(*Func)
 	return f
 }
 
 func (p *Program) funcValue(params js.Params, body js.BlockStmt, sc *scope) *Func {
-	return &Func{params: params, body: body, sc: sc, prog: p}
+	return &Func{params: params, body: body, sc: sc}
 }
 
 // funcOrSource makes an object-building function callable (row 32) and

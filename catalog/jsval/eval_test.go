@@ -345,3 +345,34 @@ func TestFunctionBodies(t *testing.T) {
 		t.Fatalf("undecidable body gave %s", show(got))
 	}
 }
+
+// Sharing through bindings cannot grow strings, objects or lists without
+// bound: doubling stops at the string cap and the step budget.
+func TestDoublingBounded(t *testing.T) {
+	for _, seed := range []string{"'ab'", "[1,2]", "{a:1}"} {
+		var b strings.Builder
+		b.WriteString("const a0=" + seed + ";")
+		for i := 1; i < 64; i++ {
+			switch seed[0] {
+			case '\'':
+				fmt.Fprintf(&b, "const a%d=a%d+a%d;", i, i-1, i-1)
+			case '[':
+				fmt.Fprintf(&b, "const a%d=[...a%d,...a%d];", i, i-1, i-1)
+			default:
+				fmt.Fprintf(&b, "const a%d={...a%d,['k%d']:a%d};", i, i-1, i, i-1)
+			}
+		}
+		b.WriteString("export default a63")
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		p := Parse([]byte(b.String()), Limits{})
+		v, _, _ := p.Export()
+		runtime.ReadMemStats(&after)
+		if s, ok := v.(string); ok && len(s) > DefaultLimits.MaxString {
+			t.Fatalf("%s: string of %d bytes", seed, len(s))
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 512<<20 {
+			t.Fatalf("%s: %d MiB allocated", seed, alloc>>20)
+		}
+	}
+}

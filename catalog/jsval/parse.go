@@ -20,11 +20,15 @@ type Limits struct {
 	MaxCallDepth int
 	// MaxSourceText caps the text kept for an unevaluated expression.
 	MaxSourceText int
+	// MaxString caps a string built by concatenation or a template; a longer
+	// result stays source text (doubling through bindings would otherwise
+	// grow without bound).
+	MaxString int
 }
 
 // DefaultLimits are generous for the real bundles (a few megabytes, a few
 // thousand definitions) and stop pathological input in well under a second.
-var DefaultLimits = Limits{MaxDepth: 200, MaxSteps: 3_000_000, MaxCallDepth: 24, MaxSourceText: 16 << 10}
+var DefaultLimits = Limits{MaxDepth: 200, MaxSteps: 3_000_000, MaxCallDepth: 24, MaxSourceText: 16 << 10, MaxString: 64 << 10}
 
 func (l Limits) withDefaults() Limits {
 	if l.MaxDepth <= 0 {
@@ -38,6 +42,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxSourceText <= 0 {
 		l.MaxSourceText = DefaultLimits.MaxSourceText
+	}
+	if l.MaxString <= 0 {
+		l.MaxString = DefaultLimits.MaxString
 	}
 	return l
 }
