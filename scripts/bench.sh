@@ -56,6 +56,7 @@ if [ -n "$BEFORE" ]; then
 	mkdir -p "$before_tree"
 	git archive "$BEFORE" | tar -x -C "$before_tree"
 	cp collector/scrape_bench_test.go collector/promscrape_bench_test.go "$before_tree/collector/"
+	cp scripts/footprint.sh "$before_tree/scripts/"
 	(cd "$before_tree" && $GO test -c -o "$OUT/before-collector.test" ./collector/)
 	echo "# before: $BEFORE ($(git rev-parse --short "$BEFORE")) in $before_tree" | tee -a "$OUT/env.txt"
 fi
@@ -188,7 +189,7 @@ done
 for k in close_transport abort_transport; do
 	echo "| recovery after $k: median / p95 ms (50 drops) | median ≤ 300 | $(med recovery "^BenchmarkRecovery/$k-2\$" median-ms) / $(med recovery "^BenchmarkRecovery/$k-2\$" p95-ms) | direct connect+bind+prime: $(med recovery '^BenchmarkRecovery/direct-2$' median-ms) / $(med recovery '^BenchmarkRecovery/direct-2$' p95-ms) | - |"
 done
-echo "| serve footprint, $FOOTPRINT_MODULES × 1000 params, drift every 600 ms, $(kv footprint duration_s) s: RSS max / end KiB | ≤ 25 MB at 10 × 1000 | $(kv footprint rss_max_kb) / $(kv footprint rss_end_kb) (HWM $(kv footprint rss_hwm_kb)); before: $(kv footprint_before rss_max_kb) / $(kv footprint_before rss_end_kb) (HWM $(kv footprint_before rss_hwm_kb)) | - | - |"
+echo "| serve footprint, $FOOTPRINT_MODULES × 1000 params, drift every 600 ms, $(kv footprint duration_s) s: RSS max / end KiB | ≤ 25 MB at 10 × 1000 | $(kv footprint rss_max_kb) / $(kv footprint rss_end_kb) (HWM $(kv footprint rss_hwm_kb); at the end anon $(kv footprint rss_anon_end_kb) + file $(kv footprint rss_file_end_kb)); before: $(kv footprint_before rss_max_kb) / $(kv footprint_before rss_end_kb) (HWM $(kv footprint_before rss_hwm_kb); anon $(kv footprint_before rss_anon_end_kb) + file $(kv footprint_before rss_file_end_kb)) | - | - |"
 echo "| serve CPU, % of one core | < 1 % | $(kv footprint exporter_cpu_pct_of_core) ($(kv footprint params_change_events_per_s) events/s) | simulator: $(kv footprint simulator_cpu_pct_of_core) | - |"
 
 BENCHSTAT=$(command -v benchstat || true)

@@ -93,6 +93,10 @@ echo "stored_params=$(params)"
 echo "rss_max_kb=$rss_max"
 echo "rss_end_kb=$(rss_kb "$exp_pid")"
 echo "rss_hwm_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$exp_pid/status")"
+# The RSS in two parts: private memory (heap, stacks, runtime) and the
+# executable's and libraries' file pages, which are shared and clean.
+echo "rss_anon_end_kb=$(awk '/^RssAnon:/ {print $2}' "/proc/$exp_pid/status")"
+echo "rss_file_end_kb=$(awk '/^RssFile:/ {print $2}' "/proc/$exp_pid/status")"
 awk -v c0="$c0" -v c1="$c1" -v t="$tck" -v w="$wall" 'BEGIN {printf "exporter_cpu_pct_of_core=%.3f\n", 100 * (c1 - c0) / t / w}'
 awk -v c0="$s0" -v c1="$s1" -v t="$tck" -v w="$wall" 'BEGIN {printf "simulator_cpu_pct_of_core=%.3f\n", 100 * (c1 - c0) / t / w}'
 awk -v a="$e0" -v b="$e1" -v w="$wall" 'BEGIN {printf "params_change_events_per_s=%.2f\n", (b - a) / w}'
