@@ -24,6 +24,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -31,6 +32,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,13 +79,16 @@ func serveBenchTarget(spec string) error {
 	reg := prometheus.NewRegistry()
 	var h http.Handler
 	switch parts[0] {
-	case "exporter":
+	case "exporter", "static":
 		c, err := collector.New(collector.SnapshotFunc(func() collector.Snapshot { return snap }),
 			collector.ParamSourceFunc(st.ForEachParamInLabelOrder), collector.Options{})
 		if err != nil {
 			return err
 		}
 		h = collector.NewHandler(reg, c, serveOpts(reg))
+		if parts[0] == "static" {
+			h = replayHandler(h)
+		}
 	case "baseline":
 		reg.MustRegister(&baselineCollector{
 			desc:  prometheus.NewDesc("bragerone_parameter_value", "Numeric value of parameter <pool>.<param>.", []string{"devid", "pool", "param"}, nil),
@@ -104,6 +109,30 @@ func serveBenchTarget(spec string) error {
 	fmt.Println(ln.Addr().String())
 	_, _ = io.Copy(io.Discard, os.Stdin) // until the benchmark is done with us
 	return nil
+}
+
+// replayHandler answers each distinct request (Accept, Accept-Encoding)
+// with what h answered the first time: a target that costs next to nothing
+// to scrape, so that what a scrape costs Prometheus itself shows.
+func replayHandler(h http.Handler) http.Handler {
+	var mu sync.Mutex
+	answers := map[string]*httptest.ResponseRecorder{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("Accept") + "\x00" + r.Header.Get("Accept-Encoding")
+		mu.Lock()
+		a := answers[key]
+		if a == nil {
+			a = httptest.NewRecorder()
+			h.ServeHTTP(a, r)
+			answers[key] = a
+		}
+		mu.Unlock()
+		for k, v := range a.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(a.Code)
+		_, _ = w.Write(a.Body.Bytes())
+	})
 }
 
 // benchTarget is a running server process.
@@ -147,9 +176,10 @@ func (t *benchTarget) stop() {
 	}
 }
 
-// startBenchTargets starts the exporter, the baseline and, with
-// BRAGERONE_BENCH_BEFORE, the earlier exporter.
-func startBenchTargets(b *testing.B, modules, perModule int) []*benchTarget {
+// startBenchTargets starts the exporter, the baseline, with floor the
+// exporter's answers replayed ("floor") and, with BRAGERONE_BENCH_BEFORE,
+// the earlier exporter.
+func startBenchTargets(b *testing.B, modules, perModule int, floor bool) []*benchTarget {
 	b.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -158,6 +188,9 @@ func startBenchTargets(b *testing.B, modules, perModule int) []*benchTarget {
 	ts := []*benchTarget{
 		startBenchTarget(b, "exporter", self, "exporter", modules, perModule),
 		startBenchTarget(b, "baseline", self, "baseline", modules, perModule),
+	}
+	if floor {
+		ts = append(ts, startBenchTarget(b, "floor", self, "static", modules, perModule))
 	}
 	if before := os.Getenv(benchBeforeEnv); before != "" {
 		ts = append(ts, startBenchTarget(b, "before", before, "exporter", modules, perModule))
@@ -191,7 +224,7 @@ func BenchmarkHTTPScrape(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	for _, size := range scrapeSizes {
 		n := size.modules * size.perModule
-		targets := startBenchTargets(b, size.modules, size.perModule)
+		targets := startBenchTargets(b, size.modules, size.perModule, false)
 		for _, f := range httpFormats {
 			for _, t := range targets {
 				b.Run(fmt.Sprintf("series=%d/%s/%s", n, f.name, t.name), func(b *testing.B) {
@@ -240,8 +273,10 @@ func BenchmarkHTTPScrape(b *testing.B) {
 // BenchmarkPrometheusScrape has Debian's Prometheus scrape the targets
 // (100 × 1000 parameter series each) with its default request (OpenMetrics
 // first, gzip) and reports, per target, the median of scrape_duration_seconds
-// over the run and that per parameter series. One iteration is the whole
-// run; use -benchtime 1x.
+// over the run and that per parameter series. A fourth target, "floor",
+// replays the exporter's first answer to each request, so its median is
+// what the scrape costs Prometheus itself (request, gunzip, parse, append).
+// One iteration is the whole run; use -benchtime 1x.
 func BenchmarkPrometheusScrape(b *testing.B) {
 	needServers(b)
 	bin, err := exec.LookPath("prometheus")
@@ -260,7 +295,7 @@ func BenchmarkPrometheusScrape(b *testing.B) {
 	const modules, perModule = 100, 1000
 	n := modules * perModule
 	for b.Loop() {
-		targets := startBenchTargets(b, modules, perModule)
+		targets := startBenchTargets(b, modules, perModule, true)
 		dir := b.TempDir()
 		var cfg strings.Builder
 		fmt.Fprintf(&cfg, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\nscrape_configs:\n", interval, interval)
