@@ -267,7 +267,7 @@ func TestCatalogAllocationsDoNotGrowPerSeries(t *testing.T) {
 	allocs := testing.AllocsPerRun(3, func() {
 		buf.Reset()
 		for _, f := range directCatalogFamilies(&d.catalog) {
-			if err := f.write(&buf, false); err != nil {
+			if err := f.write(&buf, textFormat{openMetrics: true}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -374,28 +374,20 @@ func (c *Collector) sendCatalogSeries(ch chan<- prometheus.Metric, s *catalogSer
 	}
 }
 
-// directFamily is one family the text path writes itself.
-type directFamily struct {
-	name string
-	n    int
-	// write writes HELP, TYPE and every series, in OpenMetrics with om.
-	write func(w io.Writer, om bool) error
-}
-
 // directFamilies lists the catalog families of a scrape that have series,
 // in name order.
 func directCatalogFamilies(s *catalogSeries) []directFamily {
 	var out []directFamily
 	if len(s.display) > 0 {
-		out = append(out, directFamily{paramDisplayName, len(s.display), func(w io.Writer, om bool) error {
-			return writeCatalogFamily(w, om, paramDisplayName, paramDisplayHelp, s.display, func(b []byte, x *catSeries) []byte {
+		out = append(out, directFamily{paramDisplayName, len(s.display), func(w io.Writer, f textFormat) error {
+			return writeCatalogFamily(w, f, paramDisplayName, paramDisplayHelp, s.display, func(b []byte, x *catSeries) []byte {
 				return append(b, x.p.addrText...)
 			})
 		}})
 	}
 	if len(s.info) > 0 {
-		out = append(out, directFamily{paramInfoName, len(s.info), func(w io.Writer, om bool) error {
-			return writeCatalogFamily(w, om, paramInfoName, paramInfoHelp, s.info, func(b []byte, x *catSeries) []byte {
+		out = append(out, directFamily{paramInfoName, len(s.info), func(w io.Writer, f textFormat) error {
+			return writeCatalogFamily(w, f, paramInfoName, paramInfoHelp, s.info, func(b []byte, x *catSeries) []byte {
 				b = append(b, x.p.infoText...)
 				if x.variant == 1 {
 					return append(b, `true"`...)
@@ -405,8 +397,8 @@ func directCatalogFamilies(s *catalogSeries) []directFamily {
 		}})
 	}
 	if len(s.state) > 0 {
-		out = append(out, directFamily{paramStateName, len(s.state), func(w io.Writer, om bool) error {
-			return writeCatalogFamily(w, om, paramStateName, paramStateHelp, s.state, func(b []byte, x *catSeries) []byte {
+		out = append(out, directFamily{paramStateName, len(s.state), func(w io.Writer, f textFormat) error {
+			return writeCatalogFamily(w, f, paramStateName, paramStateHelp, s.state, func(b []byte, x *catSeries) []byte {
 				return append(append(b, x.p.addrText...), x.p.states[x.variant].text...)
 			})
 		}})
@@ -414,13 +406,13 @@ func directCatalogFamilies(s *catalogSeries) []directFamily {
 	return out
 }
 
-// writeCatalogFamily writes one catalog family in the text format (or
-// OpenMetrics, with om), as expfmt would write the registry's family: `name{devid="…"` per module,
+// writeCatalogFamily writes one catalog family in the text format f, as
+// expfmt would write the registry's family: `name{devid="…"` per module,
 // the rendered rest of the labels per series, then the value.
-func writeCatalogFamily(w io.Writer, om bool, name, help string, series []catSeries, labels func([]byte, *catSeries) []byte) error {
+func writeCatalogFamily(w io.Writer, f textFormat, name, help string, series []catSeries, labels func([]byte, *catSeries) []byte) error {
 	bp := textBufPool.Get().(*[]byte)
 	defer textBufPool.Put(bp)
-	b := appendFamilyHeader((*bp)[:0], name, help, om)
+	b := f.appendGaugeHeader((*bp)[:0], name, help)
 	for i := range series {
 		x := &series[i]
 		b = append(b, name...)
@@ -429,7 +421,7 @@ func writeCatalogFamily(w io.Writer, om bool, name, help string, series []catSer
 		b = append(b, '"')
 		b = labels(b, x)
 		b = append(b, "} "...)
-		b = appendValue(b, x.value, om)
+		b = f.appendValue(b, x.value)
 		b = append(b, '\n')
 		if len(b) >= textFlushSize {
 			if _, err := w.Write(b); err != nil {

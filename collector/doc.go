@@ -9,9 +9,10 @@
 //     went away and no sample carries a client-side timestamp;
 //   - [Instrumentation], the exporter's own request, event and login metrics;
 //   - [NewHandler], the /metrics handler, which writes the large families
-//     (bragerone_parameter_value and the parameter catalog's families)
-//     straight into text and OpenMetrics answers instead of passing every
-//     series through the registry.
+//     (bragerone_parameter_value and the catalog's parameter families)
+//     straight into Prometheus text and OpenMetrics answers, compressed with
+//     pooled gzip and zstd writers, instead of passing every series through
+//     the registry.
 //
 // The metric names, types and labels are the contract in METRICS.md.
 package collector

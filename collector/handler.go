@@ -1,13 +1,12 @@
 package collector
 
 import (
-	"bytes"
 	"cmp"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net/http"
 	"slices"
 	"strconv"
@@ -24,23 +23,24 @@ import (
 // reg must not have c registered: the handler gathers c itself.
 //
 // It answers exactly as promhttp.HandlerFor(reg + c, opts) does. When the
-// negotiated format is the plain text format or OpenMetrics (compressed or
-// not), it writes the large families (devid × parameter:
-// bragerone_parameter_value and the catalog's bragerone_parameter_info,
-// bragerone_parameter_display_value and bragerone_parameter_state)
-// straight into the response after the other families, without building a
-// dto.Metric per series and without the registry's per-series consistency
-// checks and sort: the series are unique and in order by construction (the
-// handler still sorts the parameter values if the source does not hand them
-// out in exposition order, and drops a duplicate as the registry would).
-// Protobuf takes the registry path, so correctness never depends on the
-// fast path.
+// negotiated format is one of the text formats (Prometheus text 0.0.4 or
+// OpenMetrics 1.0.0 / 0.0.1, compressed or not), it writes the large
+// families (bragerone_parameter_value, devid × parameter, and the catalog's
+// parameter families) straight into the response in their place among the
+// other families, without building a dto.Metric per series and without the
+// registry's per-series consistency checks and sort: the series are unique
+// and in order by construction (the handler still sorts the parameter
+// values if the source does not hand them out in exposition order, and
+// drops a duplicate as the registry would). Any other format (protobuf,
+// OpenMetrics 2.0) takes the registry path, so correctness never depends on
+// the fast path.
 //
 // Of opts, ErrorLog, ErrorHandling, Registry, DisableCompression,
 // OfferedCompressions, AcceptedFormats, EnableOpenMetrics,
 // EnableOpenMetricsTextCreatedSamples, ProcessStartTime, MaxRequestsInFlight
 // and Timeout apply to both paths; CoalesceGather applies to the registry
-// path only.
+// path only. The fast path compresses with its own pooled writers (see
+// compress.go); the registry path with promhttp's.
 func NewHandler(reg prometheus.Gatherer, c *Collector, opts promhttp.HandlerOpts) http.Handler {
 	own := prometheus.NewRegistry()
 	own.MustRegister(c)
@@ -74,10 +74,13 @@ func NewHandler(reg prometheus.Gatherer, c *Collector, opts promhttp.HandlerOpts
 			h.formats = expfmt.DefaultOpenMetricsAcceptedFormats()
 		}
 	}
+	if opts.EnableOpenMetricsTextCreatedSamples {
+		h.encOpts = append(h.encOpts, expfmt.WithCreatedLines())
+	}
 	if !opts.DisableCompression {
 		offers := opts.OfferedCompressions
 		if len(offers) == 0 {
-			offers = []promhttp.Compression{promhttp.Identity, promhttp.Gzip}
+			offers = defaultCompressions
 		}
 		for _, o := range offers {
 			h.compressions = append(h.compressions, string(o))
@@ -99,6 +102,7 @@ type metricsHandler struct {
 	slow         http.Handler
 	errs         *prometheus.CounterVec
 	formats      []expfmt.Format
+	encOpts      []expfmt.EncoderOption
 	compressions []string
 	inFlight     chan struct{}
 }
@@ -121,40 +125,99 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(h.compressions) > 0 {
 		encoding = negotiateEncoding(r, h.compressions)
 	}
-	if ft := format.FormatType(); ft != expfmt.TypeTextPlain && ft != expfmt.TypeOpenMetrics || (encoding != "identity" && encoding != "gzip") {
+	tf, ok := textFormatOf(format)
+	if !ok || !compressible(encoding) {
 		h.slow.ServeHTTP(w, r)
 		return
 	}
-	h.serveText(w, r, format, encoding)
+	h.serveDirect(w, r, format, tf, encoding)
 }
 
-// textScrape is the collector as one fast-path scrape sees it: everything
-// but the parameter series goes to the registry; those are kept for the
+// textFormat is how the families the handler writes itself are spelled:
+// the Prometheus text format or OpenMetrics 1.0 (0.0.1 is spelled the same),
+// as expfmt's MetricFamilyToText and MetricFamilyToOpenMetrics write gauges.
+type textFormat struct{ openMetrics bool }
+
+// textFormatOf reports whether the handler writes format itself, and how.
+// expfmt encodes every TypeOpenMetrics format but version 2.0.0 with its
+// OpenMetrics 1.0 encoder; names are never changed by the format's escaping
+// scheme because every name the handler writes is a legacy-valid name.
+func textFormatOf(format expfmt.Format) (textFormat, bool) {
+	switch format.FormatType() {
+	case expfmt.TypeTextPlain:
+		return textFormat{}, true
+	case expfmt.TypeOpenMetrics:
+		if _, params, err := mime.ParseMediaType(string(format)); err == nil && params["version"] == expfmt.OpenMetricsVersion_2_0_0 {
+			return textFormat{}, false
+		}
+		return textFormat{openMetrics: true}, true
+	}
+	return textFormat{}, false
+}
+
+// appendGaugeHeader appends the HELP and TYPE lines of a gauge family.
+// OpenMetrics escapes double quotes in HELP text, the text format does not.
+func (f textFormat) appendGaugeHeader(b []byte, name, help string) []byte {
+	b = append(b, "# HELP "...)
+	b = append(b, name...)
+	b = append(b, ' ')
+	b = appendEscaped(b, help, f.openMetrics)
+	b = append(b, "\n# TYPE "...)
+	b = append(b, name...)
+	return append(b, " gauge\n"...)
+}
+
+// appendValue appends a sample value.
+func (f textFormat) appendValue(b []byte, v float64) []byte {
+	if f.openMetrics {
+		return appendOpenMetricsFloat(b, v)
+	}
+	return appendFloat(b, v)
+}
+
+// directFamily is one family the handler writes itself.
+type directFamily struct {
+	name string
+	n    int
+	// write writes HELP, TYPE and every series.
+	write func(io.Writer, textFormat) error
+}
+
+// directScrape is the collector as one fast-path scrape sees it: everything
+// but the large families goes to the registry; those are kept for the
 // handler.
-type textScrape struct {
+type directScrape struct {
 	c      *Collector
 	direct directSeries
 }
 
-func (s *textScrape) Describe(ch chan<- *prometheus.Desc) { s.c.Describe(ch) }
+func (s *directScrape) Describe(ch chan<- *prometheus.Desc) { s.c.Describe(ch) }
 
-func (s *textScrape) Collect(ch chan<- prometheus.Metric) {
+func (s *directScrape) Collect(ch chan<- prometheus.Metric) {
 	s.c.collect(ch, &s.direct)
 }
 
-// serveText is promhttp's handler for the text formats (plain text and
-// OpenMetrics) with the large families written directly.
-func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, format expfmt.Format, encoding string) {
-	scrape := &textScrape{c: h.c}
+// serveDirect is promhttp's handler for the text formats with the large
+// families written directly.
+func (h *metricsHandler) serveDirect(w http.ResponseWriter, r *http.Request, format expfmt.Format, tf textFormat, encoding string) {
+	scrape := &directScrape{c: h.c}
 	own := prometheus.NewRegistry()
 	var mfs []*dto.MetricFamily
 	err := own.Register(scrape)
 	if err == nil {
-		// Gather waits for every Collect: scrape.series is set after it.
+		// Gather waits for every Collect: scrape.direct is set after it.
 		mfs, err = prometheus.Gatherers{h.base, own}.Gather()
 	}
 	series, dups := exposition(scrape.direct.params)
-	catalog := directCatalogFamilies(&scrape.direct.catalog)
+	direct := directCatalogFamilies(&scrape.direct.catalog)
+	if len(series) > 0 {
+		direct = append(direct, directFamily{paramValueName, len(series), func(w io.Writer, f textFormat) error {
+			return writeParamFamily(w, f, series)
+		}})
+	}
+	// The registry hands out families sorted by name; the direct ones take
+	// their place among them.
+	slices.SortFunc(direct, func(a, b directFamily) int { return cmp.Compare(a.name, b.name) })
 	if dups > 0 {
 		// The registry would have rejected them; say so as it would.
 		err = errors.Join(err, fmt.Errorf("%d %s series collected more than once; the first of each is exported", dups, paramValueName))
@@ -168,7 +231,7 @@ func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, forma
 		case promhttp.PanicOnError:
 			panic(err)
 		case promhttp.ContinueOnError:
-			if len(mfs) == 0 && len(series) == 0 && len(catalog) == 0 {
+			if len(mfs) == 0 && len(direct) == 0 {
 				httpError(w, err)
 				return
 			}
@@ -183,13 +246,10 @@ func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, forma
 		w.Header().Add("Vary", "Accept-Encoding")
 	}
 	w.Header().Set("Content-Type", string(format))
-	var out io.Writer = w
-	if encoding == "gzip" {
-		w.Header().Set("Content-Encoding", "gzip")
-		gz := gzipPool.Get().(*gzip.Writer)
-		gz.Reset(w)
-		defer func() { _ = gz.Close(); gzipPool.Put(gz) }()
-		out = gz
+	out, closeOut := compressor(encoding, w)
+	defer closeOut()
+	if encoding != "identity" {
+		w.Header().Set("Content-Encoding", encoding)
 	}
 
 	// handleError reports an encoding error and tells whether to stop.
@@ -218,13 +278,25 @@ func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, forma
 			}
 		}
 	}
-	om := format.FormatType() == expfmt.TypeOpenMetrics
-	var encOpts []expfmt.EncoderOption
-	if h.opts.EnableOpenMetricsTextCreatedSamples {
-		encOpts = append(encOpts, expfmt.WithCreatedLines())
+	enc := expfmt.NewEncoder(out, format, h.encOpts...)
+	// writeDirect writes the direct families that sort before name.
+	writeDirect := func(name string, last bool) bool {
+		for len(direct) > 0 && (last || direct[0].name < name) {
+			f := direct[0]
+			direct = direct[1:]
+			if wanted != nil && !wanted[f.name] {
+				continue
+			}
+			if handleError(f.write(out, tf)) {
+				return true
+			}
+		}
+		return false
 	}
-	enc := expfmt.NewEncoder(out, format, encOpts...)
 	for _, mf := range mfs {
+		if writeDirect(mf.GetName(), false) {
+			return
+		}
 		if wanted != nil && !wanted[mf.GetName()] {
 			continue
 		}
@@ -232,26 +304,14 @@ func (h *metricsHandler) serveText(w http.ResponseWriter, r *http.Request, forma
 			return
 		}
 	}
-	if len(series) > 0 && (wanted == nil || wanted[paramValueName]) {
-		if handleError(writeParamFamily(out, series, om)) {
-			return
-		}
-	}
-	for _, f := range catalog {
-		if wanted != nil && !wanted[f.name] {
-			continue
-		}
-		if handleError(f.write(out, om)) {
-			return
-		}
+	if writeDirect("", true) {
+		return
 	}
 	if closer, ok := enc.(expfmt.Closer); ok {
 		// OpenMetrics' closing "# EOF" line.
 		handleError(closer.Close())
 	}
 }
-
-var gzipPool = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
 
 // httpError is promhttp's answer when nothing can be served.
 func httpError(w http.ResponseWriter, err error) {
@@ -262,21 +322,30 @@ func httpError(w http.ResponseWriter, err error) {
 // compareExposition orders series as the registry does: by label values in
 // label name order (devid, param, pool), as byte strings.
 func compareExposition(a, b *paramSeries) int {
-	return cmp.Or(cmp.Compare(a.mod.label, b.mod.label), cmp.Compare(a.param, b.param), cmp.Compare(a.pool, b.pool))
+	if a.mod != b.mod { // the same module has the same label
+		if c := cmp.Compare(a.mod.label, b.mod.label); c != 0 {
+			return c
+		}
+	}
+	return cmp.Or(cmp.Compare(a.param, b.param), cmp.Compare(a.pool, b.pool))
 }
 
 // exposition puts series in exposition order and removes repeated label
 // sets, keeping the first collected (the registry rejects later ones). It
 // returns the series and how many were removed. A source in exposition order
-// costs one linear check.
+// without repeats costs one linear check.
 func exposition(series []paramSeries) ([]paramSeries, int) {
+	repeats := false
 	for i := 1; i < len(series); i++ {
-		if compareExposition(&series[i-1], &series[i]) > 0 {
+		c := compareExposition(&series[i-1], &series[i])
+		if c > 0 {
 			slices.SortStableFunc(series, func(a, b paramSeries) int { return compareExposition(&a, &b) })
+			repeats = true // not known: look
 			break
 		}
+		repeats = repeats || c == 0
 	}
-	if len(series) < 2 {
+	if !repeats {
 		return series, 0
 	}
 	j := 1
@@ -289,13 +358,13 @@ func exposition(series []paramSeries) ([]paramSeries, int) {
 	return series[:j], len(series) - j
 }
 
-// writeParamFamily writes bragerone_parameter_value in the text format (or
-// OpenMetrics, with om), as expfmt would write the registry's family: HELP,
-// TYPE, then one line per series with labels devid, param, pool.
-func writeParamFamily(w io.Writer, series []paramSeries, om bool) error {
+// writeParamFamily writes bragerone_parameter_value in the text format f,
+// as expfmt would write the registry's family: HELP, TYPE, then one line per
+// series with labels devid, param, pool.
+func writeParamFamily(w io.Writer, f textFormat, series []paramSeries) error {
 	bp := textBufPool.Get().(*[]byte)
 	defer textBufPool.Put(bp)
-	b := appendFamilyHeader((*bp)[:0], paramValueName, paramValueHelp, om)
+	b := f.appendGaugeHeader((*bp)[:0], paramValueName, paramValueHelp)
 
 	var (
 		mod    *exportedModule
@@ -314,7 +383,7 @@ func writeParamFamily(w io.Writer, series []paramSeries, om bool) error {
 		b = append(b, `",pool="`...)
 		b = appendEscaped(b, s.pool, true)
 		b = append(b, `"} `...)
-		b = appendValue(b, s.value, om)
+		b = f.appendValue(b, s.value)
 		b = append(b, '\n')
 		if len(b) >= textFlushSize {
 			if _, err := w.Write(b); err != nil {
@@ -338,7 +407,7 @@ var textBufPool = sync.Pool{New: func() any {
 }}
 
 // appendEscaped is expfmt's escaping: backslash and newline always, the
-// double quote inside label values.
+// double quote when quoted (label values; OpenMetrics HELP text).
 func appendEscaped(b []byte, s string, quoted bool) []byte {
 	start := 0
 	for i := 0; i < len(s); i++ {
@@ -363,49 +432,6 @@ func appendEscaped(b []byte, s string, quoted bool) []byte {
 	return append(b, s[start:]...)
 }
 
-// appendFamilyHeader is a gauge family's HELP and TYPE lines as expfmt
-// writes them: the text format escapes backslash and newline in HELP,
-// OpenMetrics the double quote too.
-func appendFamilyHeader(b []byte, name, help string, om bool) []byte {
-	b = append(b, "# HELP "...)
-	b = append(b, name...)
-	b = append(b, ' ')
-	b = appendEscaped(b, help, om)
-	b = append(b, "\n# TYPE "...)
-	b = append(b, name...)
-	return append(b, " gauge\n"...)
-}
-
-// appendValue is a sample value in the text format or, with om, in
-// OpenMetrics.
-func appendValue(b []byte, f float64, om bool) []byte {
-	if om {
-		return appendOMFloat(b, f)
-	}
-	return appendFloat(b, f)
-}
-
-// appendOMFloat is expfmt's writeOpenMetricsFloat: integral values carry
-// ".0".
-func appendOMFloat(b []byte, f float64) []byte {
-	switch {
-	case f == 1:
-		return append(b, "1.0"...)
-	case f == 0:
-		return append(b, "0.0"...)
-	case f == -1:
-		return append(b, "-1.0"...)
-	case math.IsNaN(f) || math.IsInf(f, 0):
-		return appendFloat(b, f)
-	}
-	start := len(b)
-	b = strconv.AppendFloat(b, f, 'g', -1, 64)
-	if !bytes.ContainsAny(b[start:], "e.") {
-		b = append(b, ".0"...)
-	}
-	return b
-}
-
 // appendFloat is expfmt's writeFloat.
 func appendFloat(b []byte, f float64) []byte {
 	switch {
@@ -421,7 +447,46 @@ func appendFloat(b []byte, f float64) []byte {
 		return append(b, "+Inf"...)
 	case math.IsInf(f, -1):
 		return append(b, "-Inf"...)
+	case isSmallInteger(f):
+		return strconv.AppendInt(b, int64(f), 10)
 	default:
 		return strconv.AppendFloat(b, f, 'g', -1, 64)
 	}
+}
+
+// isSmallInteger reports a whole number that strconv's shortest 'g' format
+// writes as plain digits (exponent below 6), so that formatting it as an
+// integer gives the same text at a fraction of the cost. Most parameters
+// are such numbers.
+func isSmallInteger(f float64) bool {
+	return f > -1e6 && f < 1e6 && f == math.Trunc(f)
+}
+
+// appendOpenMetricsFloat is expfmt's writeOpenMetricsFloat: a float always
+// looks like one (".0" added to integral values).
+func appendOpenMetricsFloat(b []byte, f float64) []byte {
+	switch {
+	case f == 1:
+		return append(b, "1.0"...)
+	case f == 0:
+		return append(b, "0.0"...)
+	case f == -1:
+		return append(b, "-1.0"...)
+	case math.IsNaN(f):
+		return append(b, "NaN"...)
+	case math.IsInf(f, +1):
+		return append(b, "+Inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Inf"...)
+	case isSmallInteger(f):
+		return append(strconv.AppendInt(b, int64(f), 10), '.', '0')
+	}
+	start := len(b)
+	b = strconv.AppendFloat(b, f, 'g', -1, 64)
+	for _, c := range b[start:] {
+		if c == '.' || c == 'e' {
+			return b
+		}
+	}
+	return append(b, '.', '0')
 }

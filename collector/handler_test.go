@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
@@ -88,11 +90,21 @@ func get(t *testing.T, url, accept, acceptEncoding string) answer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Header.Get("Content-Encoding") == "gzip" {
+	switch resp.Header.Get("Content-Encoding") {
+	case "gzip":
 		zr, err := gzip.NewReader(bytes.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}
+		if body, err = io.ReadAll(zr); err != nil {
+			t.Fatal(err)
+		}
+	case "zstd":
+		zr, err := zstd.NewReader(bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zr.Close()
 		if body, err = io.ReadAll(zr); err != nil {
 			t.Fatal(err)
 		}
@@ -112,23 +124,6 @@ func encodeText(t *testing.T, mfs []*dto.MetricFamily) []byte {
 		if _, err := expfmt.MetricFamilyToText(&b, mf); err != nil {
 			t.Fatal(err)
 		}
-	}
-	return b.Bytes()
-}
-
-// encodeOpenMetrics is what expfmt writes for families in OpenMetrics, in
-// order, with the closing line.
-func encodeOpenMetrics(t *testing.T, mfs []*dto.MetricFamily) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeOpenMetrics))
-	for _, mf := range mfs {
-		if err := enc.Encode(mf); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := enc.(expfmt.Closer).Close(); err != nil {
-		t.Fatal(err)
 	}
 	return b.Bytes()
 }
@@ -173,94 +168,130 @@ func parseProto(t *testing.T, body []byte) []*dto.MetricFamily {
 	}
 }
 
-// TestHandlerFastPathMatchesRegistry: for every store, the text answer is
-// byte for byte what expfmt writes for the registry's families (the
-// parameter family last), it parses to the same families as the registry
-// path answers in protobuf, gzip changes nothing but the encoding, and
-// promtool accepts it.
+// Accept headers of Prometheus servers, as they send them by default.
+// acceptPrometheus2 was captured from Debian's Prometheus 2.42 scraping a
+// test server (see TestPrometheusRequestHeaders in the e2e package);
+// acceptPrometheus3 is what Prometheus 3's scrape code builds from its
+// default scrape_protocols and escaping scheme.
+const (
+	acceptPrometheus2 = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+	acceptPrometheus3 = "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1"
+)
+
+// fastAccepts are requests the handler answers itself: every text format
+// promhttp negotiates, with the escaping schemes a client may ask for.
+var fastAccepts = []string{
+	acceptText,
+	acceptOpenMetr,
+	"application/openmetrics-text;version=0.0.1",
+	"application/openmetrics-text",
+	acceptPrometheus2,
+	acceptPrometheus3,
+	"application/openmetrics-text;version=1.0.0;escaping=underscores",
+	"text/plain;version=1.0.0;escaping=values",
+	"text/plain;version=0.0.4;escaping=dots",
+}
+
+// TestHandlerFastPathMatchesRegistry: for every store and every text format
+// and encoding, the handler's own answer is byte for byte promhttp's answer
+// over the registry holding the same families (the large ones in their
+// place among the others, OpenMetrics' counter names, value spelling,
+// HELP escaping and "# EOF" line, created samples when asked for), the
+// registry path is not used for it, the text answer parses to the same
+// families as the protobuf answer, and promtool accepts it.
 func TestHandlerFastPathMatchesRegistry(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		t.Fatal("promtool not found: install the Debian package `prometheus` (apt-get install --no-install-recommends prometheus)")
 	}
 	for _, tc := range handlerCases {
-		t.Run(tc.name, func(t *testing.T) {
-			reg, _ := instrumentationFixture(t)
-			c := newTestCollector(t, tc.snap(), tc.params(), tc.opts)
-			srv := httptest.NewServer(NewHandler(reg, c, serveOpts(reg)))
-			defer srv.Close()
-
-			// The registry path, gathered before any request so that the
-			// handler's error counter reads the same in both.
-			own := prometheus.NewPedanticRegistry()
-			own.MustRegister(c)
-			want, err := prometheus.Gatherers{reg, own}.Gather()
-			if err != nil {
-				t.Fatalf("registry path: %v", err)
+		for _, created := range []bool{false, true} {
+			name := tc.name
+			if created {
+				name += "/created_samples"
 			}
-			// The families the handler writes itself come last: the
-			// parameter values, then the catalog's families by name.
-			var others, param []*dto.MetricFamily
-			direct := map[string]*dto.MetricFamily{}
-			for _, mf := range want {
-				switch mf.GetName() {
-				case paramValueName:
-					param = append(param, mf)
-				case paramDisplayName, paramInfoName, paramStateName:
-					direct[mf.GetName()] = mf
-				default:
-					others = append(others, mf)
+			t.Run(name, func(t *testing.T) {
+				reg, _ := instrumentationFixture(t)
+				c := newTestCollector(t, tc.snap(), tc.params(), tc.opts)
+				opts := serveOpts(reg)
+				opts.EnableOpenMetricsTextCreatedSamples = created
+				h := NewHandler(reg, c, opts).(*metricsHandler)
+				registryPath := h.slow
+				var slowUsed bool
+				h.slow = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					slowUsed = true
+					registryPath.ServeHTTP(w, r)
+				})
+				fast := httptest.NewServer(h)
+				defer fast.Close()
+				// The registry path over the same families: reg and the
+				// collector, promhttp as serve configures it.
+				own := prometheus.NewPedanticRegistry()
+				own.MustRegister(c)
+				ref := httptest.NewServer(promhttp.HandlerFor(prometheus.Gatherers{reg, own}, opts))
+				defer ref.Close()
+
+				for _, accept := range fastAccepts {
+					for _, ae := range []string{"", "gzip", "zstd"} {
+						slowUsed = false
+						got := get(t, fast.URL, accept, ae)
+						if slowUsed {
+							t.Fatalf("Accept %q, Accept-Encoding %q: answered by the registry path", accept, ae)
+						}
+						want := get(t, ref.URL, accept, ae)
+						if got.code != http.StatusOK || got.code != want.code {
+							t.Fatalf("Accept %q, Accept-Encoding %q: status %d, registry path %d", accept, ae, got.code, want.code)
+						}
+						for _, hdr := range []string{"Content-Type", "Content-Encoding"} {
+							if got.header.Get(hdr) != want.header.Get(hdr) {
+								t.Errorf("Accept %q, Accept-Encoding %q: %s %q, registry path %q", accept, ae, hdr, got.header.Get(hdr), want.header.Get(hdr))
+							}
+						}
+						if !bytes.Equal(got.body, want.body) {
+							t.Fatalf("Accept %q, Accept-Encoding %q: answer differs from the registry path's:\n%s", accept, ae, firstDifference(got.body, want.body))
+						}
+					}
 				}
-			}
-			for _, name := range []string{paramDisplayName, paramInfoName, paramStateName} {
-				if mf := direct[name]; mf != nil {
-					param = append(param, mf)
+				if tc.name != "no_param_source" && tc.name != "no_numeric" && tc.name != "no_modules" &&
+					!bytes.Contains(get(t, fast.URL, acceptText, "").body, []byte(paramValueName+"{")) {
+					t.Fatal("case without parameter series")
 				}
-			}
-			if (tc.name == "catalog" || tc.name == "catalog_hostile") && len(direct) != 3 {
-				t.Fatalf("catalog case with %d of the 3 catalog families", len(direct))
-			}
-			wantBody := append(encodeText(t, others), encodeText(t, param)...)
+				if strings.HasPrefix(tc.name, "catalog") {
+					om := get(t, fast.URL, acceptOpenMetr, "").body
+					for _, f := range []string{paramDisplayName, paramInfoName, paramStateName} {
+						if tc.name != "catalog_filters" && !bytes.Contains(om, []byte("\n"+f+"{")) {
+							t.Errorf("catalog case without %s series", f)
+						}
+					}
+				}
 
-			text := get(t, srv.URL, acceptText, "")
-			if text.code != http.StatusOK || !bytes.Equal(text.body, wantBody) {
-				t.Fatalf("text answer (%d) differs from the registry's families:\n--- got\n%s\n--- want\n%s", text.code, text.body, wantBody)
-			}
-			if ct := text.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
-				t.Errorf("Content-Type %q", ct)
-			}
-			if tc.name != "no_param_source" && tc.name != "no_numeric" && tc.name != "no_modules" && len(param) == 0 {
-				t.Fatal("case without parameter series")
-			}
-
-			zipped := get(t, srv.URL, acceptText, "gzip")
-			if zipped.header.Get("Content-Encoding") != "gzip" || !bytes.Equal(zipped.body, wantBody) {
-				t.Errorf("gzip answer (%q) differs from the registry's families", zipped.header.Get("Content-Encoding"))
-			}
-
-			proto := get(t, srv.URL, acceptProto, "")
-			if got, want := byName(t, parseText(t, text.body)), byName(t, parseProto(t, proto.body)); !mapsEqual(got, want) {
-				t.Errorf("parsed text answer differs from the protobuf answer:\n%v\n%v", got, want)
-			}
-			om := get(t, srv.URL, acceptOpenMetr, "")
-			if !strings.HasPrefix(om.header.Get("Content-Type"), "application/openmetrics-text") || !bytes.HasSuffix(om.body, []byte("# EOF\n")) {
-				t.Errorf("OpenMetrics answer: %q", om.header.Get("Content-Type"))
-			}
-			wantOM := encodeOpenMetrics(t, append(append([]*dto.MetricFamily(nil), others...), param...))
-			if !bytes.Equal(om.body, wantOM) {
-				t.Fatalf("OpenMetrics answer differs from the registry's families:\n--- got\n%s\n--- want\n%s", om.body, wantOM)
-			}
-			if zipped := get(t, srv.URL, acceptOpenMetr, "gzip"); zipped.header.Get("Content-Encoding") != "gzip" || !bytes.Equal(zipped.body, wantOM) {
-				t.Error("gzipped OpenMetrics answer differs from the registry's families")
-			}
-
-			cmd := exec.Command(promtool, "check", "metrics")
-			cmd.Stdin = bytes.NewReader(text.body)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Errorf("promtool check metrics: %v\n%s", err, out)
-			}
-		})
+				text := get(t, fast.URL, acceptText, "")
+				proto := get(t, fast.URL, acceptProto, "")
+				if !slowUsed {
+					t.Error("protobuf was not answered by the registry path")
+				}
+				if got, want := byName(t, parseText(t, text.body)), byName(t, parseProto(t, proto.body)); !mapsEqual(got, want) {
+					t.Errorf("parsed text answer differs from the protobuf answer:\n%v\n%v", got, want)
+				}
+				cmd := exec.Command(promtool, "check", "metrics")
+				cmd.Stdin = bytes.NewReader(text.body)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("promtool check metrics: %v\n%s", err, out)
+				}
+			})
+		}
 	}
+}
+
+// firstDifference shows where two answers part, with some context.
+func firstDifference(got, want []byte) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	from := max(0, bytes.LastIndexByte(got[:i], '\n')-300)
+	return fmt.Sprintf("at byte %d of %d (want %d)\n--- got\n%s\n--- want\n%s", i, len(got), len(want),
+		got[from:min(len(got), i+200)], want[from:min(len(want), i+200)])
 }
 
 func mapsEqual(a, b map[string]string) bool {
@@ -303,8 +334,11 @@ func TestHandlerAnswersLikePromhttp(t *testing.T) {
 	ref := httptest.NewServer(promhttp.HandlerFor(refReg, serveOpts(refReg)))
 	defer ref.Close()
 
-	for _, accept := range []string{acceptText, "text/plain;version=1.0.0", "text/plain", "*/*", "", acceptProto, acceptOpenMetr, "application/json"} {
-		for _, ae := range []string{"", "gzip", "gzip;q=0", "identity;q=0, gzip;q=0.5", "*", "br", "GZIP", "deflate, gzip;q=1.0, *;q=0.5", "gzip;q=0.5, identity"} {
+	accepts := append([]string{"text/plain;version=1.0.0", "text/plain", "*/*", "", acceptProto, "application/json",
+		"application/openmetrics-text;version=2.0.0", "application/openmetrics-text;version=9"}, fastAccepts...)
+	for _, accept := range accepts {
+		for _, ae := range []string{"", "gzip", "gzip;q=0", "identity;q=0, gzip;q=0.5", "*", "br", "GZIP", "deflate, gzip;q=1.0, *;q=0.5", "gzip;q=0.5, identity",
+			"zstd", "zstd;q=0.5, gzip", "zstd, gzip", "zstd;q=0, gzip;q=0"} {
 			got, want := get(t, fast.URL, accept, ae), get(t, ref.URL, accept, ae)
 			for _, h := range []string{"Content-Type", "Content-Encoding"} {
 				if got.header.Get(h) != want.header.Get(h) {
@@ -458,6 +492,50 @@ func TestAppendEscapedAndFloat(t *testing.T) {
 		}
 		if got := "# TYPE x gauge\nx " + string(appendFloat(nil, f)) + "\n"; got != want.String() {
 			t.Errorf("%v: %q, expfmt %q", f, got, want.String())
+		}
+	}
+}
+
+// TestTextFormatSpelling: HELP lines and values of a directly written gauge
+// family are spelled as expfmt spells them in each text format, for help
+// texts and values no fixture carries.
+func TestTextFormatSpelling(t *testing.T) {
+	helps := []string{"", "plain", `say "hi"`, `a\b`, "two\nlines", "\"\\\n\"", "zażółć"}
+	values := []float64{0, math.Copysign(0, -1), 1, -1, 2, -3, 0.5, 100, 1e21, 1e-7, 123456789, math.NaN(), math.Inf(1), math.Inf(-1),
+		math.MaxFloat64, math.SmallestNonzeroFloat64, 123.456, float64(1 << 53), 999999, -999999, 1e6, -1e6, 100000, 123456, 0.1, -7.5, 1e5 + 0.5}
+	for _, om := range []bool{false, true} {
+		f := textFormat{openMetrics: om}
+		for i, help := range helps {
+			v := values[i%len(values)]
+			mf := &dto.MetricFamily{Name: new(paramValueName), Help: new(help), Type: dto.MetricType_GAUGE.Enum(),
+				Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: new(v)}}}}
+			var want bytes.Buffer
+			var err error
+			if om {
+				_, err = expfmt.MetricFamilyToOpenMetrics(&want, mf)
+			} else {
+				_, err = expfmt.MetricFamilyToText(&want, mf)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := append(f.appendGaugeHeader(nil, paramValueName, help), paramValueName+" "...)
+			got = append(f.appendValue(got, v), '\n')
+			if string(got) != want.String() {
+				t.Errorf("OpenMetrics %v, help %q, value %v: %q, expfmt %q", om, help, v, got, want.String())
+			}
+		}
+		for _, v := range values {
+			mf := &dto.MetricFamily{Name: new("x"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: new(v)}}}}
+			var want bytes.Buffer
+			if om {
+				_, _ = expfmt.MetricFamilyToOpenMetrics(&want, mf)
+			} else {
+				_, _ = expfmt.MetricFamilyToText(&want, mf)
+			}
+			if got := "# TYPE x gauge\nx " + string(f.appendValue(nil, v)) + "\n"; got != want.String() {
+				t.Errorf("OpenMetrics %v, value %v: %q, expfmt %q", om, v, got, want.String())
+			}
 		}
 	}
 }

@@ -93,13 +93,21 @@ func serveOpts(reg *prometheus.Registry) promhttp.HandlerOpts {
 	return promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, Registry: reg, EnableOpenMetrics: true}
 }
 
-// benchHandler scrapes h as Prometheus does (text format, optionally gzip)
-// and reports the cost per parameter series.
-func benchHandler(b *testing.B, h http.Handler, series int, gzip bool) {
+// scrapeFormats are the requests of the scrape benchmark.
+var scrapeFormats = []struct{ name, accept, encoding string }{
+	{"text", "text/plain;version=0.0.4", ""},
+	{"text+gzip", "text/plain;version=0.0.4", "gzip"},
+	{"openmetrics", "application/openmetrics-text;version=1.0.0", ""},
+	{"openmetrics+gzip", "application/openmetrics-text;version=1.0.0", "gzip"},
+}
+
+// benchHandler scrapes h with the request's Accept and Accept-Encoding and
+// reports the cost per parameter series.
+func benchHandler(b *testing.B, h http.Handler, series int, accept, encoding string) {
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
-	req.Header.Set("Accept", "text/plain;version=0.0.4")
-	if gzip {
-		req.Header.Set("Accept-Encoding", "gzip")
+	req.Header.Set("Accept", accept)
+	if encoding != "" {
+		req.Header.Set("Accept-Encoding", encoding)
 	}
 	w := &countingWriter{h: http.Header{}}
 	h.ServeHTTP(w, req) // warm caches and pools
@@ -124,16 +132,15 @@ func benchHandler(b *testing.B, h http.Handler, series int, gzip bool) {
 }
 
 // BenchmarkScrape serves /metrics for 1k, 10k and 100k parameter series held
-// in a real store, text format, with and without gzip, three ways in the
-// same run:
+// in a real store, text format and OpenMetrics, with and without gzip, three
+// ways in the same run:
 //
 //   - "collector": the serve command's handler, collector.NewHandler over
 //     the collector fed in exposition order (ForEachParamInLabelOrder), which
-//     writes the parameter family itself for the text format;
+//     writes the parameter family itself for the text formats;
 //   - "collector-labelorder": the registry path, promhttp.HandlerFor over a
 //     registry holding the same collector (what serve did before the
-//     handler wrote the parameter family; what it still does for OpenMetrics
-//     and protobuf);
+//     handler wrote the parameter family; what it still does for protobuf);
 //   - "baseline": promhttp over a plain MustNewConstMetric collector.
 //
 // B/op and allocs/op are per scrape; divide by the series count (in the
@@ -143,35 +150,31 @@ func BenchmarkScrape(b *testing.B) {
 		n := size.modules * size.perModule
 		st, snap := filledStore(size.modules, size.perModule)
 		source := collector.SnapshotFunc(func() collector.Snapshot { return snap })
-		for _, gzip := range []bool{false, true} {
-			enc := "text"
-			if gzip {
-				enc = "text+gzip"
-			}
-			b.Run(fmt.Sprintf("series=%d/%s/collector", n, enc), func(b *testing.B) {
+		for _, f := range scrapeFormats {
+			b.Run(fmt.Sprintf("series=%d/%s/collector", n, f.name), func(b *testing.B) {
 				c, err := collector.New(source, collector.ParamSourceFunc(st.ForEachParamInLabelOrder), collector.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
 				reg := prometheus.NewRegistry()
-				benchHandler(b, collector.NewHandler(reg, c, serveOpts(reg)), n, gzip)
+				benchHandler(b, collector.NewHandler(reg, c, serveOpts(reg)), n, f.accept, f.encoding)
 			})
-			b.Run(fmt.Sprintf("series=%d/%s/collector-labelorder", n, enc), func(b *testing.B) {
+			b.Run(fmt.Sprintf("series=%d/%s/collector-labelorder", n, f.name), func(b *testing.B) {
 				c, err := collector.New(source, collector.ParamSourceFunc(st.ForEachParamInLabelOrder), collector.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
 				reg := prometheus.NewRegistry()
 				reg.MustRegister(c)
-				benchHandler(b, promhttp.HandlerFor(reg, serveOpts(reg)), n, gzip)
+				benchHandler(b, promhttp.HandlerFor(reg, serveOpts(reg)), n, f.accept, f.encoding)
 			})
-			b.Run(fmt.Sprintf("series=%d/%s/baseline", n, enc), func(b *testing.B) {
+			b.Run(fmt.Sprintf("series=%d/%s/baseline", n, f.name), func(b *testing.B) {
 				reg := prometheus.NewRegistry()
 				reg.MustRegister(&baselineCollector{
 					desc:  prometheus.NewDesc("bragerone_parameter_value", "Numeric value of parameter <pool>.<param>.", []string{"devid", "pool", "param"}, nil),
 					store: st,
 				})
-				benchHandler(b, promhttp.HandlerFor(reg, serveOpts(reg)), n, gzip)
+				benchHandler(b, promhttp.HandlerFor(reg, serveOpts(reg)), n, f.accept, f.encoding)
 			})
 		}
 	}

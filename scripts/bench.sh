@@ -6,8 +6,23 @@
 #   COUNT=3 FOOTPRINT_SECONDS=60 scripts/bench.sh
 #   OUT=/tmp/bench scripts/bench.sh     # keep raw outputs and profiles there
 #   STEPS="ingest" OUT=/tmp/bench scripts/bench.sh   # rerun some steps, reprint the table
+#   BEFORE=main STEPS="scrape http prometheus footprint" scripts/bench.sh
+#                                       # the same figures for an earlier commit, in the same run
 #
-# Steps: scrape store ingest recovery footprint (default: all).
+# Steps: scrape compress store ingest recovery footprint http prometheus
+# (default: all).
+# http and prometheus run each /metrics handler in a process of its own
+# (collector/promscrape_bench_test.go); prometheus needs Debian's
+# `prometheus` and scrapes for PROMETHEUS_SECONDS (default 90) every
+# PROMETHEUS_INTERVAL (default 5s). FOOTPRINT_MODULES (default 10) sets the
+# footprint's module count (1000 parameters each).
+#
+# BEFORE=<commit> builds that commit's tree in $OUT/before-tree with this
+# tree's benchmark harness files copied in (the harness uses only the
+# collector's and store's public API), and runs the scrape, http,
+# prometheus and footprint steps for it too: scrape alternately with this
+# tree, http and prometheus as a third server process beside this tree's
+# exporter and the baseline, footprint right after this tree's.
 #
 # Raw `go test -bench` outputs, CPU profiles and the test binaries that go
 # with them are kept in $OUT; benchstat (golang.org/x/perf/cmd/benchstat) is
@@ -20,7 +35,9 @@ FOOTPRINT_SECONDS=${FOOTPRINT_SECONDS:-300}
 OUT=${OUT:-$(mktemp -d -t bragerone-bench.XXXXXX)}
 mkdir -p "$OUT"
 GO=${GO:-go}
-STEPS=" ${STEPS:-scrape store ingest recovery footprint} "
+STEPS=" ${STEPS:-scrape compress store ingest recovery footprint http prometheus} "
+BEFORE=${BEFORE:-}
+export FOOTPRINT_MODULES=${FOOTPRINT_MODULES:-10}
 step() { [[ $STEPS == *" $1 "* ]]; }
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $($GO version)  $(nproc) cores  load: $(cut -d' ' -f1-3 /proc/loadavg)  steps:$STEPS" | tee -a "$OUT/env.txt"
@@ -33,9 +50,35 @@ run() { # name, package, go test flags...
 	$GO test -run '^$' "$@" "$pkg" | tee "$OUT/$name.txt" >&2
 }
 
+before_tree=$OUT/before-tree
+if [ -n "$BEFORE" ]; then
+	rm -rf "$before_tree"
+	mkdir -p "$before_tree"
+	git archive "$BEFORE" | tar -x -C "$before_tree"
+	cp collector/scrape_bench_test.go collector/promscrape_bench_test.go "$before_tree/collector/"
+	cp scripts/footprint.sh "$before_tree/scripts/"
+	(cd "$before_tree" && $GO test -c -o "$OUT/before-collector.test" ./collector/)
+	echo "# before: $BEFORE ($(git rev-parse --short "$BEFORE")) in $before_tree" | tee -a "$OUT/env.txt"
+fi
+
 if step scrape; then
-	run scrape ./collector/ -bench '^BenchmarkScrape$' -benchmem -count "$COUNT" \
-		-cpuprofile "$OUT/scrape.cpu" -o "$OUT/collector.test"
+	if [ -z "$BEFORE" ]; then
+		run scrape ./collector/ -bench '^BenchmarkScrape$' -benchmem -count "$COUNT" \
+			-cpuprofile "$OUT/scrape.cpu" -o "$OUT/collector.test"
+	else
+		# Alternately, one run each, so that both see the same load.
+		$GO test -c -o "$OUT/collector.test" ./collector/
+		: >"$OUT/scrape.txt"
+		: >"$OUT/scrape_before.txt"
+		for i in $(seq "$COUNT"); do
+			echo "## scrape, round $i of $COUNT" >&2
+			"$OUT/collector.test" -test.run '^$' -test.bench '^BenchmarkScrape$' -test.benchmem | tee -a "$OUT/scrape.txt" >&2
+			"$OUT/before-collector.test" -test.run '^$' -test.bench '^BenchmarkScrape$' -test.benchmem | tee -a "$OUT/scrape_before.txt" >&2
+		done
+	fi
+fi
+if step compress; then
+	run compress ./collector/ -bench '^BenchmarkCompress$' -benchmem -count 1
 fi
 if step store; then
 	run decode_store ./realtime/store/ -bench '^(BenchmarkDecodeAndStore|BenchmarkStoreFootprint)$' -benchmem -count "$COUNT" \
@@ -53,8 +96,26 @@ if step recovery; then
 	run recovery ./realtime/ -bench '^BenchmarkRecovery$' -benchtime 50x -count 1
 fi
 if step footprint; then
-	echo "## footprint (${FOOTPRINT_SECONDS}s)" >&2
+	echo "## footprint (${FOOTPRINT_SECONDS}s, $FOOTPRINT_MODULES modules)" >&2
 	scripts/footprint.sh "$FOOTPRINT_SECONDS" | tee "$OUT/footprint.txt" >&2
+	if [ -n "$BEFORE" ]; then
+		echo "## footprint of $BEFORE" >&2
+		(cd "$before_tree" && scripts/footprint.sh "$FOOTPRINT_SECONDS") | tee "$OUT/footprint_before.txt" >&2
+	fi
+fi
+servers_env=(BRAGERONE_BENCH_SERVERS=1)
+[ -n "$BEFORE" ] && servers_env+=(BRAGERONE_BENCH_BEFORE="$OUT/before-collector.test")
+if step http; then
+	echo "## http" >&2
+	env "${servers_env[@]}" $GO test -run '^$' -bench '^BenchmarkHTTPScrape$' -benchtime "${HTTP_BENCHTIME:-10x}" -count 1 ./collector/ |
+		tee "$OUT/http.txt" >&2
+fi
+if step prometheus; then
+	echo "## prometheus (${PROMETHEUS_SECONDS:-90}s)" >&2
+	env "${servers_env[@]}" BRAGERONE_BENCH_PROMETHEUS_SECONDS="${PROMETHEUS_SECONDS:-90}" \
+		BRAGERONE_BENCH_PROMETHEUS_INTERVAL="${PROMETHEUS_INTERVAL:-5s}" \
+		$GO test -run '^$' -bench '^BenchmarkPrometheusScrape$' -benchtime 1x -count 1 -timeout 30m ./collector/ |
+		tee "$OUT/prometheus.txt" >&2
 fi
 
 # med FILE BENCH-REGEX UNIT: median of UNIT over the lines of BENCH.
@@ -79,16 +140,33 @@ echo
 echo "| figure | target | measured | same-run baseline | baseline ÷ measured |"
 echo "|---|---|---|---|---|"
 for n in 1000 10000 100000; do
-	for enc in text text+gzip; do
+	for enc in text text+gzip openmetrics openmetrics+gzip; do
 		re="^BenchmarkScrape/series=$n/${enc//+/\\+}/"
 		c=$(med scrape "${re}collector-2\$" ns/series)
 		l=$(med scrape "${re}collector-labelorder-2\$" ns/series)
 		bl=$(med scrape "${re}baseline-2\$" ns/series)
 		ca=$(awk -v a="$(med scrape "${re}collector-2\$" allocs/op)" -v n="$n" 'BEGIN {printf "%.2f", a / n}')
 		ba=$(awk -v a="$(med scrape "${re}baseline-2\$" allocs/op)" -v n="$n" 'BEGIN {printf "%.2f", a / n}')
-		echo "| scrape $n series, $enc: ns/series (allocs/series) | ≤ 500 at 100k, ≥ 2× baseline | $c ($ca); label order: $l | $bl ($ba) | $(ratio "$c" "$bl"); label order $(ratio "$l" "$bl") |"
+		bf=$(med scrape_before "${re}collector-2\$" ns/series)
+		echo "| scrape $n series, $enc: ns/series (allocs/series) | ≤ 200 at 100k text | $c ($ca); label order: $l; before: $bf | $bl ($ba) | $(ratio "$c" "$bl"); label order $(ratio "$l" "$bl"); before $(ratio "$bf" "$bl") |"
 	done
 done
+for n in 1000 10000 100000; do
+	for enc in text text+gzip openmetrics openmetrics+gzip openmetrics+zstd prometheus; do
+		re="^BenchmarkHTTPScrape/series=$n/${enc//+/\\+}/"
+		c=$(med http "${re}exporter-2\$" ns/series)
+		bf=$(med http "${re}before-2\$" ns/series)
+		bl=$(med http "${re}baseline-2\$" ns/series)
+		echo "| HTTP GET $n series, $enc: ns/series (wire B/series) | - | $c ($(med http "${re}exporter-2\$" wire-B/series)); before: $bf ($(med http "${re}before-2\$" wire-B/series)) | $bl ($(med http "${re}baseline-2\$" wire-B/series)) | $(ratio "$c" "$bl"); before $(ratio "$bf" "$bl") |"
+	done
+done
+for z in stdlib-gzip-6 stdlib-gzip-1 stdlib-gzip-huffman klauspost-gzip-1 klauspost-gzip-2 klauspost-gzip-3 klauspost-gzip-5 klauspost-gzip-6 \
+	klauspost-gzip-stateless klauspost-gzip-huffman zstd-fastest-pooled zstd-fastest-promhttp; do
+	re="^BenchmarkCompress/series=100000/$z-2\$"
+	echo "| compress a 100k-series OpenMetrics answer, $z: ns/series, compressed B/series (ratio), B allocated per body | - | $(med compress "$re" ns/series), $(med compress "$re" zB/series) ($(med compress "$re" ratio)), $(med compress "$re" B/op) | - | - |"
+done
+pm() { med prometheus '^BenchmarkPrometheusScrape-2$' "$1"; }
+echo "| Prometheus 2 scraping 100k series (OpenMetrics, gzip): median scrape_duration_seconds ms (ns/series) | ≤ 0.6 µs/series, ≥ 4× baseline | $(pm exporter-ms) ($(pm exporter-ns/series)) over $(pm exporter-scrapes) scrapes; before: $(pm before-ms) ($(pm before-ns/series)); floor (answer replayed: Prometheus's own share): $(pm floor-ms) ($(pm floor-ns/series)) | $(pm baseline-ms) ($(pm baseline-ns/series)) | $(ratio "$(pm exporter-ms)" "$(pm baseline-ms)"); before $(ratio "$(pm before-ms)" "$(pm baseline-ms)") |"
 for v in 1 3 32; do
 	d=$(med decode_store "^BenchmarkDecodeAndStore/values=$v/decode\\+store-2\$" ns/update)
 	j=$(med decode_store "^BenchmarkDecodeAndStore/values=$v/encoding_json-2\$" ns/update)
@@ -111,7 +189,7 @@ done
 for k in close_transport abort_transport; do
 	echo "| recovery after $k: median / p95 ms (50 drops) | median ≤ 300 | $(med recovery "^BenchmarkRecovery/$k-2\$" median-ms) / $(med recovery "^BenchmarkRecovery/$k-2\$" p95-ms) | direct connect+bind+prime: $(med recovery '^BenchmarkRecovery/direct-2$' median-ms) / $(med recovery '^BenchmarkRecovery/direct-2$' p95-ms) | - |"
 done
-echo "| serve footprint, 10 × 1000 params, ~50 updates/s, $(kv footprint duration_s) s: RSS max / end KiB | ≤ 40 MB | $(kv footprint rss_max_kb) / $(kv footprint rss_end_kb) (HWM $(kv footprint rss_hwm_kb)) | - | - |"
+echo "| serve footprint, $FOOTPRINT_MODULES × 1000 params, drift every 600 ms, $(kv footprint duration_s) s: RSS max / end KiB | ≤ 25 MB at 10 × 1000 | $(kv footprint rss_max_kb) / $(kv footprint rss_end_kb) (HWM $(kv footprint rss_hwm_kb); at the end anon $(kv footprint rss_anon_end_kb) + file $(kv footprint rss_file_end_kb)); before: $(kv footprint_before rss_max_kb) / $(kv footprint_before rss_end_kb) (HWM $(kv footprint_before rss_hwm_kb); anon $(kv footprint_before rss_anon_end_kb) + file $(kv footprint_before rss_file_end_kb)) | - | - |"
 echo "| serve CPU, % of one core | < 1 % | $(kv footprint exporter_cpu_pct_of_core) ($(kv footprint params_change_events_per_s) events/s) | simulator: $(kv footprint simulator_cpu_pct_of_core) | - |"
 
 BENCHSTAT=$(command -v benchstat || true)

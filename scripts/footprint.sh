@@ -2,7 +2,8 @@
 # footprint.sh measures the RSS and CPU of `bragerone_exporter serve` against
 # a separate `bragerone_exporter simulate` process (10 modules x 1000
 # parameters, drift every 600 ms: about 50 live parameter updates/s), scraping
-# /metrics every 15 s as Prometheus would.
+# /metrics every 15 s as Prometheus would. FOOTPRINT_MODULES=100 runs 100
+# modules instead.
 #
 # Usage: scripts/footprint.sh [seconds]   (default 300; the first 15 s after
 # the exporter is ready are not measured)
@@ -29,7 +30,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 sim_port=$(free_port)
 exp_port=$(free_port)
 
-"$bin" simulate --listen "127.0.0.1:$sim_port" --modules 10 --params-per-module 1000 \
+"$bin" simulate --listen "127.0.0.1:$sim_port" --modules "${FOOTPRINT_MODULES:-10}" --params-per-module 1000 \
 	--drift-interval 600ms --log.level warn >"$work/sim.log" 2>&1 &
 sim_pid=$!
 for _ in $(seq 100); do
@@ -92,6 +93,10 @@ echo "stored_params=$(params)"
 echo "rss_max_kb=$rss_max"
 echo "rss_end_kb=$(rss_kb "$exp_pid")"
 echo "rss_hwm_kb=$(awk '/^VmHWM:/ {print $2}' "/proc/$exp_pid/status")"
+# The RSS in two parts: private memory (heap, stacks, runtime) and the
+# executable's and libraries' file pages, which are shared and clean.
+echo "rss_anon_end_kb=$(awk '/^RssAnon:/ {print $2}' "/proc/$exp_pid/status")"
+echo "rss_file_end_kb=$(awk '/^RssFile:/ {print $2}' "/proc/$exp_pid/status")"
 awk -v c0="$c0" -v c1="$c1" -v t="$tck" -v w="$wall" 'BEGIN {printf "exporter_cpu_pct_of_core=%.3f\n", 100 * (c1 - c0) / t / w}'
 awk -v c0="$s0" -v c1="$s1" -v t="$tck" -v w="$wall" 'BEGIN {printf "simulator_cpu_pct_of_core=%.3f\n", 100 * (c1 - c0) / t / w}'
 awk -v a="$e0" -v b="$e1" -v w="$wall" 'BEGIN {printf "params_change_events_per_s=%.2f\n", (b - a) / w}'

@@ -1,0 +1,82 @@
+package collector
+
+import (
+	"io"
+	"net/http"
+	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	// promhttp offers zstd only when this package is linked in; with it,
+	// both paths of the /metrics handler offer the same encodings.
+	_ "github.com/prometheus/client_golang/prometheus/promhttp/zstd"
+)
+
+// defaultCompressions are the encodings promhttp offers when
+// HandlerOpts.OfferedCompressions is empty and its zstd package is linked
+// in (imported above), in promhttp's order.
+var defaultCompressions = []promhttp.Compression{promhttp.Identity, promhttp.Gzip, promhttp.Zstd}
+
+// gzipLevel is the fast path's gzip level. A scrape body is highly
+// repetitive text (the same label names and devid on every line), so the
+// fastest levels already compress it about 15:1; promhttp's default level
+// (compress/gzip's 6) spends several times the CPU of the rest of the scrape
+// for a body a few percent smaller. BENCHMARKS.md has the measurements
+// behind the choice.
+const gzipLevel = gzip.BestSpeed
+
+// Writers are pooled: a gzip writer holds several hundred KiB of tables and
+// a zstd encoder more, far more than a scrape should allocate each time. A
+// pooled writer that is not used for two garbage collections is released.
+var (
+	gzipWriters = sync.Pool{New: func() any {
+		zw, err := gzip.NewWriterLevel(nil, gzipLevel)
+		if err != nil {
+			panic(err) // gzipLevel is a valid level
+		}
+		return zw
+	}}
+	zstdWriters = sync.Pool{New: func() any {
+		// One goroutine per encoder (the scrape is the concurrency), and
+		// promhttp's level; a 1 MiB window keeps the encoder small while
+		// still reaching back across a module's lines.
+		zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+			zstd.WithWindowSize(1<<20), zstd.WithLowerEncoderMem(true))
+		if err != nil {
+			panic(err) // the options are valid
+		}
+		return zw
+	}}
+)
+
+// compressible reports whether the fast path compresses encoding itself.
+func compressible(encoding string) bool {
+	return encoding == "identity" || encoding == "gzip" || encoding == "zstd"
+}
+
+// compressor returns the writer of a response body in encoding (one for
+// which compressible is true) and the function that finishes the body and
+// returns the writer to its pool.
+func compressor(encoding string, w http.ResponseWriter) (io.Writer, func()) {
+	switch encoding {
+	case "gzip":
+		zw := gzipWriters.Get().(*gzip.Writer)
+		zw.Reset(w)
+		return zw, func() {
+			_ = zw.Close()
+			zw.Reset(nil) // drop the response writer
+			gzipWriters.Put(zw)
+		}
+	case "zstd":
+		zw := zstdWriters.Get().(*zstd.Encoder)
+		zw.Reset(w)
+		return zw, func() {
+			_ = zw.Close()
+			zw.Reset(nil)
+			zstdWriters.Put(zw)
+		}
+	}
+	return w, func() {}
+}
