@@ -443,13 +443,26 @@ func TestGatewayStopPublishesSessionDownWithReasonStop(t *testing.T) {
 }
 
 func TestGatewayWrongCredentialsFailStart(t *testing.T) {
+	runStartExpectingAuthFailure(t, "wrong")
+}
+
+// runStartExpectingAuthFailure runs a gateway logging in with password
+// against a one-module simulator carrying faults, and wants Run to fail
+// with ErrStartAuth.
+func runStartExpectingAuthFailure(t *testing.T, password string, faults ...cloudsim.Fault) {
+	t.Helper()
 	sim := cloudsim.New(cloudsim.Options{Modules: 1, ParamsPerModule: 5, Logger: testLogger()})
 	if err := sim.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
 	defer sim.Close()
+	for _, f := range faults {
+		if _, err := sim.InjectFault(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 	client, _ := cloudclient.New(cloudclient.Config{BaseURL: sim.URL(), AssetsURL: sim.URL(),
-		Credentials: cloudclient.StaticCredentials(cloudclient.Credentials{Email: "demo@example.com", Password: "wrong"}), Logger: testLogger()})
+		Credentials: cloudclient.StaticCredentials(cloudclient.Credentials{Email: "demo@example.com", Password: password}), Logger: testLogger()})
 	cfg := fastConfig()
 	cfg.Client, cfg.Store, cfg.Logger = client, store.New(), testLogger()
 	cfg.NewTransport = func() (transport.Transport, error) { return transport.New(transport.Config{BaseURL: sim.URL()}) }
@@ -468,28 +481,7 @@ func TestGatewayWrongCredentialsFailStart(t *testing.T) {
 // credentials body) is a rejection like 401: the start fails at once, as
 // logins_total counts it, instead of retrying as if the cloud were down.
 func TestGatewayLoginRejected422FailsStart(t *testing.T) {
-	sim := cloudsim.New(cloudsim.Options{Modules: 1, ParamsPerModule: 5, Logger: testLogger()})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Close()
-	if _, err := sim.InjectFault(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Status: 422, Path: "POST /v1/auth/user"}); err != nil {
-		t.Fatal(err)
-	}
-	client, _ := cloudclient.New(cloudclient.Config{BaseURL: sim.URL(), AssetsURL: sim.URL(),
-		Credentials: cloudclient.StaticCredentials(cloudclient.Credentials{Email: "demo@example.com", Password: "demo"}), Logger: testLogger()})
-	cfg := fastConfig()
-	cfg.Client, cfg.Store, cfg.Logger = client, store.New(), testLogger()
-	cfg.NewTransport = func() (transport.Transport, error) { return transport.New(transport.Config{BaseURL: sim.URL()}) }
-	gw, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := gw.Run(ctx); err == nil || !errorsIs(err, ErrStartAuth) {
-		t.Fatalf("Run = %v, want ErrStartAuth", err)
-	}
+	runStartExpectingAuthFailure(t, "demo", cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Status: 422, Path: "POST /v1/auth/user"})
 }
 
 func moduleOf(st *Status, devid string) (ModuleStatus, bool) {

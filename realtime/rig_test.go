@@ -150,56 +150,33 @@ func (r *rig) describe() string {
 }
 
 // metric returns the value of the sample of name whose labels include the
-// pairs, and whether there is one.
+// pairs, and whether there is one (NaN when there is none).
 func (r *rig) metric(name string, pairs ...string) (float64, bool) {
 	r.t.Helper()
-	mfs, err := r.reg.Gather()
-	if err != nil {
-		r.t.Fatalf("gather: %v", err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	next:
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				labels[lp.GetName()] = lp.GetValue()
-			}
-			for i := 0; i+1 < len(pairs); i += 2 {
-				if labels[pairs[i]] != pairs[i+1] {
-					continue next
-				}
-			}
-			if m.GetCounter() != nil {
-				return m.GetCounter().GetValue(), true
-			}
-			return m.GetGauge().GetValue(), true
+	for _, sm := range gatherSamples(r.t, r.reg, name) {
+		if matches(sm.labels, pairs) {
+			return sm.value, true
 		}
 	}
 	return math.NaN(), false
 }
 
-// labels returns the label sets of every sample of name, as "k=v,…".
+// labels returns the label sets of every sample of name, as "k=v,…" with
+// the names in order.
 func (r *rig) labels(name string) []string {
 	r.t.Helper()
-	mfs, err := r.reg.Gather()
-	if err != nil {
-		r.t.Fatalf("gather: %v", err)
-	}
 	var out []string
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
+	for _, sm := range gatherSamples(r.t, r.reg, name) {
+		names := make([]string, 0, len(sm.labels))
+		for k := range sm.labels {
+			names = append(names, k)
 		}
-		for _, m := range mf.GetMetric() {
-			var kv []string
-			for _, lp := range m.GetLabel() {
-				kv = append(kv, lp.GetName()+"="+lp.GetValue())
-			}
-			out = append(out, strings.Join(kv, ","))
+		sort.Strings(names)
+		kv := make([]string, len(names))
+		for i, k := range names {
+			kv[i] = k + "=" + sm.labels[k]
 		}
+		out = append(out, strings.Join(kv, ","))
 	}
 	sort.Strings(out)
 	return out

@@ -323,9 +323,15 @@ type sample struct {
 // series gathers the registry and returns every sample of the metric name.
 func (s *scenario) series(name string) []sample {
 	s.t.Helper()
-	mfs, err := s.reg.Gather()
+	return gatherSamples(s.t, s.reg, name)
+}
+
+// gatherSamples gathers reg and returns every sample of the metric name.
+func gatherSamples(t testing.TB, reg prometheus.Gatherer, name string) []sample {
+	t.Helper()
+	mfs, err := reg.Gather()
 	if err != nil {
-		s.t.Fatalf("gathering the exporter's metrics: %v", err)
+		t.Fatalf("gathering the exporter's metrics: %v", err)
 	}
 	var out []sample
 	for _, mf := range mfs {
