@@ -151,26 +151,8 @@ func newDefinition(symbol, origin string, o *jsval.Object) *definition {
 	d.status = parseStatus(o.Value("status"))
 	d.component = componentOf(o)
 	d.composite = o.Has("value2") || o.Has("value3") || o.Has("value4")
-	for _, k := range []string{"minValue", "min"} {
-		if sels, _ := selectorsOrRules(o.Value(k)); len(sels) > 0 {
-			d.minSel = sels
-			break
-		}
-		if f, ok := o.Value(k).(float64); ok {
-			d.limMin = &f
-			break
-		}
-	}
-	for _, k := range []string{"maxValue", "max"} {
-		if sels, _ := selectorsOrRules(o.Value(k)); len(sels) > 0 {
-			d.maxSel = sels
-			break
-		}
-		if f, ok := o.Value(k).(float64); ok {
-			d.limMax = &f
-			break
-		}
-	}
+	d.minSel, d.limMin = limitOf(o, "minValue", "min")
+	d.maxSel, d.limMax = limitOf(o, "maxValue", "max")
 	for _, k := range []string{"limits", "range", "minmax"} {
 		if lim, ok := o.Value(k).(*jsval.Object); ok {
 			if f, ok := lim.Value("min").(float64); ok && d.limMin == nil {
@@ -257,6 +239,20 @@ func componentOf(o *jsval.Object) string {
 		}
 	}
 	return ""
+}
+
+// limitOf reads one bound of a definition from the first of keys present
+// with register selectors or a number: selectors, else a fixed value.
+func limitOf(o *jsval.Object, keys ...string) ([]selector, *float64) {
+	for _, k := range keys {
+		if sels, _ := selectorsOrRules(o.Value(k)); len(sels) > 0 {
+			return sels, nil
+		}
+		if f, ok := o.Value(k).(float64); ok {
+			return nil, &f
+		}
+	}
+	return nil, nil
 }
 
 // selectorsOrRules reads a value/unit/min/max/command field: a list (or

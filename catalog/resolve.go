@@ -3,7 +3,9 @@ package catalog
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -172,7 +174,7 @@ func fingerprint(lang string, mods []*Module, units *unitTable) string {
 	b.WriteString("lang=" + lang + "\n")
 	// Every unit of the table: a parameter's unit register may select any.
 	if units != nil {
-		for _, code := range sortedKeys(units.memo) {
+		for _, code := range slices.Sorted(maps.Keys(units.memo)) {
 			units.memo[code].fingerprint(&b)
 			b.WriteByte('\n')
 		}

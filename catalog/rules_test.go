@@ -273,3 +273,19 @@ func TestVisibility(t *testing.T) {
 		t.Fatal("no definition must be visible")
 	}
 }
+
+// A bound is read from the first of its keys present: minValue before min,
+// maxValue before max; a number there is a static limit, selectors a limit
+// register.
+func TestLimitKeys(t *testing.T) {
+	p := testParam(t, "PARAM_K", `{'units':0x31,'value':[{'group':'P4','number':7}],'minValue':2,'min':9,'maxValue':[{'group':'P4','number':8,'use':'v'}],'max':1}`, nil)
+	lo, hi := p.Range(values(map[string]float64{"P4.v8": 250}))
+	if floatText(lo) != "2" || floatText(hi) != "25" {
+		t.Fatalf("range %s..%s, want 2..25", floatText(lo), floatText(hi))
+	}
+	p = testParam(t, "PARAM_K", `{'units':0x31,'value':[{'group':'P4','number':7}],'min':4,'max':[{'group':'P4','number':8,'use':'v'}]}`, nil)
+	lo, hi = p.Range(values(map[string]float64{"P4.v8": 120}))
+	if floatText(lo) != "4" || floatText(hi) != "12" {
+		t.Fatalf("range %s..%s, want 4..12", floatText(lo), floatText(hi))
+	}
+}

@@ -532,6 +532,21 @@ func scanTokens(src []byte) []scanTok {
 		}
 		return n, false
 	}
+	// templateText adds the template text that starts at s (a ` or the }
+	// closing a substitution) as one token: opens when it ends in ${, which
+	// is then open like a bracket, else whole. It returns the end.
+	templateText := func(s int, opens, whole tokKind) int {
+		e, subst := scanTemplate(s + 1)
+		if subst {
+			add(opens, s, e)
+			stack = append(stack, 't')
+			prevCloses = false
+		} else {
+			add(whole, s, e)
+			prevCloses = true
+		}
+		return e
+	}
 	// closeBracket pops up to the bracket that c closes; a stray closer
 	// (nothing matching is open) is ignored, so that one unbalanced bracket
 	// does not shift the depth of the rest of the file.
@@ -575,17 +590,7 @@ func scanTokens(src []byte) []scanTok {
 			add(tkLiteral, s, i)
 			prevCloses = true
 		case c == '`':
-			s := i
-			e, subst := scanTemplate(i + 1)
-			i = e
-			if subst {
-				add(tkOpen, s, i)
-				stack = append(stack, 't')
-				prevCloses = false
-			} else {
-				add(tkLiteral, s, i)
-				prevCloses = true
-			}
+			i = templateText(i, tkOpen, tkLiteral)
 		case c == '/' && !prevCloses:
 			s := i
 			i++
@@ -619,17 +624,7 @@ func scanTokens(src []byte) []scanTok {
 			prevCloses = false
 		case c == ')' || c == ']' || c == '}':
 			if closeBracket(c) {
-				s := i
-				e, subst := scanTemplate(i + 1)
-				i = e
-				if subst {
-					add(tkOther, s, i)
-					stack = append(stack, 't')
-					prevCloses = false
-				} else {
-					add(tkClose, s, i)
-					prevCloses = true
-				}
+				i = templateText(i, tkOther, tkClose)
 				continue
 			}
 			add(tkClose, i, i+1)
