@@ -88,9 +88,7 @@ func moduleLink(devid string) string {
 func ModuleHandler(src collector.SnapshotSource, params ParamSource, opts Options) http.Handler {
 	opts = opts.withDefaults()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		if !getOrHead(w, r) {
 			return
 		}
 		// One escaped path segment: a devid may hold any character, "/" too.

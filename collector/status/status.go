@@ -62,13 +62,22 @@ var pageTemplate = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"sub": func(a, b int) int { return a - b },
 }).ParseFS(pageSources, "*.html.tmpl"))
 
+// getOrHead reports whether r is a GET or HEAD, the only methods the pages
+// answer; anything else is refused with 405 and the Allow header.
+func getOrHead(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+	return false
+}
+
 // Handler serves the status page for GET and HEAD.
 func Handler(src collector.SnapshotSource, opts Options) http.Handler {
 	opts = opts.withDefaults()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		if !getOrHead(w, r) {
 			return
 		}
 		// Rendered whole before anything is written, so a failure is a clean 500.
