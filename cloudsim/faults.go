@@ -114,6 +114,7 @@ func (f Fault) Validate() error {
 			known = true
 		}
 	}
+	assetErr := validateAssetFault(f)
 	switch {
 	case !known:
 		names := make([]string, len(FaultKinds))
@@ -125,8 +126,8 @@ func (f Fault) Validate() error {
 		return &FaultError{f, "count must not be negative"}
 	case f.DelayMS < 0:
 		return &FaultError{f, "delay_ms must not be negative"}
-	case validateAssetFault(f) != nil:
-		return validateAssetFault(f)
+	case assetErr != nil:
+		return assetErr
 	case f.Kind == FaultHTTPStatus && f.Status != 0 && (f.Status < 400 || f.Status > 599):
 		return &FaultError{f, "status must be 4xx or 5xx"}
 	case f.Kind == FaultLatency && f.DelayMS == 0:
