@@ -97,7 +97,18 @@ func dial(t *testing.T, c *Cloud, tok string) *testClient {
 		tc.mgr, tc.sock = mgr, s
 		tc.mu.Unlock()
 		close(ready)
-		s.Connect()
+		// The socket joins only once the manager is open. Socket.Connect
+		// on a closed manager dials and then sends the namespace CONNECT
+		// both from the manager's "open" event and on seeing the manager
+		// open, whichever comes first, and often both: the server answers
+		// the second CONNECT by closing the session ("forced close").
+		mgr.Open(func(err error) {
+			if err != nil {
+				tc.errs <- fmt.Sprint(err)
+				return
+			}
+			s.Connect()
+		})
 	}()
 	t.Cleanup(func() {
 		select {
