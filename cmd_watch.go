@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
-	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // watchCmd runs the realtime gateway, as serve does, and prints every live
@@ -77,7 +77,7 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 	st := store.New()
 	var cat atomic.Pointer[catalog.Catalog] // nil until read
 	cfg := c.healthFlags.gatewayConfig(&c.cloudFlags, client, platform, st, g.Logger)
-	cfg.OnLive = func(updates []cloudclient.ParamUpdate) {
+	cfg.OnLive = func(updates []wire.ParamUpdate) {
 		lines := make([]string, 0, len(updates))
 		named := cat.Load()
 		for _, u := range updates {

@@ -3,8 +3,9 @@ package cloudclient
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"strings"
+
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // DefaultListLimit is the page size of activity and alarm lists.
@@ -44,14 +45,14 @@ type ActivityRow struct {
 // /v1/modules/activity/quantity). A 204 gives an empty map.
 func (c *Client) ActivityQuantity(ctx context.Context, modules []string) (map[string]int, error) {
 	return c.quantity(ctx, &call{method: "POST", path: "/modules/activity/quantity", tmpl: "POST /v1/modules/activity/quantity", auth: true},
-		modules, "activityQuantity")
+		modules, wire.ActivityQuantityKey)
 }
 
 // AlarmQuantity returns active alarm counts per module (POST
 // /v1/modules/alarms/quantity).
 func (c *Client) AlarmQuantity(ctx context.Context, modules []string) (map[string]int, error) {
 	return c.quantity(ctx, &call{method: "POST", path: "/modules/alarms/quantity", tmpl: "POST /v1/modules/alarms/quantity", auth: true},
-		modules, "alarmsQuantity")
+		modules, wire.AlarmsQuantityKey)
 }
 
 func (c *Client) quantity(ctx context.Context, cl *call, modules []string, key string) (map[string]int, error) {
@@ -67,54 +68,7 @@ func (c *Client) quantity(ctx context.Context, cl *call, modules []string, key s
 	if err != nil {
 		return nil, err
 	}
-	return decodeQuantities(m, key), nil
-}
-
-// decodeQuantities reads {"<key>":{devid:n}} (or the bare map) entry by
-// entry; entries that are not a valid count are left out.
-func decodeQuantities(m map[string]json.RawMessage, key string) map[string]int {
-	if inner, ok := m[key]; ok {
-		m = rawMap(inner)
-	}
-	out := make(map[string]int, len(m))
-	for devid, raw := range m {
-		if n, ok := parseQuantity(raw); ok {
-			out[devid] = n
-		}
-	}
-	return out
-}
-
-// parseQuantity accepts a non-negative integer, an integral float, a numeric
-// string or null (0); it rejects booleans, negative or fractional numbers and
-// empty strings.
-func parseQuantity(raw json.RawMessage) (int, bool) {
-	if isNull(raw) {
-		return 0, true
-	}
-	var f float64
-	switch firstByte(raw) {
-	case '"':
-		s := strings.TrimSpace(rawString(raw))
-		if s == "" {
-			return 0, false
-		}
-		n, ok := intFromString(s)
-		if !ok || n < 0 || n > math.MaxInt32 {
-			return 0, false
-		}
-		return int(n), true
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		if json.Unmarshal(raw, &f) != nil {
-			return 0, false
-		}
-		n, ok := intFromFloat(f)
-		if !ok || n < 0 || n > math.MaxInt32 {
-			return 0, false
-		}
-		return int(n), true
-	}
-	return 0, false
+	return wire.Quantities(m, key), nil
 }
 
 func (r ListRequest) body() map[string]any {
@@ -136,17 +90,17 @@ func (c *Client) Activity(ctx context.Context, req ListRequest) ([]ActivityRow, 
 	}
 	out := make([]ActivityRow, 0, len(rows))
 	for _, raw := range rows {
-		f := rawMap(raw)
+		f := wire.Members(raw)
 		if f == nil {
 			continue
 		}
-		id, _ := rawInt(f["id"])
-		unit, _ := rawInt(f["unit"])
-		a := ActivityRow{ID: int(id), Devid: rawString(f["devid"]), Name: rawString(f["name"]), Unit: int(unit),
-			Value: rawAny(f["value"]), PrevValue: rawAny(f["prevValue"]), State: rawString(f["state"]),
-			CreatedAt: rawString(f["created_at"]), User: rawString(f["user"]), Raw: rawObject(raw)}
+		id, _ := wire.Int(f["id"])
+		unit, _ := wire.Int(f["unit"])
+		a := ActivityRow{ID: int(id), Devid: wire.String(f["devid"]), Name: wire.String(f["name"]), Unit: int(unit),
+			Value: wire.Any(f["value"]), PrevValue: wire.Any(f["prevValue"]), State: wire.String(f["state"]),
+			CreatedAt: wire.String(f["created_at"]), User: wire.String(f["user"]), Raw: wire.Object(raw)}
 		if a.Devid == "" {
-			a.Devid = rawString(rawMap(f["module"])["devid"])
+			a.Devid = wire.String(wire.Members(f["module"])["devid"])
 		}
 		if v, ok := a.Value.(map[string]any); ok {
 			if inner, ok := v["value"]; ok {
@@ -154,7 +108,7 @@ func (c *Client) Activity(ctx context.Context, req ListRequest) ([]ActivityRow, 
 			}
 		}
 		if a.User == "" {
-			a.User = rawString(rawMap(f["user"])["name"])
+			a.User = wire.String(wire.Members(f["user"])["name"])
 		}
 		out = append(out, a)
 	}
@@ -178,13 +132,13 @@ func (c *Client) alarms(ctx context.Context, cl *call, req ListRequest) ([]Alarm
 	}
 	out := make([]AlarmRow, 0, len(rows))
 	for _, raw := range rows {
-		f := rawMap(raw)
+		f := wire.Members(raw)
 		if f == nil {
 			continue
 		}
-		id, _ := rawInt(f["id"])
-		out = append(out, AlarmRow{ID: int(id), Devid: rawString(f["devid"]), CreatedAt: rawString(f["created_at"]),
-			FinishedAt: rawString(f["finished_at"]), Raw: rawObject(raw)})
+		id, _ := wire.Int(f["id"])
+		out = append(out, AlarmRow{ID: int(id), Devid: wire.String(f["devid"]), CreatedAt: wire.String(f["created_at"]),
+			FinishedAt: wire.String(f["finished_at"]), Raw: wire.Object(raw)})
 	}
 	return out, nil
 }
@@ -209,15 +163,15 @@ func (c *Client) list(ctx context.Context, cl *call, req ListRequest, key string
 	if err := c.decodeJSON(cl, r, &raw); err != nil {
 		return nil, err
 	}
-	if m := rawMap(raw); m != nil {
+	if m := wire.Members(raw); m != nil {
 		if inner, ok := m[key]; ok {
 			raw = inner
 		} else {
 			raw = m["data"]
 		}
-		if m := rawMap(raw); m != nil {
+		if m := wire.Members(raw); m != nil {
 			raw = m["data"]
 		}
 	}
-	return rawList(raw), nil
+	return wire.Items(raw), nil
 }

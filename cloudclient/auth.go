@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // DefaultTokenLeeway is the token model's expiry leeway.
@@ -383,7 +385,7 @@ func isDuplicateEntry(e *APIError) bool {
 // decodeLogin decodes a login answer. The body must be a JSON object with a
 // non-empty access token.
 func decodeLogin(data []byte) (*LoginResult, error) {
-	if firstByte(data) != '{' {
+	if wire.FirstByte(data) != '{' {
 		var v any
 		if err := json.Unmarshal(data, &v); err != nil {
 			return nil, &DecodeError{Endpoint: loginCall.tmpl, Reason: "malformed JSON"}
@@ -396,36 +398,36 @@ func decodeLogin(data []byte) (*LoginResult, error) {
 	}
 	res := &LoginResult{Objects: []Object{}}
 	tok := &res.Token
-	tok.AccessToken = rawString(m["accessToken"])
+	tok.AccessToken = wire.String(m["accessToken"])
 	if tok.AccessToken == "" {
-		tok.AccessToken = rawString(m["token"])
+		tok.AccessToken = wire.String(m["token"])
 	}
 	if tok.AccessToken == "" {
 		return nil, ErrNoAccessToken
 	}
-	tok.RefreshToken = rawString(m["refreshToken"])
-	tok.Type = rawString(m["type"])
+	tok.RefreshToken = wire.String(m["refreshToken"])
+	tok.Type = wire.String(m["type"])
 	if tok.Type == "" {
 		tok.Type = "bearer"
 	}
-	if raw, ok := m["expiresAt"]; ok && !isNull(raw) {
+	if raw, ok := m["expiresAt"]; ok && !wire.IsNull(raw) {
 		t, err := parseExpiry(raw)
 		if err != nil {
 			return nil, &DecodeError{Endpoint: loginCall.tmpl, Reason: "expiresAt", Err: err}
 		}
 		tok.ExpiresAt = t
 	}
-	if raw, ok := m["user"]; ok && firstByte(raw) == '{' {
+	if raw, ok := m["user"]; ok && wire.FirstByte(raw) == '{' {
 		var u struct {
 			ID json.RawMessage `json:"id"`
 		}
 		if json.Unmarshal(raw, &u) == nil {
-			if id, ok := rawInt(u.ID); ok {
+			if id, ok := wire.Int(u.ID); ok {
 				res.UserID = int(id)
 			}
 		}
 	}
-	if raw, ok := m["objects"]; ok && firstByte(raw) == '[' {
+	if raw, ok := m["objects"]; ok && wire.FirstByte(raw) == '[' {
 		res.Objects = decodeObjectList(raw)
 	}
 	return res, nil

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/bragerone/bragerone_exporter/redact"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // Defaults of Config and of the interface.
@@ -414,7 +415,7 @@ func (c *Client) decodeObject(cl *call, r *reply) (map[string]json.RawMessage, e
 	if err := c.decodeJSON(cl, r, &raw); err != nil {
 		return nil, err
 	}
-	if firstByte(raw) != '{' {
+	if wire.FirstByte(raw) != '{' {
 		de := decodeError(cl, r, "expected a JSON object", nil)
 		c.logFailure(cl.tmpl, de)
 		return nil, de
@@ -424,22 +425,6 @@ func (c *Client) decodeObject(cl *call, r *reply) (map[string]json.RawMessage, e
 		return nil, decodeError(cl, r, "", err)
 	}
 	return m, nil
-}
-
-// firstByte returns the first non-space byte of a JSON text, or 0.
-func firstByte(b []byte) byte {
-	for _, ch := range b {
-		switch ch {
-		case ' ', '\t', '\n', '\r':
-			continue
-		}
-		return ch
-	}
-	return 0
-}
-
-func isNull(raw json.RawMessage) bool {
-	return len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null"
 }
 
 // Secrets returns the set of secrets the client remembers and scrubs from

@@ -4,8 +4,8 @@
 // refresh endpoint, so a refresh is a fresh login), the browser-origin headers
 // the backend expects, re-login and a single retry on 401/403, every endpoint
 // of the interface with tolerant decoding of the list shapes seen in the
-// field, the parameter payload decoder shared by prime and live deltas
-// (DecodeParameters), command routing with a write rate limiter, the
+// field (built from the readers of package wire, which also decodes the
+// prime answer), command routing with a write rate limiter, the
 // conditional cache of static assets, and typed errors (APIError, DecodeError)
 // whose messages never carry an upstream HTML page, nor a secret: the client
 // remembers the password and every token it learns (Config.Secrets) and

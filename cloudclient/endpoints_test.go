@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 func TestAuthedRequestHeaders(t *testing.T) {
@@ -190,12 +191,12 @@ func TestDecodeModules(t *testing.T) {
 	l, _ := cloudclient.DecodeModules([]byte(`[` + healthyRow + `]`))
 	m := l.Modules[0]
 	if m.Name != "Module name" || m.Title != "HT DasPell GL 37kW" || m.Version != "2.08" || m.ID != 1 || m.ConnectedAt != 1757000000 ||
-		m.Gateway != (cloudclient.Gateway{Address: "gateway-addr", Version: "1.0"}) || m.Address != "module-addr" || m.Interface != "" ||
+		m.Gateway != (wire.Gateway{Address: "gateway-addr", Version: "1.0"}) || m.Address != "module-addr" || m.Interface != "" ||
 		len(m.ParameterSchemas) != 1 || m.ParameterSchemas[0].ID != 3 || m.IsConnectedAt != "2026-04-06T00:00:00Z" {
 		t.Fatalf("healthy row %+v", m)
 	}
 	l, _ = cloudclient.DecodeModules([]byte(`[` + degradedRow + `]`))
-	if g := l.Modules[0]; g.Gateway != (cloudclient.Gateway{}) || g.Version != "" || g.ConnectedAt != 0 {
+	if g := l.Modules[0]; g.Gateway != (wire.Gateway{}) || g.Version != "" || g.ConnectedAt != 0 {
 		t.Fatalf("degraded row %+v", g)
 	}
 	for _, bad := range []string{`<html>`, `[{"devid":"A"}`, ``} {

@@ -6,14 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // ModuleListLimit is the page size asked of GET /v1/modules (one page).
 const ModuleListLimit = 999
-
-// Gateway is the module's network gateway as reported by the cloud; null
-// members are "".
-type Gateway struct{ Address, Interface, Version string }
 
 // ParameterSchema is one entry of a module row's parameterSchemas.
 type ParameterSchema struct {
@@ -27,7 +25,7 @@ type Module struct {
 	Devid, Name, Title, Version string // Title = moduleTitle, Version = moduleVersion
 	ID                          int
 	ConnectedAt                 int64 // epoch seconds; 0 (or null) = offline
-	Gateway                     Gateway
+	Gateway                     wire.Gateway
 	Address, Interface          string // moduleAddress, moduleInterface
 	AcceptedAt                  int64
 	DeviceMenu                  int
@@ -95,13 +93,13 @@ func decodeModules(data []byte) (*ModuleListing, error) {
 	}
 	l := &ModuleListing{Modules: []Module{}}
 	var rows []json.RawMessage
-	switch firstByte(raw) {
+	switch wire.FirstByte(raw) {
 	case '[':
-		rows = rawList(raw)
+		rows = wire.Items(raw)
 		l.Recognised = true
 	case '{':
-		if d, ok := rawMap(raw)["data"]; ok && firstByte(d) == '[' {
-			rows = rawList(d)
+		if d, ok := wire.Members(raw)["data"]; ok && wire.FirstByte(d) == '[' {
+			rows = wire.Items(d)
 			l.Recognised = true
 		}
 	}
@@ -121,53 +119,53 @@ func decodeModules(data []byte) (*ModuleListing, error) {
 // numeric string or null. Degraded rows (gateway {} or null, null strings)
 // parse.
 func decodeModuleRow(raw json.RawMessage) (Module, error) {
-	f := rawMap(raw)
+	f := wire.Members(raw)
 	if f == nil {
 		return Module{}, fmt.Errorf("%w: not an object", errModuleRow)
 	}
 	var m Module
-	if firstByte(f["devid"]) != '"' {
+	if wire.FirstByte(f["devid"]) != '"' {
 		return Module{}, fmt.Errorf("%w: devid missing or not a string", errModuleRow)
 	}
-	m.Devid = rawString(f["devid"])
-	if ca, ok := f["connectedAt"]; ok && !isNull(ca) {
-		n, ok := rawInt(ca)
+	m.Devid = wire.String(f["devid"])
+	if ca, ok := f["connectedAt"]; ok && !wire.IsNull(ca) {
+		n, ok := wire.Int(ca)
 		if !ok {
 			return Module{}, fmt.Errorf("%w: connectedAt is not a number", errModuleRow)
 		}
 		m.ConnectedAt = n
 	}
-	m.Name = rawString(f["name"])
-	m.Title = rawString(f["moduleTitle"])
-	m.Version = rawString(f["moduleVersion"])
-	m.Address = rawString(f["moduleAddress"])
-	m.Interface = rawString(f["moduleInterface"])
-	m.IsAcceptedAt = rawString(f["isAcceptedAt"])
-	m.IsConnectedAt = rawString(f["isConnectedAt"])
-	id, _ := rawInt(f["id"])
+	m.Name = wire.String(f["name"])
+	m.Title = wire.String(f["moduleTitle"])
+	m.Version = wire.String(f["moduleVersion"])
+	m.Address = wire.String(f["moduleAddress"])
+	m.Interface = wire.String(f["moduleInterface"])
+	m.IsAcceptedAt = wire.String(f["isAcceptedAt"])
+	m.IsConnectedAt = wire.String(f["isConnectedAt"])
+	id, _ := wire.Int(f["id"])
 	m.ID = int(id)
-	m.AcceptedAt, _ = rawInt(f["acceptedAt"])
-	n, _ := rawInt(f["deviceMenu"])
+	m.AcceptedAt, _ = wire.Int(f["acceptedAt"])
+	n, _ := wire.Int(f["deviceMenu"])
 	m.DeviceMenu = int(n)
-	n, _ = rawInt(f["deviceLanguageVariant"])
+	n, _ = wire.Int(f["deviceLanguageVariant"])
 	m.DeviceLanguageVariant = int(n)
-	n, _ = rawInt(f["moduleAlarms"])
+	n, _ = wire.Int(f["moduleAlarms"])
 	m.ModuleAlarms = int(n)
-	if g := rawMap(f["gateway"]); g != nil {
-		m.Gateway = Gateway{Address: rawString(g["address"]), Interface: rawString(g["interface"]), Version: rawString(g["version"])}
+	if g := wire.Members(f["gateway"]); g != nil {
+		m.Gateway = wire.Gateway{Address: wire.String(g["address"]), Interface: wire.String(g["interface"]), Version: wire.String(g["version"])}
 	}
-	for _, p := range rawList(f["permissions"]) {
-		if s := rawString(p); s != "" {
+	for _, p := range wire.Items(f["permissions"]) {
+		if s := wire.String(p); s != "" {
 			m.Permissions = append(m.Permissions, s)
 		}
 	}
-	for _, p := range rawList(f["parameterSchemas"]) {
-		ps := rawMap(p)
+	for _, p := range wire.Items(f["parameterSchemas"]) {
+		ps := wire.Members(p)
 		if ps == nil {
 			continue
 		}
-		id, _ := rawInt(ps["id"])
-		m.ParameterSchemas = append(m.ParameterSchemas, ParameterSchema{ID: int(id), Name: rawString(ps["name"]), Value: rawAny(ps["value"])})
+		id, _ := wire.Int(ps["id"])
+		m.ParameterSchemas = append(m.ParameterSchemas, ParameterSchema{ID: int(id), Name: wire.String(ps["name"]), Value: wire.Any(ps["value"])})
 	}
 	return m, nil
 }
@@ -262,10 +260,10 @@ func (c *Client) ModulesConnect(ctx context.Context, req BindRequest) (bool, err
 
 // Prime fetches the parameter snapshot of the modules. Only 200/204 with a
 // JSON object body counts as success.
-func (c *Client) Prime(ctx context.Context, modules []string) ([]ParamUpdate, error) {
+func (c *Client) Prime(ctx context.Context, modules []string) ([]wire.ParamUpdate, error) {
 	mods := sortedUnique(modules)
 	if len(mods) == 0 {
-		return []ParamUpdate{}, nil
+		return []wire.ParamUpdate{}, nil
 	}
 	cl := &call{method: "POST", path: "/modules/parameters", tmpl: "POST /v1/modules/parameters", auth: true,
 		body: map[string]any{"modules": mods}}
@@ -278,12 +276,12 @@ func (c *Client) Prime(ctx context.Context, modules []string) ([]ParamUpdate, er
 		c.logFailure(cl.tmpl, err)
 		return nil, err
 	}
-	if firstByte(r.body) != '{' {
+	if wire.FirstByte(r.body) != '{' {
 		de := decodeError(cl, r, "prime snapshot is not a JSON object", nil)
 		c.logFailure(cl.tmpl, de)
 		return nil, de
 	}
-	ups, err := DecodeParameters(r.body)
+	ups, err := wire.DecodeParameters(r.body)
 	if err != nil {
 		de := decodeError(cl, r, "", err)
 		c.logFailure(cl.tmpl, de)
@@ -294,7 +292,7 @@ func (c *Client) Prime(ctx context.Context, modules []string) ([]ParamUpdate, er
 
 // PrimeWithRetry is Prime retried after each pause of Config.PrimeBackoff.
 // It returns the last error when every attempt failed.
-func (c *Client) PrimeWithRetry(ctx context.Context, modules []string) ([]ParamUpdate, error) {
+func (c *Client) PrimeWithRetry(ctx context.Context, modules []string) ([]wire.ParamUpdate, error) {
 	var lastErr error
 	for attempt := 0; ; attempt++ {
 		ups, err := c.Prime(ctx, modules)

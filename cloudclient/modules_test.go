@@ -153,9 +153,15 @@ func TestModulesConnectEmptyAndMissingSID(t *testing.T) {
 	}
 }
 
+// primeExample is the prime example of the wire facts (§2.1); its decoding is
+// tested in wire/.
+const primeExample = `{"FTTCTBSLCE":{"P4":{"v1":{"value":21.5,"storable":true,"updatedAt":1757000000},"s1":3,"u1":{"value":1}},
+               "P5":{"s40":{"value":10}},
+               "P6":{"u13":{"storable":1}}}}`
+
 func TestPrime(t *testing.T) {
 	fc := newFakeCloud(t)
-	fc.handleJSON("POST /v1/modules/parameters", 200, wireExamplePrime)
+	fc.handleJSON("POST /v1/modules/parameters", 200, primeExample)
 	c, _ := newClient(t, fc)
 	ups, err := c.Prime(ctxT(t), []string{"Z", "FTTCTBSLCE", "Z"})
 	if err != nil || len(ups) != 5 || ups[0].Devid != "FTTCTBSLCE" {

@@ -4,11 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
-	"slices"
 	"strconv"
-)
 
-func sortStrings(s []string) { slices.Sort(s) }
+	"github.com/bragerone/bragerone_exporter/wire"
+)
 
 // User is the account record of GET /v1/user.
 type User struct {
@@ -53,27 +52,27 @@ type SystemVersion struct {
 }
 
 func decodeObjectRecord(raw json.RawMessage) (Object, bool) {
-	m := rawMap(raw)
+	m := wire.Members(raw)
 	if m == nil {
 		return Object{}, false
 	}
-	id, _ := rawInt(m["id"])
+	id, _ := wire.Int(m["id"])
 	return Object{
 		ID:                 int(id),
-		Name:               rawString(m["name"]),
-		AddressCountry:     rawString(m["addressCountry"]),
-		AddressCity:        rawString(m["addressCity"]),
-		AddressPostCode:    rawString(m["addressPostCode"]),
-		AddressStreet:      rawString(m["addressStreet"]),
-		AddressHouseNumber: rawString(m["addressHouseNumber"]),
-		Raw:                rawObject(raw),
+		Name:               wire.String(m["name"]),
+		AddressCountry:     wire.String(m["addressCountry"]),
+		AddressCity:        wire.String(m["addressCity"]),
+		AddressPostCode:    wire.String(m["addressPostCode"]),
+		AddressStreet:      wire.String(m["addressStreet"]),
+		AddressHouseNumber: wire.String(m["addressHouseNumber"]),
+		Raw:                wire.Object(raw),
 	}, true
 }
 
 // decodeObjectList decodes a list of object records, skipping non-objects.
 func decodeObjectList(raw json.RawMessage) []Object {
 	out := []Object{}
-	for _, item := range rawList(raw) {
+	for _, item := range wire.Items(raw) {
 		if o, ok := decodeObjectRecord(item); ok {
 			out = append(out, o)
 		}
@@ -94,13 +93,13 @@ func (c *Client) User(ctx context.Context) (*User, error) {
 		return nil, err
 	}
 	raw := json.RawMessage(r.body)
-	if inner, ok := m["user"]; ok && firstByte(inner) == '{' {
-		raw, m = inner, rawMap(inner)
+	if inner, ok := m["user"]; ok && wire.FirstByte(inner) == '{' {
+		raw, m = inner, wire.Members(inner)
 	}
-	id, _ := rawInt(m["id"])
+	id, _ := wire.Int(m["id"])
 	return &User{
-		ID: int(id), Name: rawString(m["name"]), Email: rawString(m["email"]),
-		Language: rawString(m["language"]), Raw: rawObject(raw),
+		ID: int(id), Name: wire.String(m["name"]), Email: wire.String(m["email"]),
+		Language: wire.String(m["language"]), Raw: wire.Object(raw),
 	}, nil
 }
 
@@ -130,14 +129,14 @@ func (c *Client) permissions(ctx context.Context, cl *call) ([]string, error) {
 }
 
 func decodePermissions(raw json.RawMessage) []string {
-	if m := rawMap(raw); m != nil {
+	if m := wire.Members(raw); m != nil {
 		raw = m["permissions"]
 	}
 	out := []string{}
-	for _, item := range rawList(raw) {
-		s := rawString(item)
+	for _, item := range wire.Items(raw) {
+		s := wire.String(item)
 		if s == "" {
-			s = rawString(rawMap(item)["name"])
+			s = wire.String(wire.Members(item)["name"])
 		}
 		if s != "" {
 			out = append(out, s)
@@ -166,10 +165,10 @@ func (c *Client) Objects(ctx context.Context) ([]Object, error) {
 }
 
 func decodeObjects(raw json.RawMessage) []Object {
-	if m := rawMap(raw); m != nil {
-		if l, ok := m["data"]; ok && firstByte(l) == '[' {
+	if m := wire.Members(raw); m != nil {
+		if l, ok := m["data"]; ok && wire.FirstByte(l) == '[' {
 			raw = l
-		} else if l, ok := m["objects"]; ok && firstByte(l) == '[' {
+		} else if l, ok := m["objects"]; ok && wire.FirstByte(l) == '[' {
 			raw = l
 		} else {
 			return []Object{}
@@ -189,7 +188,7 @@ func (c *Client) Object(ctx context.Context, objectID int) (*ObjectDetails, erro
 	if err != nil {
 		return nil, err
 	}
-	d := &ObjectDetails{Status: rawString(m["status"])}
+	d := &ObjectDetails{Status: wire.String(m["status"])}
 	inner, ok := m["object"]
 	if !ok {
 		inner = r.body
@@ -211,9 +210,9 @@ func (c *Client) ModuleCard(ctx context.Context, code string) (*ModuleCard, erro
 	if err != nil {
 		return nil, err
 	}
-	id, _ := rawInt(m["id"])
-	mid, _ := rawInt(m["moduleId"])
-	return &ModuleCard{ID: int(id), ModuleID: int(mid), ClientFullName: rawString(m["clientFullName"]), Raw: rawObject(r.body)}, nil
+	id, _ := wire.Int(m["id"])
+	mid, _ := wire.Int(m["moduleId"])
+	return &ModuleCard{ID: int(id), ModuleID: int(mid), ClientFullName: wire.String(m["clientFullName"]), Raw: wire.Object(r.body)}, nil
 }
 
 // SystemVersion returns the deployed frontend version. It needs no token.
@@ -231,8 +230,8 @@ func (c *Client) SystemVersion(ctx context.Context) (*SystemVersion, error) {
 	if err != nil {
 		return nil, err
 	}
-	if inner := rawMap(m["version"]); inner != nil {
+	if inner := wire.Members(m["version"]); inner != nil {
 		m = inner
 	}
-	return &SystemVersion{Version: rawString(m["version"]), DevMode: rawBool(m["devMode"])}, nil
+	return &SystemVersion{Version: wire.String(m["version"]), DevMode: wire.Bool(m["devMode"])}, nil
 }

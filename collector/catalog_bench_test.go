@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // BenchmarkScrapeCatalogFamilies measures what the catalog's families add
@@ -29,9 +29,9 @@ func BenchmarkScrapeCatalogFamilies(b *testing.B) {
 			// the parameter family costs both sides the same.
 			st := store.New()
 			for _, d := range fake.devids {
-				ups := make([]cloudclient.ParamUpdate, len(fake.params))
+				ups := make([]wire.ParamUpdate, len(fake.params))
 				for i := range fake.params {
-					ups[i] = cloudclient.ParamUpdate{Devid: d, Pool: fake.pools[i], Chan: fake.params[i][0], Idx: i, Value: fake.values[i], HasValue: true}
+					ups[i] = wire.ParamUpdate{Devid: d, Pool: fake.pools[i], Chan: fake.params[i][0], Idx: i, Value: fake.values[i], HasValue: true}
 				}
 				st.ApplyPrime(st.BeginPrime(), ups, t0)
 			}

@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // servedStore serves /metrics over a real store exactly as serve wires it:
@@ -86,8 +86,8 @@ func (s *servedStore) scrape(name string) (map[string]float64, int) {
 	return out, len(body)
 }
 
-func val(devid, pool string, ch byte, idx int, v float64) cloudclient.ParamUpdate {
-	return cloudclient.ParamUpdate{Devid: devid, Pool: pool, Chan: ch, Idx: idx, Value: v, HasValue: true}
+func val(devid, pool string, ch byte, idx int, v float64) wire.ParamUpdate {
+	return wire.ParamUpdate{Devid: devid, Pool: pool, Chan: ch, Idx: idx, Value: v, HasValue: true}
 }
 
 // A parameter the cloud stops reporting stops being exported: the next
@@ -96,7 +96,7 @@ func val(devid, pool string, ch byte, idx int, v float64) cloudclient.ParamUpdat
 func TestParameterTheCloudStopsReportingLeavesTheScrape(t *testing.T) {
 	st := store.New()
 	s := serveStore(t, st, []string{"D1", "D2"}, collector.Options{})
-	st.ApplyPrime(st.BeginPrime(), []cloudclient.ParamUpdate{
+	st.ApplyPrime(st.BeginPrime(), []wire.ParamUpdate{
 		val("D1", "P4", 'v', 1, 21.5), val("D1", "P4", 'v', 2, 7), val("D1", "P5", 'v', 3, 1),
 		val("D2", "P4", 'v', 1, 19),
 	}, time.Now())
@@ -108,8 +108,8 @@ func TestParameterTheCloudStopsReportingLeavesTheScrape(t *testing.T) {
 	// Event 22 for D1: its prime no longer carries P4.v2; meanwhile a live
 	// update brings P5.v3 and a new P6.v4 after the prime was requested.
 	mark := st.BeginPrime()
-	st.ApplyLive([]cloudclient.ParamUpdate{val("D1", "P5", 'v', 3, 2), val("D1", "P6", 'v', 4, 4)}, store.SourceLive, time.Now())
-	st.ApplyPrime(mark, []cloudclient.ParamUpdate{val("D1", "P4", 'v', 1, 22)}, time.Now())
+	st.ApplyLive([]wire.ParamUpdate{val("D1", "P5", 'v', 3, 2), val("D1", "P6", 'v', 4, 4)}, store.SourceLive, time.Now())
+	st.ApplyPrime(mark, []wire.ParamUpdate{val("D1", "P4", 'v', 1, 22)}, time.Now())
 
 	got, _ = s.scrape("bragerone_parameter_value")
 	want := map[string]float64{
@@ -132,7 +132,7 @@ func TestParameterTheCloudStopsReportingLeavesTheScrape(t *testing.T) {
 func TestHostilePushIsBoundedInTheScrape(t *testing.T) {
 	st := store.New()
 	s := serveStore(t, st, []string{"D1", "D2"}, collector.Options{MaxSeries: collector.DefaultMaxSeriesPerModule})
-	st.ApplyPrime(st.BeginPrime(), []cloudclient.ParamUpdate{val("D2", "P4", 'v', 1, 19)}, time.Now())
+	st.ApplyPrime(st.BeginPrime(), []wire.ParamUpdate{val("D2", "P4", 'v', 1, 19)}, time.Now())
 
 	const hostile = 100_000
 	var b strings.Builder
@@ -144,7 +144,7 @@ func TestHostilePushIsBoundedInTheScrape(t *testing.T) {
 		fmt.Fprintf(&b, `"v%d":{"value":%d}`, i, i)
 	}
 	b.WriteString(`}}}`)
-	ups, err := cloudclient.DecodeParameters([]byte(b.String()))
+	ups, err := wire.DecodeParameters([]byte(b.String()))
 	if err != nil || len(ups) != hostile {
 		t.Fatalf("decoded %d updates, err %v", len(ups), err)
 	}
@@ -176,7 +176,7 @@ func TestHostilePushIsBoundedInTheScrape(t *testing.T) {
 	}
 
 	// The next prime of D1 is the truth: the invented keys leave.
-	st.ApplyPrime(st.BeginPrime(), []cloudclient.ParamUpdate{val("D1", "P4", 'v', 1, 21.5)}, time.Now())
+	st.ApplyPrime(st.BeginPrime(), []wire.ParamUpdate{val("D1", "P4", 'v', 1, 21.5)}, time.Now())
 	if series, _ := s.scrape("bragerone_parameter_value"); len(series) != 2 {
 		t.Fatalf("after D1's prime %d series are exported, want 2", len(series))
 	}

@@ -11,9 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // scrapeSizes are the parameter series counts of the scrape benchmark, as
@@ -33,9 +33,9 @@ func filledStore(modules, perModule int) (*store.Store, collector.Snapshot) {
 	snap := collector.Snapshot{Now: now, Session: collector.SessionState{Up: true}}
 	for m := range modules {
 		devid := fmt.Sprintf("FTTC%06d", m)
-		ups := make([]cloudclient.ParamUpdate, 0, perModule)
+		ups := make([]wire.ParamUpdate, 0, perModule)
 		for i := range perModule {
-			ups = append(ups, cloudclient.ParamUpdate{
+			ups = append(ups, wire.ParamUpdate{
 				Devid: devid, Pool: "P" + strconv.Itoa(4+i%3), Chan: "vsunx"[(i/3)%5], Idx: i / 15,
 				Value: float64(i) * 0.5, HasValue: true,
 			})

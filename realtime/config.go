@@ -12,6 +12,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // Config configures a Gateway. Start from DefaultConfig: several durations
@@ -72,7 +73,7 @@ type Config struct {
 
 	// OnLive, when set, receives every batch of live updates after it was
 	// stored (called on the loop goroutine: it must not block).
-	OnLive func(updates []cloudclient.ParamUpdate)
+	OnLive func(updates []wire.ParamUpdate)
 	// OnEvent, when set, is told the kind of every realtime event (for
 	// counters; called on the loop goroutine).
 	OnEvent func(kind transport.EventKind)

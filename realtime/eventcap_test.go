@@ -10,6 +10,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // idleGateway is a gateway that is never run: its event handling is driven
@@ -57,7 +58,7 @@ func TestOversizedEventCutBeforeTheStore(t *testing.T) {
 	st := store.NewLimited(bound)
 	seen := map[string]int{}
 	g := idleGateway(t, st, []string{"D1", "D2"}, func(c *Config) {
-		c.OnLive = func(ups []cloudclient.ParamUpdate) {
+		c.OnLive = func(ups []wire.ParamUpdate) {
 			for _, u := range ups {
 				seen[u.Devid]++
 			}

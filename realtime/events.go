@@ -10,6 +10,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // handleEvent processes one realtime event on the loop. It reports whether
@@ -50,7 +51,7 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 	case transport.EventConnectionStatus:
 		g.connectionStatus(ctx, ev, now)
 	case transport.EventMemoryUpdated:
-		devid, err := transport.DecodeDevid(ev.Payload)
+		devid, err := wire.DecodeDevid(ev.Payload)
 		if err != nil || !g.isSubscribed(devid) {
 			g.log.Debug("event 22 ignored", "devid", devid, "err", err)
 			return false
@@ -79,7 +80,7 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 // least one value, marks live traffic: push health and the recovery ladder
 // both see it.
 func (g *Gateway) applyLive(ev transport.Event, src store.Source, now time.Time) bool {
-	ups, err := cloudclient.DecodeParameters(ev.Payload)
+	ups, err := wire.DecodeParameters(ev.Payload)
 	if err != nil {
 		g.decodeErrors++
 		g.log.Warn("undecodable parameter event", "event", ev.Name, "err", err)
@@ -114,7 +115,7 @@ func (g *Gateway) applyLive(ev transport.Event, src store.Source, now time.Time)
 // store: a real event carries a few keys, a snapshot under a thousand, so an
 // event with more is a runaway push, and what it carries beyond the bound
 // is counted as refused rather than allocated.
-func (g *Gateway) capEvent(name string, ups []cloudclient.ParamUpdate) []cloudclient.ParamUpdate {
+func (g *Gateway) capEvent(name string, ups []wire.ParamUpdate) []wire.ParamUpdate {
 	limit := g.store.MaxKeysPerModule()
 	if limit <= 0 || len(ups) <= limit {
 		return ups
@@ -139,7 +140,7 @@ func (g *Gateway) capEvent(name string, ups []cloudclient.ParamUpdate) []cloudcl
 }
 
 func (g *Gateway) connectionStatus(ctx context.Context, ev transport.Event, now time.Time) {
-	entries, err := transport.DecodeConnectionStatus(ev.Payload)
+	entries, err := wire.DecodeConnectionStatus(ev.Payload)
 	if err != nil {
 		g.decodeErrors++
 		g.log.Warn("connection-status event partly undecodable", "err", err)
@@ -160,7 +161,7 @@ func (g *Gateway) connectionStatus(ctx context.Context, ev transport.Event, now 
 // alarmsQuantity applies {"alarmsQuantity":{"D1":5}} pushed by the cloud and
 // reports whether a count changed.
 func (g *Gateway) alarmsQuantity(payload json.RawMessage) bool {
-	q, err := cloudclient.DecodeAlarmsQuantity(payload)
+	q, err := wire.DecodeAlarmsQuantity(payload)
 	if err != nil {
 		g.log.Debug("alarms quantity event undecodable", "err", err)
 		return false

@@ -16,6 +16,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // harness runs a gateway against the simulated cloud over loopback, with the
@@ -527,7 +528,7 @@ func TestGatewayFailedFirstPrimeIsRetriedOnTheNextTick(t *testing.T) {
 func TestGatewayFailingEventHandlerDoesNotStopLaterEvents(t *testing.T) {
 	var calls atomic.Int32
 	h := startHarness(t, func(c *Config) {
-		c.OnLive = func([]cloudclient.ParamUpdate) {
+		c.OnLive = func([]wire.ParamUpdate) {
 			if calls.Add(1) == 1 {
 				panic("hook failure")
 			}

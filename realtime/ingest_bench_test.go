@@ -16,6 +16,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // benchGateway is the exporter's realtime path against the simulated cloud
@@ -72,7 +73,7 @@ func startBenchGateway(b *testing.B, modules, perModule int, tune func(*realtime
 			BaseURL: bg.sim.URL(), Header: realtime.HandshakeHeaders(client, bg.sim.URL()), Logger: discardLogger(),
 		})
 	}
-	cfg.OnLive = func(ups []cloudclient.ParamUpdate) {
+	cfg.OnLive = func(ups []wire.ParamUpdate) {
 		bg.updates.Add(int64(len(ups)))
 		select {
 		case bg.wake <- struct{}{}:

@@ -12,6 +12,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // binder serialises resubscribes and de-duplicates them per namespace SID
@@ -313,7 +314,7 @@ func (g *Gateway) setAlarms(q map[string]int) bool {
 
 // onlyModules keeps the updates of the given (sorted) devids: the cloud must
 // not be able to grow the store with modules we do not watch.
-func onlyModules(ups []cloudclient.ParamUpdate, modules []string) []cloudclient.ParamUpdate {
+func onlyModules(ups []wire.ParamUpdate, modules []string) []wire.ParamUpdate {
 	out := ups[:0]
 	for _, u := range ups {
 		if containsSorted(modules, u.Devid) {

@@ -15,6 +15,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // liveDelta is a live delta as the cloud (and the simulator) pushes it: one
@@ -65,7 +66,7 @@ func BenchmarkDecodeAndStore(b *testing.B) {
 			b.ReportAllocs()
 			var updates int
 			for i := 0; b.Loop(); i++ {
-				ups, err := cloudclient.DecodeParameters(payloads[i%len(payloads)])
+				ups, err := wire.DecodeParameters(payloads[i%len(payloads)])
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -175,7 +176,7 @@ func benchStoreFootprint(b *testing.B, raw []byte) {
 	for b.Loop() {
 		before := heapInUse()
 		st := store.New()
-		ups, err := cloudclient.DecodeParameters(raw)
+		ups, err := wire.DecodeParameters(raw)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // The exposition order sorts by param label, then pool, as byte strings:
@@ -12,7 +12,7 @@ import (
 // take their place at the next one.
 func TestForEachParamInLabelOrder(t *testing.T) {
 	s := New()
-	s.ApplyLive([]cloudclient.ParamUpdate{
+	s.ApplyLive([]wire.ParamUpdate{
 		upd("D2", "P5", 'v', 1, 1.0), upd("D1", "P10", 'v', 1, 1.0), upd("D1", "P4", 'v', 10, 1.0),
 		upd("D1", "P4", 'v', 2, 1.0), upd("D1", "P4", 's', 40, 1.0), upd("D1", "P4", 'u', 1, "x"),
 		upd("D1", "P4", 'v', 1, 1.0),
@@ -30,7 +30,7 @@ func TestForEachParamInLabelOrder(t *testing.T) {
 		t.Fatalf("order = %v\nwant    %v", got, want)
 	}
 
-	s.ApplyLive([]cloudclient.ParamUpdate{upd("D1", "P4", 'a', 7, 2.0), upd("D1", "P5", 's', 40, 3.0)}, SourceLive, t0)
+	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'a', 7, 2.0), upd("D1", "P5", 's', 40, 3.0)}, SourceLive, t0)
 	want = append([]string{"D1/P4.a7/true", "D1/P4.s40/true", "D1/P5.s40/true"}, want[1:]...)
 	if got := collect(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after new keys, order = %v\nwant    %v", got, want)
@@ -55,9 +55,9 @@ func TestForEachParamInLabelOrder(t *testing.T) {
 // one) and readers get a copy they may change.
 func TestMetaMergeReplacesKeysAndReadersGetCopies(t *testing.T) {
 	s := New()
-	s.ApplyLive([]cloudclient.ParamUpdate{{Devid: "D1", Pool: "P4", Chan: 'v', Idx: 1, HasValue: true, Value: 1.0,
+	s.ApplyLive([]wire.ParamUpdate{{Devid: "D1", Pool: "P4", Chan: 'v', Idx: 1, HasValue: true, Value: 1.0,
 		Meta: map[string]any{"storable": true, "updatedAt": 10.0}}}, SourceLive, t0)
-	s.ApplyLive([]cloudclient.ParamUpdate{{Devid: "D1", Pool: "P4", Chan: 'v', Idx: 1, HasValue: true, Value: 2.0,
+	s.ApplyLive([]wire.ParamUpdate{{Devid: "D1", Pool: "P4", Chan: 'v', Idx: 1, HasValue: true, Value: 2.0,
 		Meta: map[string]any{"updatedAt": 20.0, "expire": 5.0}}}, SourceLive, t0)
 	e, ok := s.Get("D1", Key{"P4", 'v', 1})
 	if !ok || len(e.Meta) != 3 || e.Meta["storable"] != true || e.Meta["updatedAt"] != 20.0 || e.Meta["expire"] != 5.0 {
@@ -74,7 +74,7 @@ func TestMetaMergeReplacesKeysAndReadersGetCopies(t *testing.T) {
 	if e, _ := s.Get("D1", Key{"P4", 'v', 1}); e.Meta == nil {
 		t.Fatal("meta lost")
 	}
-	s.ApplyLive([]cloudclient.ParamUpdate{upd("D1", "P4", 'v', 2, 1.0)}, SourceLive, t0)
+	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 2, 1.0)}, SourceLive, t0)
 	if e, _ := s.Get("D1", Key{"P4", 'v', 2}); e.Meta != nil {
 		t.Fatalf("an entry without meta reads meta %v", e.Meta)
 	}
@@ -86,7 +86,7 @@ func TestMetaMergeReplacesKeysAndReadersGetCopies(t *testing.T) {
 func TestUnpackableKeysAreStoredApart(t *testing.T) {
 	s := New()
 	keys := []Key{{"P4", 'v', 1}, {"P4", 'v', -1}, {"P4", 'v', 1 << 40}, {"P4", 'v', 1<<40 + 1}, {"P5", 'v', 1}, {"P4", 's', 1}}
-	var ups []cloudclient.ParamUpdate
+	var ups []wire.ParamUpdate
 	for i, k := range keys {
 		ups = append(ups, upd("D1", k.Pool, k.Chan, k.Idx, float64(i)))
 	}

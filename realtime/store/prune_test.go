@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // keysOf lists a module's stored keys ("P4.v1") in key order.
@@ -30,10 +30,10 @@ func exported(s *Store) []string {
 
 func TestPrimeRemovesKeysTheCloudNoLongerReports(t *testing.T) {
 	s := New()
-	s.ApplyPrime(s.BeginPrime(), []cloudclient.ParamUpdate{
+	s.ApplyPrime(s.BeginPrime(), []wire.ParamUpdate{
 		upd("D1", "P4", 'v', 1, 1.0), upd("D1", "P4", 'v', 2, "text"), upd("D1", "P4", 'v', 3, 3.0), upd("D1", "P5", 's', 1, 1.0),
 	}, t0)
-	s.ApplyPrime(s.BeginPrime(), []cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 1.5), upd("D1", "P5", 's', 1, 0.0)}, t0.Add(time.Minute))
+	s.ApplyPrime(s.BeginPrime(), []wire.ParamUpdate{upd("D1", "P4", 'v', 1, 1.5), upd("D1", "P5", 's', 1, 0.0)}, t0.Add(time.Minute))
 
 	if got := keysOf(s, "D1"); !slices.Equal(got, []string{"P4.v1", "P5.s1"}) {
 		t.Fatalf("stored keys = %v, want P4.v1 P5.s1 (P4.v2 and P4.v3 left the prime)", got)
@@ -53,12 +53,12 @@ func TestPrimeRemovesKeysTheCloudNoLongerReports(t *testing.T) {
 // requested is newer than the prime, including a key the prime does not know.
 func TestPrimeKeepsKeysWrittenAfterItWasRequested(t *testing.T) {
 	s := New()
-	s.ApplyPrime(s.BeginPrime(), []cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0), upd("D1", "P4", 'v', 2, 2.0), upd("D1", "P4", 'v', 3, 3.0)}, t0)
+	s.ApplyPrime(s.BeginPrime(), []wire.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0), upd("D1", "P4", 'v', 2, 2.0), upd("D1", "P4", 'v', 3, 3.0)}, t0)
 	mark := s.BeginPrime()
-	s.ApplyLive([]cloudclient.ParamUpdate{upd("D1", "P4", 'v', 2, 20.0), upd("D1", "P4", 'v', 9, 9.0)}, SourceLive, t0.Add(time.Second))
-	metaOnly := cloudclient.ParamUpdate{Devid: "D1", Pool: "P6", Chan: 'u', Idx: 4, Meta: map[string]any{"storable": true}}
-	s.ApplyLive([]cloudclient.ParamUpdate{metaOnly}, SourceLive, t0.Add(time.Second))
-	s.ApplyPrime(mark, []cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0)}, t0.Add(2*time.Second))
+	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 2, 20.0), upd("D1", "P4", 'v', 9, 9.0)}, SourceLive, t0.Add(time.Second))
+	metaOnly := wire.ParamUpdate{Devid: "D1", Pool: "P6", Chan: 'u', Idx: 4, Meta: map[string]any{"storable": true}}
+	s.ApplyLive([]wire.ParamUpdate{metaOnly}, SourceLive, t0.Add(time.Second))
+	s.ApplyPrime(mark, []wire.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0)}, t0.Add(2*time.Second))
 
 	if got := keysOf(s, "D1"); !slices.Equal(got, []string{"P4.v1", "P4.v2", "P4.v9", "P6.u4"}) {
 		t.Fatalf("stored keys = %v: P4.v3 must go, the keys written after the request must stay", got)
@@ -67,7 +67,7 @@ func TestPrimeKeepsKeysWrittenAfterItWasRequested(t *testing.T) {
 		t.Fatalf("P4.v2 = %v, want the live 20", e.Value)
 	}
 	// The next prime that lacks them is newer than those writes: now they go.
-	s.ApplyPrime(s.BeginPrime(), []cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0)}, t0.Add(3*time.Second))
+	s.ApplyPrime(s.BeginPrime(), []wire.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0)}, t0.Add(3*time.Second))
 	if got := keysOf(s, "D1"); !slices.Equal(got, []string{"P4.v1"}) {
 		t.Fatalf("stored keys = %v, want only P4.v1", got)
 	}
@@ -77,13 +77,13 @@ func TestPrimeKeepsKeysWrittenAfterItWasRequested(t *testing.T) {
 // older prime answered late removes nothing a later one wrote.
 func TestPrimeRemovesOnlyInTheModulesItCarries(t *testing.T) {
 	s := New()
-	s.ApplyPrime(s.BeginPrime(), []cloudclient.ParamUpdate{
+	s.ApplyPrime(s.BeginPrime(), []wire.ParamUpdate{
 		upd("D1", "P4", 'v', 1, 1.0), upd("D1", "P4", 'v', 2, 2.0), upd("D2", "P4", 'v', 1, 1.0), upd("D2", "P4", 'v', 2, 2.0),
 	}, t0)
 	older := s.BeginPrime()
 	newer := s.BeginPrime()
-	s.ApplyPrime(newer, []cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0), upd("D1", "P4", 'v', 5, 5.0)}, t0.Add(time.Second))
-	s.ApplyPrime(older, []cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0)}, t0.Add(2*time.Second))
+	s.ApplyPrime(newer, []wire.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0), upd("D1", "P4", 'v', 5, 5.0)}, t0.Add(time.Second))
+	s.ApplyPrime(older, []wire.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0)}, t0.Add(2*time.Second))
 	if got := keysOf(s, "D1"); !slices.Equal(got, []string{"P4.v1", "P4.v5"}) {
 		t.Fatalf("D1 keys = %v, want P4.v1 and the later prime's P4.v5", got)
 	}
@@ -102,8 +102,8 @@ func TestPrimeRemovesOnlyInTheModulesItCarries(t *testing.T) {
 func TestPrimeRemovesUnpackedKeys(t *testing.T) {
 	s := New()
 	huge := 1 << 41
-	s.ApplyPrime(s.BeginPrime(), []cloudclient.ParamUpdate{upd("D1", "P4", 'v', huge, 1.0), upd("D1", "P4", 'v', 1, 1.0)}, t0)
-	s.ApplyPrime(s.BeginPrime(), []cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0)}, t0)
+	s.ApplyPrime(s.BeginPrime(), []wire.ParamUpdate{upd("D1", "P4", 'v', huge, 1.0), upd("D1", "P4", 'v', 1, 1.0)}, t0)
+	s.ApplyPrime(s.BeginPrime(), []wire.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0)}, t0)
 	if _, ok := s.Get("D1", Key{"P4", 'v', huge}); ok {
 		t.Fatal("an unpacked key survived a prime that lacks it")
 	}
@@ -114,7 +114,7 @@ func TestPrimeRemovesUnpackedKeys(t *testing.T) {
 
 func TestStoreRefusesKeysOverTheBound(t *testing.T) {
 	s := NewLimited(3)
-	var burst []cloudclient.ParamUpdate
+	var burst []wire.ParamUpdate
 	for i := range 5 {
 		burst = append(burst, upd("D1", "P4", 'v', i, float64(i)))
 	}
@@ -126,12 +126,12 @@ func TestStoreRefusesKeysOverTheBound(t *testing.T) {
 		t.Fatalf("stats = %+v, want 3 params and 2 refused", st)
 	}
 	// Keys already held are still updated at the bound.
-	s.ApplyLive([]cloudclient.ParamUpdate{upd("D1", "P4", 'v', 0, 42.0)}, SourceLive, t0)
+	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 0, 42.0)}, SourceLive, t0)
 	if e, _ := s.Get("D1", Key{"P4", 'v', 0}); e.Value != 42.0 {
 		t.Fatalf("P4.v0 = %v, want 42", e.Value)
 	}
 	// A prime removes what it lacks before it adds, so the real keys fit.
-	s.ApplyPrime(s.BeginPrime(), []cloudclient.ParamUpdate{upd("D1", "P5", 'v', 1, 1.0), upd("D1", "P5", 'v', 2, 2.0)}, t0)
+	s.ApplyPrime(s.BeginPrime(), []wire.ParamUpdate{upd("D1", "P5", 'v', 1, 1.0), upd("D1", "P5", 'v', 2, 2.0)}, t0)
 	if got := keysOf(s, "D1"); !slices.Equal(got, []string{"P5.v1", "P5.v2"}) {
 		t.Fatalf("keys after the prime = %v", got)
 	}
@@ -155,7 +155,7 @@ func TestNewStoreIsBounded(t *testing.T) {
 // race, and a scrape sees either the old or the new set of a module.
 func TestPruneWhileScraping(t *testing.T) {
 	s := New()
-	full := make([]cloudclient.ParamUpdate, 0, 200)
+	full := make([]wire.ParamUpdate, 0, 200)
 	for i := range 200 {
 		full = append(full, upd("D1", fmt.Sprintf("P%d", 4+i%3), 'v', i, float64(i)))
 	}

@@ -31,7 +31,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // Source says what wrote a value.
@@ -266,7 +266,7 @@ func (s *Store) BeginPrime() PrimeMark {
 
 // ApplyLive stores updates from a realtime event and returns how many carried a
 // value (live traffic in the sense of the push-health rules).
-func (s *Store) ApplyLive(updates []cloudclient.ParamUpdate, src Source, now time.Time) int {
+func (s *Store) ApplyLive(updates []wire.ParamUpdate, src Source, now time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.version++
@@ -278,7 +278,7 @@ func (s *Store) ApplyLive(updates []cloudclient.ParamUpdate, src Source, now tim
 // module the response carries, keys it lacks are removed unless something
 // wrote them after the mark; a module the response does not mention at all is
 // left as it is (no answer about it is not an empty answer).
-func (s *Store) ApplyPrime(mark PrimeMark, updates []cloudclient.ParamUpdate, now time.Time) int {
+func (s *Store) ApplyPrime(mark PrimeMark, updates []wire.ParamUpdate, now time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pruneAbsent(uint64(mark), updates)
@@ -289,7 +289,7 @@ func (s *Store) ApplyPrime(mark PrimeMark, updates []cloudclient.ParamUpdate, no
 // lacks and that were last touched before its mark. It runs before the
 // prime's own writes so that keys it removes make room under the bound for
 // the keys it adds.
-func (s *Store) pruneAbsent(mark uint64, updates []cloudclient.ParamUpdate) {
+func (s *Store) pruneAbsent(mark uint64, updates []wire.ParamUpdate) {
 	var named []*module
 	var mod *module
 	var modID string
@@ -339,7 +339,7 @@ func (m *module) removeTouchedBefore(version uint64) {
 	m.byLabel = slices.DeleteFunc(m.byLabel, keep)
 }
 
-func (s *Store) apply(updates []cloudclient.ParamUpdate, src Source, version uint64, now time.Time) int {
+func (s *Store) apply(updates []wire.ParamUpdate, src Source, version uint64, now time.Time) int {
 	applied := 0
 	var mod *module
 	var modID string

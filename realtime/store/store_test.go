@@ -6,18 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 var t0 = time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 
-func upd(devid, pool string, ch byte, idx int, v any) cloudclient.ParamUpdate {
-	return cloudclient.ParamUpdate{Devid: devid, Pool: pool, Chan: ch, Idx: idx, Value: v, HasValue: true}
+func upd(devid, pool string, ch byte, idx int, v any) wire.ParamUpdate {
+	return wire.ParamUpdate{Devid: devid, Pool: pool, Chan: ch, Idx: idx, Value: v, HasValue: true}
 }
 
 func TestLiveUpdateStoresValueSourceAndTime(t *testing.T) {
 	s := New()
-	n := s.ApplyLive([]cloudclient.ParamUpdate{upd("D1", "P4", 'v', 8, 21.5)}, SourceLive, t0)
+	n := s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 8, 21.5)}, SourceLive, t0)
 	if n != 1 {
 		t.Fatalf("applied = %d, want 1", n)
 	}
@@ -37,7 +37,7 @@ func TestLiveUpdateStoresValueSourceAndTime(t *testing.T) {
 func TestPrimeDoesNotCountAsLive(t *testing.T) {
 	s := New()
 	m := s.BeginPrime()
-	s.ApplyPrime(m, []cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0)}, t0)
+	s.ApplyPrime(m, []wire.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0)}, t0)
 	anyT, live := s.LastUpdate()
 	if !anyT.Equal(t0) || !live.IsZero() {
 		t.Fatalf("last any=%v live=%v; a prime must not stamp live traffic", anyT, live)
@@ -51,12 +51,12 @@ func TestPrimeDoesNotCountAsLive(t *testing.T) {
 // that a live update wrote after the prime was requested.
 func TestPrimeNeverOverwritesNewerLiveValue(t *testing.T) {
 	s := New()
-	s.ApplyLive([]cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 10.0)}, SourceLive, t0)
+	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 1, 10.0)}, SourceLive, t0)
 	mark := s.BeginPrime()
 	// While the prime is in flight a live delta arrives.
-	s.ApplyLive([]cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 30.0)}, SourceLive, t0.Add(time.Second))
+	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 1, 30.0)}, SourceLive, t0.Add(time.Second))
 	// The prime answer carries the value as of its request, plus another key.
-	s.ApplyPrime(mark, []cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 20.0), upd("D1", "P4", 'v', 2, 5.0)}, t0.Add(2*time.Second))
+	s.ApplyPrime(mark, []wire.ParamUpdate{upd("D1", "P4", 'v', 1, 20.0), upd("D1", "P4", 'v', 2, 5.0)}, t0.Add(2*time.Second))
 	if e, _ := s.Get("D1", Key{"P4", 'v', 1}); e.Value != 30.0 || e.Source != SourceLive {
 		t.Fatalf("P4.v1 = %v from %v, want the newer live 30", e.Value, e.Source)
 	}
@@ -67,9 +67,9 @@ func TestPrimeNeverOverwritesNewerLiveValue(t *testing.T) {
 
 func TestPrimeOverwritesOlderLiveValue(t *testing.T) {
 	s := New()
-	s.ApplyLive([]cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 10.0)}, SourceLive, t0)
+	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 1, 10.0)}, SourceLive, t0)
 	mark := s.BeginPrime()
-	s.ApplyPrime(mark, []cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 20.0)}, t0.Add(time.Second))
+	s.ApplyPrime(mark, []wire.ParamUpdate{upd("D1", "P4", 'v', 1, 20.0)}, t0.Add(time.Second))
 	if e, _ := s.Get("D1", Key{"P4", 'v', 1}); e.Value != 20.0 {
 		t.Fatalf("P4.v1 = %v, want the prime's 20 (it was requested after the live write)", e.Value)
 	}
@@ -79,8 +79,8 @@ func TestOlderPrimeDoesNotOverwriteLaterPrime(t *testing.T) {
 	s := New()
 	older := s.BeginPrime()
 	newer := s.BeginPrime()
-	s.ApplyPrime(newer, []cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 2.0)}, t0)
-	s.ApplyPrime(older, []cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0)}, t0.Add(time.Second))
+	s.ApplyPrime(newer, []wire.ParamUpdate{upd("D1", "P4", 'v', 1, 2.0)}, t0)
+	s.ApplyPrime(older, []wire.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0)}, t0.Add(time.Second))
 	if e, _ := s.Get("D1", Key{"P4", 'v', 1}); e.Value != 2.0 {
 		t.Fatalf("P4.v1 = %v, want 2 from the later-requested prime", e.Value)
 	}
@@ -88,10 +88,10 @@ func TestOlderPrimeDoesNotOverwriteLaterPrime(t *testing.T) {
 
 func TestMetaOnlyFrameKeepsValueAndMergesMeta(t *testing.T) {
 	s := New()
-	s.ApplyLive([]cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, 7.0)}, SourceLive, t0)
-	metaOnly := cloudclient.ParamUpdate{Devid: "D1", Pool: "P4", Chan: 'v', Idx: 1, Meta: map[string]any{"storable": true}}
-	explicitNull := cloudclient.ParamUpdate{Devid: "D1", Pool: "P4", Chan: 'v', Idx: 1, HasValue: true, Value: nil, Meta: map[string]any{"expire": 5.0}}
-	if n := s.ApplyLive([]cloudclient.ParamUpdate{metaOnly, explicitNull}, SourceLive, t0.Add(time.Second)); n != 0 {
+	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 1, 7.0)}, SourceLive, t0)
+	metaOnly := wire.ParamUpdate{Devid: "D1", Pool: "P4", Chan: 'v', Idx: 1, Meta: map[string]any{"storable": true}}
+	explicitNull := wire.ParamUpdate{Devid: "D1", Pool: "P4", Chan: 'v', Idx: 1, HasValue: true, Value: nil, Meta: map[string]any{"expire": 5.0}}
+	if n := s.ApplyLive([]wire.ParamUpdate{metaOnly, explicitNull}, SourceLive, t0.Add(time.Second)); n != 0 {
 		t.Fatalf("meta-only frames counted as %d value updates", n)
 	}
 	e, _ := s.Get("D1", Key{"P4", 'v', 1})
@@ -102,7 +102,7 @@ func TestMetaOnlyFrameKeepsValueAndMergesMeta(t *testing.T) {
 
 func TestMetaOnlyFrameForUnknownKeyCreatesFamily(t *testing.T) {
 	s := New()
-	s.ApplyLive([]cloudclient.ParamUpdate{{Devid: "D1", Pool: "P6", Chan: 'u', Idx: 13, Meta: map[string]any{"storable": 1.0}}}, SourcePrime, t0)
+	s.ApplyLive([]wire.ParamUpdate{{Devid: "D1", Pool: "P6", Chan: 'u', Idx: 13, Meta: map[string]any{"storable": 1.0}}}, SourcePrime, t0)
 	e, ok := s.Get("D1", Key{"P6", 'u', 13})
 	if !ok || e.HasValue || e.Meta["storable"] != 1.0 {
 		t.Fatalf("entry = %+v ok=%v", e, ok)
@@ -144,15 +144,15 @@ func TestNumericConversion(t *testing.T) {
 
 func TestNonNumericCountFollowsValueChanges(t *testing.T) {
 	s := New()
-	s.ApplyLive([]cloudclient.ParamUpdate{upd("D1", "P4", 'u', 1, "CELSIUS"), upd("D1", "P4", 'v', 1, 1.0)}, SourceLive, t0)
+	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'u', 1, "CELSIUS"), upd("D1", "P4", 'v', 1, 1.0)}, SourceLive, t0)
 	if st := s.Stats()["D1"]; st.Params != 2 || st.NonNumeric != 1 {
 		t.Fatalf("stats = %+v", st)
 	}
-	s.ApplyLive([]cloudclient.ParamUpdate{upd("D1", "P4", 'u', 1, 3.0)}, SourceLive, t0)
+	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'u', 1, 3.0)}, SourceLive, t0)
 	if st := s.Stats()["D1"]; st.NonNumeric != 0 {
 		t.Fatalf("after the string became a number: stats = %+v", st)
 	}
-	s.ApplyLive([]cloudclient.ParamUpdate{upd("D1", "P4", 'v', 1, "ERR")}, SourceLive, t0)
+	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 1, "ERR")}, SourceLive, t0)
 	if st := s.Stats()["D1"]; st.NonNumeric != 1 {
 		t.Fatalf("after the number became a string: stats = %+v", st)
 	}
@@ -160,7 +160,7 @@ func TestNonNumericCountFollowsValueChanges(t *testing.T) {
 
 func TestForEachParamOrderAndRetain(t *testing.T) {
 	s := New()
-	s.ApplyLive([]cloudclient.ParamUpdate{
+	s.ApplyLive([]wire.ParamUpdate{
 		upd("D2", "P5", 'v', 1, 1.0), upd("D1", "P10", 'v', 1, 1.0), upd("D1", "P4", 'v', 10, 1.0),
 		upd("D1", "P4", 'v', 2, 1.0), upd("D1", "P4", 's', 40, 1.0), upd("D1", "P4", 'u', 1, "x"),
 	}, SourceLive, t0)
@@ -213,7 +213,7 @@ func TestConcurrentReadersAndWriter(t *testing.T) {
 		}()
 	}
 	for i := 0; i < 2000; i++ {
-		s.ApplyLive([]cloudclient.ParamUpdate{upd("D1", "P4", 'v', i%300, float64(i))}, SourceLive, t0)
+		s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', i%300, float64(i))}, SourceLive, t0)
 	}
 	close(stop)
 	wg.Wait()
@@ -224,7 +224,7 @@ func TestConcurrentReadersAndWriter(t *testing.T) {
 
 func BenchmarkApplyLive(b *testing.B) {
 	s := New()
-	batch := make([]cloudclient.ParamUpdate, 0, 800)
+	batch := make([]wire.ParamUpdate, 0, 800)
 	for i := 0; i < 800; i++ {
 		batch = append(batch, upd("D1", "P4", 'v', i, float64(i)))
 	}

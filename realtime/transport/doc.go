@@ -1,8 +1,9 @@
 // Package transport owns the realtime channel's transport: a small Transport
 // / Session interface of our own, its implementation on the zishang520
 // Socket.IO client (the only code that imports that library and its packet
-// parser), the disconnect-reason classifier, event-name normalisation and the
-// decoders of the small realtime payloads (connection status, event 22).
+// parser), the disconnect-reason classifier and event-name normalisation. It
+// frames Socket.IO packets and hands event arguments on as raw JSON; decoding
+// the payloads is package wire's.
 //
 // The library has known defects; each is contained here so that the rest of
 // the exporter never sees them:
@@ -65,8 +66,9 @@
 // The library's Socket.IO packet parser is replaced by one of our own
 // (rawParser) that keeps event arguments as the JSON text that arrived
 // (json.RawMessage) instead of decoding them into maps that would have to be
-// encoded again for the payload decoders; every other packet is decoded as
-// the library's parser does, and binary packets by the library's parser.
+// encoded again for the payload decoders; the event's JSON is checked by
+// wire's scanner. Every other packet is decoded as the library's parser does,
+// and binary packets by the library's parser.
 //
 // Events reach the consumer in order on one channel per session, through a
 // bounded buffer, so a slow consumer never blocks the library. On overflow,

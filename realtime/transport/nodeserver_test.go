@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // The reference Node.js Socket.IO server (socket.io 4.8.4, the server the
@@ -159,13 +161,13 @@ func TestNodeServerInterop(t *testing.T) {
 	if got[1].Kind != EventMemoryUpdated || got[1].WireName != "22" {
 		t.Errorf("numeric 22 arrived as %v %q", got[1].Kind, got[1].WireName)
 	}
-	if devid, err := DecodeDevid(got[1].Payload); err != nil || devid != "M1" {
+	if devid, err := wire.DecodeDevid(got[1].Payload); err != nil || devid != "M1" {
 		t.Errorf("event 22 devid = %q, %v", devid, err)
 	}
 	if got[2].Kind != EventConnectionStatus {
 		t.Errorf("connection status arrived as %v", got[2].Kind)
 	}
-	st, err := DecodeConnectionStatus(got[2].Payload)
+	st, err := wire.DecodeConnectionStatus(got[2].Payload)
 	if err != nil || len(st) != 1 || st[0].ConnectedAt == nil || *st[0].ConnectedAt != 1700000100 || st[0].Gateway == nil || st[0].Gateway.Interface != "wifi" {
 		t.Errorf("connection status = %+v, %v", st, err)
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/v3/pkg/types"
+
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // rawParser is the Socket.IO v5 packet parser the transport gives the
@@ -54,7 +56,6 @@ func (rawParser) NewDecoder() parser.Decoder { return newRawDecoder() }
 const (
 	maxNamespaceLen = parser.DefaultMaxNamespaceLength
 	maxPacketIDLen  = parser.DefaultMaxPacketIDLength
-	maxJSONDepth    = 10000 // encoding/json's nesting limit
 )
 
 // errEventPayload is returned for an EVENT whose data is not an array that
@@ -230,54 +231,58 @@ func dataFits(t parser.PacketType, data any) bool {
 }
 
 // eventData reads the JSON array of an EVENT packet into the name (string
-// or float64) and the arguments as raw JSON, sharing b's memory.
+// or float64) and the arguments as raw JSON, sharing b's memory. The JSON is
+// checked by the payload scanner with encoding/json's rules (wire.Scanner).
 func eventData(b []byte) ([]any, error) {
-	s := jsonScanner{b: b}
-	s.space()
-	if s.i >= len(b) {
+	s := wire.NewScanner(b, wire.Float64Numbers)
+	s.SkipSpace()
+	c, ok := s.Peek()
+	if !ok {
 		return nil, parser.ErrInvalidPayload // nothing at all
 	}
-	if b[s.i] != '[' {
-		if err := s.value(0); err != nil {
-			return nil, err
+	if c != '[' {
+		if err := s.SkipValue(0); err != nil {
+			return nil, invalidJSON(err)
 		}
 		return nil, errEventPayload
 	}
-	s.i++
-	s.space()
-	if s.i < len(b) && b[s.i] == ']' {
+	empty, err := s.OpenArray(0)
+	if err != nil {
+		return nil, invalidJSON(err)
+	}
+	if empty {
 		return nil, errEventPayload // no name
 	}
 	data := make([]any, 0, 2)
 	for {
-		s.space()
-		start := s.i
-		if err := s.value(1); err != nil {
-			return nil, err
+		start := s.Pos()
+		if err := s.SkipValue(1); err != nil {
+			return nil, invalidJSON(err)
 		}
+		end := s.Pos()
 		if len(data) == 0 {
-			name, err := eventName(b[start:s.i])
+			name, err := eventName(b[start:end])
 			if err != nil {
 				return nil, err
 			}
 			data = append(data, name)
 		} else {
-			data = append(data, json.RawMessage(b[start:s.i:s.i]))
+			data = append(data, json.RawMessage(b[start:end:end]))
 		}
-		s.space()
-		if s.i >= len(b) {
-			return nil, s.fail("unexpected end of array")
+		more, err := s.NextElement()
+		if err != nil {
+			return nil, invalidJSON(err)
 		}
-		switch b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
+		if !more {
 			return data, nil
-		default:
-			return nil, s.fail("expected ',' or ']' in array")
 		}
 	}
+}
+
+// invalidJSON makes a payload syntax error (a *wire.SyntaxError, with its
+// offset in the packet's JSON) the library's invalid-payload error.
+func invalidJSON(err error) error {
+	return fmt.Errorf("%w: JSON %w", parser.ErrInvalidPayload, err)
 }
 
 // eventName turns the first array element into the name the library's
@@ -305,243 +310,4 @@ func eventName(raw []byte) (any, error) {
 		}
 		return f, nil
 	}
-}
-
-// jsonScanner checks JSON syntax the way encoding/json does, without
-// building anything.
-type jsonScanner struct {
-	b []byte
-	i int
-}
-
-// jsonSyntaxError says where (offset in the packet's JSON) and why a payload
-// is not JSON; it wraps the library's invalid-payload error.
-type jsonSyntaxError struct {
-	Offset int
-	Msg    string
-}
-
-func (e *jsonSyntaxError) Error() string {
-	return fmt.Sprintf("invalid payload: JSON %s at offset %d", e.Msg, e.Offset)
-}
-
-func (e *jsonSyntaxError) Unwrap() error { return parser.ErrInvalidPayload }
-
-func (s *jsonScanner) fail(msg string) error { return &jsonSyntaxError{Offset: s.i, Msg: msg} }
-
-func (s *jsonScanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// value checks one JSON value at s.i; depth counts the arrays and objects
-// it is nested in.
-func (s *jsonScanner) value(depth int) error {
-	if s.i >= len(s.b) {
-		return s.fail("unexpected end")
-	}
-	switch c := s.b[s.i]; {
-	case c == '"':
-		return s.str()
-	case c == '{':
-		return s.object(depth + 1)
-	case c == '[':
-		return s.array(depth + 1)
-	case c == 't':
-		return s.literal("true")
-	case c == 'f':
-		return s.literal("false")
-	case c == 'n':
-		return s.literal("null")
-	case c == '-' || (c >= '0' && c <= '9'):
-		return s.number()
-	default:
-		return s.fail("invalid character")
-	}
-}
-
-func (s *jsonScanner) object(depth int) error {
-	if depth > maxJSONDepth {
-		return s.fail("nesting too deep")
-	}
-	s.i++ // '{'
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		return nil
-	}
-	for {
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != '"' {
-			return s.fail("expected a string key")
-		}
-		if err := s.str(); err != nil {
-			return err
-		}
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
-			return s.fail("expected ':' after a key")
-		}
-		s.i++
-		s.space()
-		if err := s.value(depth); err != nil {
-			return err
-		}
-		s.space()
-		if s.i >= len(s.b) {
-			return s.fail("unexpected end of object")
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case '}':
-			s.i++
-			return nil
-		default:
-			return s.fail("expected ',' or '}' in object")
-		}
-	}
-}
-
-func (s *jsonScanner) array(depth int) error {
-	if depth > maxJSONDepth {
-		return s.fail("nesting too deep")
-	}
-	s.i++ // '['
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		return nil
-	}
-	for {
-		s.space()
-		if err := s.value(depth); err != nil {
-			return err
-		}
-		s.space()
-		if s.i >= len(s.b) {
-			return s.fail("unexpected end of array")
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-		case ']':
-			s.i++
-			return nil
-		default:
-			return s.fail("expected ',' or ']' in array")
-		}
-	}
-}
-
-func (s *jsonScanner) str() error {
-	s.i++ // '"'
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
-			s.i++
-			return nil
-		case c == '\\':
-			if s.i+1 >= len(s.b) {
-				return s.fail("unexpected end of string")
-			}
-			switch s.b[s.i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				s.i += 2
-			case 'u':
-				if s.i+6 > len(s.b) || !isHex4(s.b[s.i+2:s.i+6]) {
-					return s.fail("invalid \\u escape")
-				}
-				s.i += 6
-			default:
-				return s.fail("invalid escape")
-			}
-		case c < 0x20:
-			return s.fail("control character in string")
-		default:
-			s.i++
-		}
-	}
-	return s.fail("unexpected end of string")
-}
-
-func isHex4(b []byte) bool {
-	for _, c := range b {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *jsonScanner) literal(word string) error {
-	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
-		return s.fail("invalid literal")
-	}
-	s.i += len(word)
-	return nil
-}
-
-// maxPlainDigits is the longest number without an exponent that certainly
-// fits a float64 (the largest float64 has 309 integer digits).
-const maxPlainDigits = 300
-
-// number checks the JSON number grammar and, as encoding/json does when it
-// decodes into an interface, refuses numbers beyond the float64 range.
-func (s *jsonScanner) number() error {
-	b, i, start := s.b, s.i, s.i
-	if b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
-		s.i = i
-		return s.fail("invalid number")
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			s.i = i
-			return s.fail("invalid number")
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	exp := false
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		exp = true
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			s.i = i
-			return s.fail("invalid number")
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	if exp || i-start > maxPlainDigits {
-		if _, err := strconv.ParseFloat(string(b[start:i]), 64); err != nil {
-			s.i = start
-			return s.fail("number out of the float64 range")
-		}
-	}
-	s.i = i
-	return nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/v3/pkg/types"
+
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // decodeWith feeds one text packet to a decoder and returns what it emitted.
@@ -136,9 +138,9 @@ func TestRawParserMalformed(t *testing.T) {
 	}
 	// A syntax error says where it is and is the library's invalid payload.
 	_, err := decodeWith(newRawDecoder(), `2["x",{"a":}]`)
-	var se *jsonSyntaxError
+	var se *wire.SyntaxError
 	if !errors.As(err, &se) || !errors.Is(err, parser.ErrInvalidPayload) || se.Offset != 10 {
-		t.Errorf("syntax error = %v (%T), want a *jsonSyntaxError at offset 10 (of the JSON) wrapping ErrInvalidPayload", err, err)
+		t.Errorf("syntax error = %v (%T), want a *wire.SyntaxError at offset 10 (of the JSON) wrapping ErrInvalidPayload", err, err)
 	}
 }
 

@@ -88,11 +88,6 @@ func TestConnectHeadersSIDsAndEvents(t *testing.T) {
 			t.Errorf("event %d has no Received time", i)
 		}
 	}
-	devid, err := DecodeDevid(json.RawMessage(`{"devid":"M1"}`))
-	if err != nil || devid != "M1" {
-		t.Errorf("DecodeDevid = %q, %v", devid, err)
-	}
-
 	// Client → server.
 	if err := s.Emit("app:modules:parameters:listen", map[string]any{"modules": []string{"M1"}, "group_id": 7}); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package cloudclient_test
+package wire_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // primePayload builds a one-module prime body of about n entries shaped like
@@ -47,7 +47,7 @@ func primePayload(n int) []byte {
 
 func BenchmarkDecodeParameters(b *testing.B) {
 	data := primePayload(800)
-	ups, err := cloudclient.DecodeParameters(data)
+	ups, err := wire.DecodeParameters(data)
 	if err != nil || len(ups) < 790 {
 		b.Fatalf("%d updates, %v", len(ups), err)
 	}
@@ -55,7 +55,7 @@ func BenchmarkDecodeParameters(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := cloudclient.DecodeParameters(data); err != nil {
+			if _, err := wire.DecodeParameters(data); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -74,7 +74,7 @@ func BenchmarkDecodeParameters(b *testing.B) {
 }
 
 func TestPrimePayloadDecodes(t *testing.T) {
-	ups, err := cloudclient.DecodeParameters(primePayload(800))
+	ups, err := wire.DecodeParameters(primePayload(800))
 	if err != nil || len(ups) != 798 {
 		t.Fatalf("%d updates, %v", len(ups), err)
 	}

@@ -1,4 +1,4 @@
-package cloudclient_test
+package wire_test
 
 import (
 	"cmp"
@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // wireExamplePrime is the prime example of the wire facts (§2.1).
@@ -58,7 +58,7 @@ func TestDecodeParameters(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := cloudclient.DecodeParameters([]byte(tc.in))
+			got, err := wire.DecodeParameters([]byte(tc.in))
 			if err != nil {
 				t.Fatalf("DecodeParameters: %v", err)
 			}
@@ -77,7 +77,7 @@ func TestDecodeParameters(t *testing.T) {
 }
 
 func TestDecodeParametersSortsModulesAndPools(t *testing.T) {
-	got, err := cloudclient.DecodeParameters([]byte(`{"B":{"P5":{"v1":1},"P4":{"v1":2}},"A":{"P4":{"v1":3}}}`))
+	got, err := wire.DecodeParameters([]byte(`{"B":{"P5":{"v1":1},"P4":{"v1":2}},"A":{"P4":{"v1":3}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestDecodeParametersSortsModulesAndPools(t *testing.T) {
 func TestDecodeParametersErrors(t *testing.T) {
 	for _, in := range []string{``, `[]`, `"x"`, `null`, `12`, `{`, `{"A":}`, `{"A":{"P4":{"v1":01}}}`, `{"A":{"P4":{"v1":1,}}}`,
 		`{"A":1} x`, `{"A":"\x01"}`, `{"A":{"P4":{"v1":tru}}}`, `<html>503</html>`, `{"A":{"P4":{"v1":"\q"}}}`, `{"A":{"P4":{"v1":-}}}`} {
-		got, err := cloudclient.DecodeParameters([]byte(in))
+		got, err := wire.DecodeParameters([]byte(in))
 		if err == nil {
 			t.Errorf("DecodeParameters(%q) = %v, want an error", in, got)
 		}
@@ -107,49 +107,16 @@ func TestDecodeParametersErrors(t *testing.T) {
 }
 
 func TestParamUpdateKey(t *testing.T) {
-	u := cloudclient.ParamUpdate{Pool: "P4", Chan: 's', Idx: 40}
+	u := wire.ParamUpdate{Pool: "P4", Chan: 's', Idx: 40}
 	if u.Key() != "P4.s40" {
 		t.Fatalf("Key() = %q", u.Key())
-	}
-}
-
-func TestParseUnit(t *testing.T) {
-	cases := []struct {
-		in       any
-		code     int
-		name     string
-		ok       bool
-		describe string
-	}{
-		{1.0, 1, "", true, "integral float"},
-		{0.0, 0, "", true, "zero"},
-		{38, 38, "", true, "int"},
-		{int64(7), 7, "", true, "int64"},
-		{json.Number("12"), 12, "", true, "json.Number"},
-		{"31", 31, "", true, "numeric string"},
-		{" 4 ", 4, "", true, "numeric string with spaces"},
-		{"CELSIUS", 0, "CELSIUS", true, "enum name"},
-		{map[string]any{"value": 3.0}, 3, "", true, "wrapped"},
-		{nil, 0, "", false, "null"},
-		{true, 0, "", false, "bool"},
-		{1.5, 0, "", false, "fractional"},
-		{-1.0, 0, "", false, "negative"},
-		{"", 0, "", false, "empty string"},
-		{"-3", 0, "", false, "negative string"},
-		{[]any{1.0}, 0, "", false, "list"},
-	}
-	for _, tc := range cases {
-		code, name, ok := cloudclient.ParseUnit(tc.in)
-		if code != tc.code || name != tc.name || ok != tc.ok {
-			t.Errorf("%s: ParseUnit(%#v) = %d, %q, %v; want %d, %q, %v", tc.describe, tc.in, code, name, ok, tc.code, tc.name, tc.ok)
-		}
 	}
 }
 
 // referenceDecode is a slow decoder built on encoding/json's streaming
 // tokenizer with the same rules as DecodeParameters; the fuzz target checks
 // the fast decoder against it.
-func referenceDecode(data []byte) ([]cloudclient.ParamUpdate, error) {
+func referenceDecode(data []byte) ([]wire.ParamUpdate, error) {
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -159,7 +126,7 @@ func referenceDecode(data []byte) ([]cloudclient.ParamUpdate, error) {
 	if tok != json.Delim('{') {
 		return nil, errors.New("not an object")
 	}
-	var out []cloudclient.ParamUpdate
+	var out []wire.ParamUpdate
 	for dec.More() {
 		k, err := dec.Token()
 		if err != nil {
@@ -205,7 +172,7 @@ func referenceDecode(data []byte) ([]cloudclient.ParamUpdate, error) {
 				if !ok {
 					continue
 				}
-				u := cloudclient.ParamUpdate{Devid: devid, Pool: p.key, Chan: key[0], Idx: int(idx)}
+				u := wire.ParamUpdate{Devid: devid, Pool: p.key, Chan: key[0], Idx: int(idx)}
 				if m, isObj := body.(map[string]any); isObj {
 					if v, has := m["value"]; has {
 						u.Value, u.HasValue = v, true
@@ -271,8 +238,8 @@ func numbersInRange(raw json.RawMessage) bool {
 	}
 }
 
-func sortLikeDecoder(u []cloudclient.ParamUpdate) {
-	slices.SortStableFunc(u, func(a, b cloudclient.ParamUpdate) int {
+func sortLikeDecoder(u []wire.ParamUpdate) {
+	slices.SortStableFunc(u, func(a, b wire.ParamUpdate) int {
 		return cmp.Or(strings.Compare(a.Devid, b.Devid), strings.Compare(a.Pool, b.Pool),
 			cmp.Compare(a.Chan, b.Chan), cmp.Compare(a.Idx, b.Idx))
 	})
@@ -320,7 +287,7 @@ func FuzzDecodeParameters(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := cloudclient.DecodeParameters(data)
+		got, err := wire.DecodeParameters(data)
 		valid := json.Valid(data)
 		if err == nil && !valid {
 			t.Fatalf("accepted invalid JSON %q", data)

@@ -1,4 +1,4 @@
-package cloudclient
+package wire
 
 import (
 	"reflect"

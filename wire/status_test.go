@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"errors"
@@ -87,7 +87,7 @@ func TestDecodeDevid(t *testing.T) {
 	for _, raw := range []string{`{"devid":""}`, `{"devid":"  "}`, `{"devid":5}`, `{"devid":null}`, `{}`, `"M1"`, `[]`, ``, `{`} {
 		d, err := DecodeDevid([]byte(raw))
 		var pe *PayloadError
-		if d != "" || !errors.As(err, &pe) || pe.Event != NameMemoryUpdated {
+		if d != "" || !errors.As(err, &pe) || pe.Payload != PayloadMemoryUpdated {
 			t.Errorf("DecodeDevid(%q) = %q, %v; want a payload error", raw, d, err)
 		}
 	}

@@ -1,11 +1,11 @@
-package cloudclient_test
+package wire_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // FuzzDecodeAlarmsQuantity feeds the realtime alarms-quantity payload decoder
@@ -20,7 +20,7 @@ func FuzzDecodeAlarmsQuantity(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := cloudclient.DecodeAlarmsQuantity(data)
+		got, err := wire.DecodeAlarmsQuantity(data)
 		var top map[string]json.RawMessage
 		isObject := json.Unmarshal(data, &top) == nil && top != nil
 		if err != nil {

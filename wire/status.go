@@ -1,4 +1,4 @@
-package transport
+package wire
 
 import (
 	"bytes"
@@ -11,8 +11,13 @@ import (
 	"strings"
 )
 
-// ConnStatus is one module's entry of an
-// app:module:connection:status:changed event.
+// What a PayloadError names as the payload it could not decode.
+const (
+	PayloadConnectionStatus = "connection-status"
+	PayloadMemoryUpdated    = "event 22"
+)
+
+// ConnStatus is one module's entry of a connection-status push.
 type ConnStatus struct {
 	Devid string
 	// ConnectedAt is the module's connectedAt (epoch seconds, 0 = offline);
@@ -31,21 +36,23 @@ func (c ConnStatus) Online() (online, known bool) {
 	return *c.ConnectedAt != 0, true
 }
 
-// Gateway is the module's gateway metadata; null members read as "".
+// Gateway is a module's network gateway, as a module-list row and a
+// connection-status push report it; null members read as "".
 type Gateway struct {
 	Address, Interface, Version string
 }
 
-// PayloadError is a payload, or parts of one, that could not be decoded.
+// PayloadError is a realtime payload, or parts of one, that could not be
+// decoded.
 type PayloadError struct {
-	Event  string   // event the payload came with
-	Reason string   // what was wrong with the whole payload ("" if only entries failed)
-	Skips  []string // per-entry problems, "devid: problem", sorted
+	Payload string   // which payload (PayloadConnectionStatus, PayloadMemoryUpdated)
+	Reason  string   // what was wrong with the whole payload ("" if only entries failed)
+	Skips   []string // per-entry problems, "devid: problem", sorted
 }
 
 func (e *PayloadError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "bad %s payload", e.Event)
+	fmt.Fprintf(&b, "bad %s payload", e.Payload)
 	if e.Reason != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Reason)
@@ -57,8 +64,9 @@ func (e *PayloadError) Error() string {
 	return b.String()
 }
 
-// DecodeConnectionStatus decodes an app:module:connection:status:changed
-// payload: {"<devid>":{"connectedAt":<int>,"gateway":{...}}, ...}.
+// DecodeConnectionStatus decodes the payload of a connection-status push
+// (app:module:connection:status:changed):
+// {"<devid>":{"connectedAt":<int>,"gateway":{...}}, ...}.
 // connected_at is accepted for connectedAt, numeric strings and integral
 // numbers are accepted, and an entry with only a gateway (metadata only) is
 // kept with ConnectedAt nil. Entries are returned sorted by devid.
@@ -71,7 +79,7 @@ func (e *PayloadError) Error() string {
 func DecodeConnectionStatus(raw []byte) ([]ConnStatus, error) {
 	var top map[string]json.RawMessage
 	if err := decodeObject(raw, &top); err != nil {
-		return nil, &PayloadError{Event: NameConnectionStatus, Reason: err.Error()}
+		return nil, &PayloadError{Payload: PayloadConnectionStatus, Reason: err.Error()}
 	}
 	devids := make([]string, 0, len(top))
 	for d := range top {
@@ -93,12 +101,12 @@ func DecodeConnectionStatus(raw []byte) ([]ConnStatus, error) {
 		}
 		st := ConnStatus{Devid: devid}
 		rawAt, ok := body["connectedAt"]
-		if !ok || isNull(rawAt) {
+		if !ok || IsNull(rawAt) {
 			if alt, altOK := body["connected_at"]; altOK {
 				rawAt, ok = alt, true
 			}
 		}
-		if ok && !isNull(rawAt) {
+		if ok && !IsNull(rawAt) {
 			at, err := parseEpoch(rawAt)
 			if err != nil {
 				skips = append(skips, devid+": connectedAt: "+err.Error())
@@ -106,7 +114,7 @@ func DecodeConnectionStatus(raw []byte) ([]ConnStatus, error) {
 			}
 			st.ConnectedAt = &at
 		}
-		if rawGw, ok := body["gateway"]; ok && !isNull(rawGw) {
+		if rawGw, ok := body["gateway"]; ok && !IsNull(rawGw) {
 			gw, err := parseGateway(rawGw)
 			if err != nil {
 				skips = append(skips, devid+": gateway: "+err.Error())
@@ -120,28 +128,28 @@ func DecodeConnectionStatus(raw []byte) ([]ConnStatus, error) {
 		out = append(out, st)
 	}
 	if len(skips) > 0 {
-		return out, &PayloadError{Event: NameConnectionStatus, Skips: skips}
+		return out, &PayloadError{Payload: PayloadConnectionStatus, Skips: skips}
 	}
 	return out, nil
 }
 
-// DecodeDevid decodes the payload of event 22, {"devid":"M1"}; devid must
-// be a non-empty string.
+// DecodeDevid decodes the payload of event 22 (module memory updated),
+// {"devid":"M1"}; devid must be a non-empty string.
 func DecodeDevid(raw []byte) (string, error) {
 	var body map[string]json.RawMessage
 	if err := decodeObject(raw, &body); err != nil {
-		return "", &PayloadError{Event: NameMemoryUpdated, Reason: err.Error()}
+		return "", &PayloadError{Payload: PayloadMemoryUpdated, Reason: err.Error()}
 	}
 	rawID, ok := body["devid"]
 	if !ok {
-		return "", &PayloadError{Event: NameMemoryUpdated, Reason: "no devid"}
+		return "", &PayloadError{Payload: PayloadMemoryUpdated, Reason: "no devid"}
 	}
 	var devid string
 	if err := json.Unmarshal(rawID, &devid); err != nil {
-		return "", &PayloadError{Event: NameMemoryUpdated, Reason: "devid is not a string: " + compact(rawID)}
+		return "", &PayloadError{Payload: PayloadMemoryUpdated, Reason: "devid is not a string: " + compact(rawID)}
 	}
 	if strings.TrimSpace(devid) == "" {
-		return "", &PayloadError{Event: NameMemoryUpdated, Reason: "devid is empty"}
+		return "", &PayloadError{Payload: PayloadMemoryUpdated, Reason: "devid is empty"}
 	}
 	return devid, nil
 }
@@ -155,10 +163,6 @@ func decodeObject(raw []byte, into *map[string]json.RawMessage) error {
 		return fmt.Errorf("not a JSON object: %v", err)
 	}
 	return nil
-}
-
-func isNull(raw json.RawMessage) bool {
-	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
 var errBadEpoch = errors.New("not a non-negative integer")
@@ -202,7 +206,7 @@ func parseGateway(raw json.RawMessage) (*Gateway, error) {
 	gw := &Gateway{}
 	for key, dst := range map[string]*string{"address": &gw.Address, "interface": &gw.Interface, "version": &gw.Version} {
 		v, ok := body[key]
-		if !ok || isNull(v) {
+		if !ok || IsNull(v) {
 			continue
 		}
 		s, err := scalarText(v)

@@ -1,0 +1,20 @@
+// Package wire owns the decoding of the cloud's payloads, REST and realtime
+// alike, as cloud-interface.md and cloud-wire-facts.md describe them: the
+// parameter payload shared by prime answers, live deltas and snapshots
+// (DecodeParameters), the alarm and activity quantities
+// (DecodeAlarmsQuantity, Quantities), the module connection-status push
+// (DecodeConnectionStatus), the event-22 memory-updated push (DecodeDevid),
+// and the tolerant readers of single JSON values (String, Int, Members …)
+// that the REST record decoders are built from.
+//
+// It also owns the one hand-written JSON scanner (Scanner): the parameter
+// decoder reads with it, and the realtime transport frames Socket.IO event
+// packets with it, so both accept exactly the JSON grammar encoding/json
+// accepts, with its nesting limit.
+//
+// Decoders are tolerant the way the field requires: one bad entry is
+// skipped (and, where the caller logs it, reported) and never hides the
+// others; only a payload that is not the expected JSON shape at all is an
+// error. Nothing here does I/O or knows the event names: callers pick the
+// decoder for what arrived.
+package wire
