@@ -2,8 +2,13 @@
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 REVISION  ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+GOBIN     ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
 
-.PHONY: all build test test-deps fmt-check vet bench generate docs image
+# The pinned staticcheck (honnef.co/go/tools); .ci/run installs it with
+# `make staticcheck-install`.
+STATICCHECK_VERSION := v0.8.2
+
+.PHONY: all build test test-deps fmt-check vet staticcheck staticcheck-install bench generate docs image
 
 all: build
 
@@ -34,7 +39,17 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-test: test-deps fmt-check vet
+staticcheck-install:
+	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+# Fails, rather than checks with another version, when the pinned one is not
+# installed.
+staticcheck:
+	@$(GOBIN)/staticcheck -version 2>/dev/null | grep -qF '($(STATICCHECK_VERSION:v%=%))' || \
+		{ echo "staticcheck $(STATICCHECK_VERSION) is not installed in $(GOBIN): run make staticcheck-install"; exit 1; }
+	$(GOBIN)/staticcheck ./...
+
+test: test-deps fmt-check vet staticcheck
 	@# Benchmarks are not measured here, but each must still run once.
 	@out=$$($(GO) test -run='^$$' -bench=. -benchtime=1x ./... 2>&1) || { echo "$$out"; exit 1; }; echo "benchmarks: each ran once"
 	$(GO) test -race -count=1 -timeout 20m ./...

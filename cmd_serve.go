@@ -23,9 +23,6 @@ import (
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
 )
 
-// defaultListenAddress is the exporter's documented port.
-const defaultListenAddress = ":9826"
-
 // restEndpoints are the REST endpoint templates whose latency series exist
 // from the first scrape.
 var restEndpoints = []string{

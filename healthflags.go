@@ -63,6 +63,7 @@ func (h *healthFlags) gatewayConfig(cf *cloudFlags, client *cloudclient.Client, 
 	cfg.SupervisorInterval = h.SupervisorInterval
 	cfg.SessionHysteresis = h.SessionHysteresis
 	cfg.ForgetMissingAfter = h.ForgetMissingAfter
+	//lint:ignore SA1019 the deprecated flag is still accepted; the gateway warns that it has no effect
 	cfg.GetModulesFailOfflineAfter = h.FailOfflineAfter
 	cfg.Ladder = ladder.Config{
 		StaleAfter:                h.StaleAfter,

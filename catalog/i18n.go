@@ -16,7 +16,7 @@ func parseNamespace(src []byte) (ns *jsval.Object, ok bool) {
 	p := jsval.Parse(src, jsval.Limits{})
 	v, name, found := p.Export()
 	if !found {
-		v, found = p.LargestLiteral()
+		v, _ = p.LargestLiteral()
 	}
 	switch v := v.(type) {
 	case *jsval.Object:

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/tdewolff/parse/v2"
@@ -334,12 +333,4 @@ func timeOfDay(raw float64) string {
 	m := (int64(raw) - 1) * 10
 	m = ((m % 1440) + 1440) % 1440
 	return fmt.Sprintf("%02d:%02d", m/60, m%60)
-}
-
-// formatDisplay is the text of a display number for labels.
-func formatDisplay(v float64, digits int) string {
-	if digits >= 0 {
-		return strconv.FormatFloat(v, 'f', digits, 64)
-	}
-	return jsval.FormatNumber(v)
 }

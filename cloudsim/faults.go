@@ -148,8 +148,7 @@ type ActiveFault struct {
 type activeFault struct {
 	id        int
 	f         Fault
-	remaining int  // 0 = unlimited
-	oneShot   bool // transport faults: consumed by the sessions present when they fire
+	remaining int // 0 = unlimited
 	// stalls are the connections a stall_transport fault black-holed; they
 	// are dropped when the fault goes.
 	stalls []*connStall

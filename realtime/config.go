@@ -99,13 +99,13 @@ func DefaultConfig() Config {
 func (c *Config) validate() error {
 	var errs []error
 	if c.Client == nil {
-		errs = append(errs, errors.New("Client is required"))
+		errs = append(errs, errors.New("a Client is required"))
 	}
 	if c.NewTransport == nil {
 		errs = append(errs, errors.New("NewTransport is required"))
 	}
 	if c.Store == nil {
-		errs = append(errs, errors.New("Store is required"))
+		errs = append(errs, errors.New("a Store is required"))
 	}
 	for name, d := range map[string]time.Duration{
 		"SupervisorInterval": c.SupervisorInterval, "HealthInterval": c.HealthInterval,

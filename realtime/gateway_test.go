@@ -291,8 +291,8 @@ func TestGatewaySessionBlinkInsideHysteresisLeavesNoOutage(t *testing.T) {
 	h := startHarness(t, func(c *Config) { c.SessionHysteresis = 5 * time.Second })
 	first := h.waitBound()
 	h.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultCloseTransport})
-	st := h.waitFor("reconnected", func(st *Status) bool { return bound(st) && st.NamespaceSID != first.NamespaceSID })
-	st = h.waitFor("blink counted", func(st *Status) bool { return st.Session.Blinks >= 1 })
+	h.waitFor("reconnected", func(st *Status) bool { return bound(st) && st.NamespaceSID != first.NamespaceSID })
+	st := h.waitFor("blink counted", func(st *Status) bool { return st.Session.Blinks >= 1 })
 	if st.Session.Outage.Down || st.Session.Outage.HasLast || len(st.Session.Outages) != 0 {
 		t.Fatalf("a blink produced an outage: %+v", st.Session)
 	}
