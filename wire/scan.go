@@ -215,28 +215,44 @@ func (s *Scanner) nextMember() (more bool, err error) {
 	return false, s.fail("expected ',' or '}' in object")
 }
 
+// plainASCII marks the bytes a string holds as they are: printable ASCII
+// other than the quote and the backslash.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // str reads the string at Pos and returns its raw content; esc reports
 // escapes or non-ASCII bytes (the content then needs unescaping or UTF-8
 // repair).
 func (s *Scanner) str() (raw []byte, esc bool, err error) {
+	d := s.data
 	start := s.pos + 1
-	for i := start; i < len(s.data); {
-		c := s.data[i]
-		switch {
+	i := start
+	for {
+		for i < len(d) && plainASCII[d[i]] {
+			i++
+		}
+		if i >= len(d) {
+			break
+		}
+		switch c := d[i]; {
 		case c == '"':
 			s.pos = i + 1
-			return s.data[start:i], esc, nil
+			return d[start:i], esc, nil
 		case c == '\\':
 			esc = true
-			if i+1 >= len(s.data) {
+			if i+1 >= len(d) {
 				s.pos = i
 				return nil, false, s.fail("unexpected end of string")
 			}
-			switch s.data[i+1] {
+			switch d[i+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				i += 2
 			case 'u':
-				if i+6 > len(s.data) || !isHex4(s.data[i+2:i+6]) {
+				if i+6 > len(d) || !isHex4(d[i+2:i+6]) {
 					s.pos = i
 					return nil, false, s.fail("invalid \\u escape")
 				}
@@ -248,14 +264,12 @@ func (s *Scanner) str() (raw []byte, esc bool, err error) {
 		case c < 0x20:
 			s.pos = i
 			return nil, false, s.fail("control character in string")
-		case c >= utf8.RuneSelf:
+		default: // not ASCII
 			esc = true
-			i++
-		default:
 			i++
 		}
 	}
-	s.pos = len(s.data)
+	s.pos = len(d)
 	return nil, false, s.fail("unexpected end of string")
 }
 
