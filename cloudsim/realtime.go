@@ -2,8 +2,10 @@ package cloudsim
 
 import (
 	"encoding/json"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -334,7 +336,7 @@ func (c *Cloud) Sessions() []Session {
 		}
 		out = append(out, Session{
 			SID: s.sid, EngineSID: s.engineSID, RemoteAddr: s.remote, Connected: s.live(),
-			Reason: s.reason, Bound: sortedKeys(s.bound), Listens: ls,
+			Reason: s.reason, Bound: slices.Sorted(maps.Keys(s.bound)), Listens: ls,
 		})
 	}
 	return out
@@ -753,7 +755,7 @@ func (t *connTracker) abort(remote string) bool {
 func (t *connTracker) closeAll() {
 	t.mu.Lock()
 	conns := make([]net.Conn, 0, len(t.conns))
-	for _, k := range sortedKeys(t.conns) {
+	for _, k := range slices.Sorted(maps.Keys(t.conns)) {
 		conns = append(conns, t.conns[k])
 	}
 	t.mu.Unlock()
