@@ -206,7 +206,7 @@ func TestCheckFailures(t *testing.T) {
 	sim := startToolCloud(t)
 	t.Run("module not on the object", func(t *testing.T) {
 		code, out, _ := runArgs(t, toolArgs(sim, "check", "--cloud.modules=NOSUCHDEV")...)
-		if code != exitRuntime || !strings.Contains(out, "FAIL: --cloud.modules names NOSUCHDEV") {
+		if code != exitRuntime || !strings.Contains(out, "FAIL: --cloud.modules: module NOSUCHDEV is not in the module list of object") {
 			t.Fatalf("code=%d:\n%s", code, out)
 		}
 	})
@@ -718,5 +718,30 @@ func TestLineQueueNeverBlocksAndCountsDrops(t *testing.T) {
 	q.drainTo(&b)
 	if !strings.HasPrefix(b.String(), "# 5 lines dropped") || strings.Count(b.String(), "\n") != maxQueuedLines+1 {
 		t.Fatalf("got %d lines, head %q", strings.Count(b.String(), "\n"), b.String()[:40])
+	}
+}
+
+// Every tool that reads the module list refuses a named module the object
+// does not list, with the same words, before it asks for any parameter: a
+// typo must not look like a module with nothing to show.
+func TestToolsRefuseAModuleTheObjectLacks(t *testing.T) {
+	sim := startToolCloud(t)
+	d := sim.Devids()[0]
+	for _, args := range [][]string{
+		{"modules", "--cloud.modules=" + d + ",NOSUCHDEV"},
+		{"params", "--cloud.modules=NOSUCHDEV," + d},
+		{"catalog", "--cloud.modules=" + d + ",NOSUCHDEV"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			primes := sim.Requests("POST /v1/modules/parameters")
+			code, out, errOut := runArgs(t, toolArgs(sim, args[0], args[1:]...)...)
+			if code != exitRuntime || !strings.Contains(errOut, "module NOSUCHDEV is not in the module list of object "+strconv.Itoa(sim.ObjectID())) {
+				t.Fatalf("code=%d stderr=%q", code, errOut)
+			}
+			oneLine(t, errOut)
+			if out != "" || sim.Requests("POST /v1/modules/parameters") != primes {
+				t.Fatalf("a refused module list still printed %q or primed parameters", out)
+			}
+		})
 	}
 }

@@ -90,12 +90,16 @@ func (s *toolSession) listModules(ctx context.Context, objectID int) ([]cloudcli
 	return l.Modules, nil
 }
 
-// selectModules keeps the modules named in want (all when want is empty) and
-// reports the wanted devids the list lacks.
-func selectModules(all []cloudclient.Module, want []string) (kept []cloudclient.Module, missing []string) {
+// selectModules keeps the modules named in want (all when want is empty),
+// in the order named. A named devid the object's list lacks is an error
+// (a typo must not look like a module with nothing to show), the same for
+// every tool.
+func selectModules(all []cloudclient.Module, want []string, objectID int) ([]cloudclient.Module, error) {
 	if len(want) == 0 {
 		return all, nil
 	}
+	var kept []cloudclient.Module
+	var missing []string
 	for _, d := range want {
 		i := slices.IndexFunc(all, func(m cloudclient.Module) bool { return m.Devid == d })
 		if i < 0 {
@@ -104,7 +108,10 @@ func selectModules(all []cloudclient.Module, want []string) (kept []cloudclient.
 		}
 		kept = append(kept, all[i])
 	}
-	return kept, missing
+	if len(missing) > 0 {
+		return kept, fmt.Errorf("module %s is not in the module list of object %d", strings.Join(missing, ", "), objectID)
+	}
+	return kept, nil
 }
 
 // keyFilter selects parameters by patterns with path.Match semantics on the
