@@ -520,8 +520,9 @@ func (m *machine) runStep(e StepReady) {
 		// events delivered per session (nothing to register late), the
 		// binding forgotten with the session, the reconnect backoff reset
 		// below. So a rebuild does the same session work as a recycle;
-		// what differs is the ladder's: the streaks it resets, its longer
-		// cooldown and the quarantine it counts towards.
+		// what differs is the ladder's: a rebuild counts towards the
+		// quarantine, and its cooldown is longer (it comes later in the
+		// recycle streak the cooldown grows with).
 		m.tearDown(outage.ReasonHardReset, false)
 		m.replaceTransport()
 	case ladder.Resubscribe:
