@@ -431,7 +431,7 @@ func TestLifecycleTable(t *testing.T) {
 			name: "StepReady_Recycle_SessionAlreadyDown_NewTransportAndDial",
 			st:   State{Session: 3, Transport: 1, Step: ladder.Recycle, ReconnectFails: 3, ReconnectAt: at(9)},
 			ev:   StepReady{Step: ladder.Recycle}, now: 1,
-			want: State{Session: 3, Transport: 2, Connecting: true, Step: ladder.Recycle, StepAwaitsConnect: true},
+			want:    State{Session: 3, Transport: 2, Connecting: true, Step: ladder.Recycle, StepAwaitsConnect: true},
 			actions: acts(RunStep{Step: ladder.Recycle}, ReplaceTransport{}, Dial{Transport: 2}),
 		},
 		{
