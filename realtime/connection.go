@@ -17,14 +17,10 @@ import (
 // recovery steps' session work, stop) is decided by package lifecycle; this
 // file feeds it what the loop observes and runs the actions it returns.
 
-func (g *Gateway) lifecycleConfig() lifecycle.Config {
-	return lifecycle.Config{ReconnectBackoff: g.cfg.ReconnectBackoff, ReconnectMax: g.cfg.SupervisorInterval}
-}
-
 // feed runs ev through the lifecycle machine, then the actions it returns,
 // in order. Called on the loop only.
 func (g *Gateway) feed(ctx context.Context, ev lifecycle.Event) {
-	st, actions := g.lifecycleConfig().Step(g.life, ev, g.cfg.Now())
+	st, actions := g.lifeCfg.Step(g.life, ev, g.cfg.Now())
 	g.life = st
 	for _, a := range actions {
 		g.act(ctx, a)

@@ -67,8 +67,9 @@ type Gateway struct {
 	// life is the connection lifecycle (dialling, session up, binds in
 	// flight, reconnect backoff, relogin, the recovery step in flight, the
 	// connect prime owed, stopping); only feed changes it.
-	life   lifecycle.State
-	runCtx context.Context // the run's context, for results fed to the machine
+	life    lifecycle.State
+	lifeCfg lifecycle.Config
+	runCtx  context.Context // the run's context, for results fed to the machine
 
 	pollInFlight bool
 	overflowed   int64
@@ -109,6 +110,9 @@ func New(cfg Config) (*Gateway, error) {
 		push:     outage.NewPush(outage.PushConfig{StaleAfter: cfg.Ladder.StaleAfter, Episodes: eps}),
 		modules:  outage.NewModules(outage.ModulesConfig{Episodes: eps}),
 		runCtx:   context.Background(),
+		// Reconnects back off up to the supervisor's pace
+		// (cloud-wire-facts §3.1: attempts about every 15 s).
+		lifeCfg: lifecycle.Config{ReconnectBackoff: cfg.ReconnectBackoff, ReconnectMax: cfg.SupervisorInterval},
 	}
 	g.owedModules = map[string]store.PrimeMark{}
 	g.primeFailures = map[string]uint64{}

@@ -15,7 +15,7 @@ func (g *Gateway) ladderInput(now time.Time) ladder.Input {
 	anyT, live := g.store.LastUpdate()
 	in := ladder.Input{
 		Now:                  now,
-		SessionUp:            g.sess != nil,
+		SessionUp:            g.life.SessionUp,
 		AllSubscribedOffline: g.modules.AllOffline(),
 		InFlight:             g.life.Step != "",
 	}
