@@ -43,18 +43,18 @@ func TestConnectPrimeOwedPaidByALaterFullPrime(t *testing.T) {
 	g := idleGateway(t, st, []string{"D1", "D2"}, nil)
 	early := st.BeginPrime()
 	bind := st.BeginPrime()
-	g.binding++
-	g.resubscribed(g.sessSeq, []string{"D1", "D2"}, bind, bindResult{err: errors.New("HTTP 503"), primeErr: errors.New("HTTP 503")})
-	if !g.primeOwed || g.primeFailures[PrimeConnect] != 1 {
-		t.Fatalf("after the failed bind prime: owed %v, failures %v", g.primeOwed, g.primeFailures)
+	g.life.Binding++
+	g.resubscribed(g.life.Session, []string{"D1", "D2"}, bind, bindResult{err: errors.New("HTTP 503"), primeErr: errors.New("HTTP 503")})
+	if !g.life.PrimeOwed || g.primeFailures[PrimeConnect] != 1 {
+		t.Fatalf("after the failed bind prime: owed %v, failures %v", g.life.PrimeOwed, g.primeFailures)
 	}
 	g.primeFinished(PrimeOverflow, []string{"D1", "D2"}, early, nil)
 	g.primeFinished(PrimeMemoryUpdated, []string{"D1"}, st.BeginPrime(), nil)
-	if !g.primeOwed {
+	if !g.life.PrimeOwed {
 		t.Fatal("paid by an earlier prime or by a prime of one module")
 	}
 	g.primeFinished(PrimeTick, []string{"D1", "D2"}, st.BeginPrime(), nil)
-	if g.primeOwed {
+	if g.life.PrimeOwed {
 		t.Fatal("a later full prime did not pay the connect prime")
 	}
 }
