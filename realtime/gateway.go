@@ -80,6 +80,7 @@ type Gateway struct {
 	owedModules   map[string]store.PrimeMark
 	owedInFlight  bool              // a prime paying what is owed is running
 	primeFailures map[string]uint64 // failed primes by trigger
+	primeStreak   int               // primes failed since the last that succeeded (one WARN a streak)
 	renewAt       time.Time         // when the access token is renewed next; zero = nothing to renew
 	renewing      bool              // a token renewal is in flight
 	renewFails    int               // token renewals failed in a row

@@ -2,6 +2,7 @@ package realtime
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
@@ -40,7 +41,15 @@ func (g *Gateway) primeFinished(trigger string, modules []string, mark store.Pri
 			return // cancelled by the shutdown, not failed by the cloud
 		}
 		g.primeFailures[trigger]++
-		g.log.Warn("prime failed", "trigger", trigger, "modules", len(modules), "err", compactErr(err))
+		// The first failure of a streak is a WARN; the rest of it (a
+		// cloud outage fails a prime every tick) go to DEBUG, and the
+		// counter keeps the count.
+		level := slog.LevelWarn
+		if g.primeStreak > 0 {
+			level = slog.LevelDebug
+		}
+		g.primeStreak++
+		g.log.Log(context.Background(), level, "prime failed", "trigger", trigger, "modules", len(modules), "failed_in_a_row", g.primeStreak, "err", compactErr(err))
 		if trigger == PrimeMemoryUpdated {
 			for _, d := range modules {
 				if g.isSubscribed(d) {
@@ -49,6 +58,10 @@ func (g *Gateway) primeFinished(trigger string, modules []string, mark store.Pri
 			}
 		}
 		return
+	}
+	if g.primeStreak > 0 {
+		g.log.Info("primes succeed again", "trigger", trigger, "failed_in_a_row", g.primeStreak)
+		g.primeStreak = 0
 	}
 	for _, d := range modules {
 		if owed, ok := g.owedModules[d]; ok && mark > owed {
