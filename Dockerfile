@@ -5,9 +5,13 @@
 #
 #   docker build -t bragerone_exporter \
 #     --build-arg VERSION="$(git describe --tags --always --dirty)" \
-#     --build-arg REVISION="$(git rev-parse HEAD)" .
+#     --build-arg REVISION="$(git rev-parse HEAD)" \
+#     --build-arg BRANCH="$(git rev-parse --abbrev-ref HEAD)" \
+#     --build-arg BUILD_DATE="$(date -u +%Y%m%d-%H:%M:%S)" .
 #
-# The go build line uses the same flags as scripts/build.sh.
+# The go build line uses the same flags as scripts/build.sh: the build args
+# are stamped into github.com/prometheus/common/version, which --version and
+# bragerone_exporter_build_info read.
 
 ARG GO_VERSION=1.26
 
@@ -16,14 +20,18 @@ ARG TARGETOS
 ARG TARGETARCH
 ARG VERSION=dev
 ARG REVISION=unknown
+ARG BRANCH=unknown
+ARG BUILD_USER=docker
+ARG BUILD_DATE=unknown
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    v=github.com/prometheus/common/version && \
     CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
     go build -trimpath \
-      -ldflags "-s -w -X main.version=${VERSION} -X main.revision=${REVISION}" \
+      -ldflags "-s -w -X ${v}.Version=${VERSION} -X ${v}.Revision=${REVISION} -X ${v}.Branch=${BRANCH} -X ${v}.BuildUser=${BUILD_USER} -X ${v}.BuildDate=${BUILD_DATE}" \
       -o /out/bragerone_exporter .
 
 # static-debian12 carries CA certificates, tzdata and /etc/passwd; the nonroot

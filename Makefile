@@ -25,7 +25,8 @@ docs:
 	$(GO) test ./deploy -run TestREADMEFlagReference -update -count=1
 
 image:
-	docker build -t bragerone_exporter --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) .
+	docker build -t bragerone_exporter --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) \
+		--build-arg BRANCH="$$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)" --build-arg BUILD_DATE="$$(date -u +%Y%m%d-%H:%M:%S)" .
 
 # test-deps installs the real peers some tests talk to (the reference Node.js
 # Socket.IO server); promtool and amtool come from Debian (see .ci/run).

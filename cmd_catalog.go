@@ -77,9 +77,9 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 	if c.Devid != "" {
 		want = []string{c.Devid}
 	}
-	modules, missing := selectModules(all, want)
-	if len(missing) > 0 {
-		return fmt.Errorf("module %s is not in the module list of object %d", strings.Join(missing, ", "), objectID)
+	modules, err := selectModules(all, want, objectID)
+	if err != nil {
+		return err
 	}
 	if len(modules) == 0 {
 		return fmt.Errorf("object %d lists no modules", objectID)

@@ -280,6 +280,8 @@ func TestSetBySymbolOrName(t *testing.T) {
 		{"Boiler set temperature=65", "P6.v1", 65, "Boiler set temperature = 65 °C (PARAM_P6_1, raw P6.v1 = 65)"},
 		// A state by its label.
 		{"Operating mode=summer", "P6.v5", 1, "Operating mode = Summer (PARAM_P6_5, raw P6.v5 = 1)"},
+		// A time of day: raw n shows (n-1)×10 minutes after midnight.
+		{"Night setback start=22:30", "P6.v7", 136, "Night setback start = 22:30 (PARAM_P6_7, raw P6.v7 = 136)"},
 	} {
 		before := writes()
 		code, out, errOut := runArgs(t, toolArgs(sim, "set", d, c.arg)...)
@@ -298,13 +300,15 @@ func TestSetBySymbolOrName(t *testing.T) {
 	for name, c := range map[string]struct {
 		arg, says string
 	}{
-		"above the maximum":    {"PARAM_P6_8=30", "outside its limits, 5 to 25"},
-		"below the minimum":    {"Maximum boiler power=4.9", "outside its limits, 5 to 25"},
-		"a measurement":        {"Boiler temperature=65", "not a setting"},
-		"an unknown name":      {"Boiler set temprature=65", `no parameter "Boiler set temprature"`},
-		"a state it lacks":     {"Operating mode=Spring", "not one of its states (Automatic, Off, Summer, Winter)"},
-		"not a number":         {"PARAM_P6_8=lots", `"lots" is not a number`},
-		"hidden by permission": {"PARAM_P6_8=20", "no parameter"}, // on the user's module
+		"above the maximum":     {"PARAM_P6_8=30", "outside its limits, 5 to 25"},
+		"below the minimum":     {"Maximum boiler power=4.9", "outside its limits, 5 to 25"},
+		"a measurement":         {"Boiler temperature=65", "not a setting"},
+		"an unknown name":       {"Boiler set temprature=65", `no parameter "Boiler set temprature"`},
+		"a state it lacks":      {"Operating mode=Spring", "not one of its states (Automatic, Off, Summer, Winter)"},
+		"not a number":          {"PARAM_P6_8=lots", `"lots" is not a number`},
+		"off the clock's steps": {"PARAM_P6_7=22:35", `"22:35" is not a time of day it can hold (HH:MM in steps of 10 minutes)`},
+		"a number for a clock":  {"PARAM_P6_7=133", `"133" is not a time of day it can hold`},
+		"hidden by permission":  {"PARAM_P6_8=20", "no parameter"}, // on the user's module
 	} {
 		t.Run(name, func(t *testing.T) {
 			dev := d

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
@@ -74,7 +73,7 @@ func (c *checkCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	kept, missing := selectModules(modules, c.Modules)
+	kept, missing := selectModules(modules, c.Modules, objectID)
 	online := 0
 	for _, m := range kept {
 		if m.Online() {
@@ -91,9 +90,9 @@ func (c *checkCmd) Run(ctx context.Context, g *Globals) error {
 		tw.Flush()
 	}
 	switch {
-	case len(missing) > 0:
-		fmt.Fprintf(out, "FAIL: --cloud.modules names %s, not on object %d\n", strings.Join(missing, ", "), objectID)
-		return fmt.Errorf("modules %s are not on object %d", strings.Join(missing, ", "), objectID)
+	case missing != nil:
+		fmt.Fprintf(out, "FAIL: --cloud.modules: %v\n", missing)
+		return missing
 	case len(modules) == 0:
 		fmt.Fprintf(out, "FAIL: object %d lists no modules; the exporter would have nothing to watch\n", objectID)
 		return fmt.Errorf("object %d lists no modules", objectID)

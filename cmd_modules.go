@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 )
@@ -53,9 +52,9 @@ func (c *modulesCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	modules, missing := selectModules(all, c.Modules)
-	if len(missing) > 0 {
-		g.Logger.Warn("requested modules are not on the object", "object_id", objectID, "devids", strings.Join(missing, ","))
+	modules, err := selectModules(all, c.Modules, objectID)
+	if err != nil {
+		return err
 	}
 
 	if c.json() {

@@ -48,7 +48,7 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 
 	// The module list is read when no modules are named, and for the
 	// catalog (its rows say which menu and permissions each module has).
-	devids := slices.Clone(c.Modules)
+	devids := slices.Compact(slices.Sorted(slices.Values(c.Modules)))
 	var modules []cloudclient.Module
 	if len(devids) == 0 || !c.Disable {
 		objectID, _, err := s.chooseObject(ctx, &c.cloudFlags)
@@ -60,7 +60,11 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 			return err
 		case err != nil:
 			g.Logger.Warn("parameters are shown without names: the module list could not be read", "err", err)
-		case len(devids) == 0:
+		case len(devids) > 0:
+			if modules, err = selectModules(modules, devids, objectID); err != nil {
+				return err
+			}
+		default:
 			for _, m := range modules {
 				devids = append(devids, m.Devid)
 			}
@@ -71,7 +75,6 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	slices.Sort(devids)
 	devids = slices.Compact(devids)
-	modules, _ = selectModules(modules, devids)
 
 	updates, err := s.client.PrimeWithRetry(ctx, devids)
 	if err != nil {

@@ -71,7 +71,7 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	colOpts := collector.Options{
 		Include: s.ParametersInclude, Exclude: s.ParametersExclude, MaxSeries: s.ParametersMaxSeries,
-		BuildVersion: version, BuildRevision: buildRevision(), Logger: g.Logger,
+		Logger: g.Logger,
 	}
 	if err := colOpts.Validate(); err != nil {
 		return usageError{err}
@@ -244,13 +244,6 @@ func (s *serveCmd) handler(reg *prometheus.Registry, col *collector.Collector, s
 		mux.Handle("/", landing)
 	}
 	return mux, nil
-}
-
-func buildRevision() string {
-	if revision != "" {
-		return revision
-	}
-	return "unknown"
 }
 
 // startSimulation runs the simulated cloud in-process on a loopback port.

@@ -216,12 +216,13 @@ func (c *setCmd) resolve(ctx context.Context, s *toolSession, g *Globals, cmd *c
 			c.Devid, p.Address, p.Name, p.Address)
 	}
 	r := storeReader(st, c.Devid)
-	display, shown, err := displayValueOf(p, r, strings.TrimSpace(valueText))
-	if err != nil {
-		return nil, err
-	}
-	raw, err := p.RawFromDisplay(display, r)
+	raw, shown, err := rawValueOf(p, r, strings.TrimSpace(valueText))
+	var usage usageError
 	switch {
+	case errors.As(err, &usage):
+		return nil, err
+	case errors.Is(err, catalog.ErrBadClock):
+		return nil, usageErrorf("%s (%s): %q is not a time of day it can hold (HH:MM in steps of 10 minutes); nothing written", p.Name, p.Symbol, strings.TrimSpace(valueText))
 	case errors.Is(err, catalog.ErrOutOfRange):
 		lo, hi := p.Range(r)
 		return nil, usageErrorf("%s (%s): %s is outside its limits, %s to %s; nothing written", p.Name, p.Symbol, shown, limit(lo), limit(hi))
@@ -242,6 +243,22 @@ func limit(f *float64) string {
 		return "…"
 	}
 	return formatFloat(*f)
+}
+
+// rawValueOf turns the value of a write by symbol or name into the raw
+// register value: a time of day for a parameter shown as one, else a number
+// in the displayed unit or the label of one of the parameter's states.
+func rawValueOf(p *catalog.Param, r catalog.Reader, text string) (raw float64, shown string, err error) {
+	if p.ShowsClock(r) {
+		raw, err = p.RawFromClock(text, r)
+		return raw, text, err
+	}
+	display, shown, err := displayValueOf(p, r, text)
+	if err != nil {
+		return 0, "", err
+	}
+	raw, err = p.RawFromDisplay(display, r)
+	return raw, shown, err
 }
 
 // displayValueOf reads the value of a write by symbol or name: a number in
@@ -283,6 +300,7 @@ func (c *setCmd) Help() string {
   set DEVID PARAM_P6_1=65                   write 65 in the displayed unit, converted to the raw value
   set DEVID 'Boiler set temperature=65'     the same by the parameter's name
   set DEVID 'Operating mode=Summer'         a state by its label
+  set DEVID 'Night setback start=22:30'     a time of day (HH:MM, in the register's 10-minute steps)
   set DEVID --command=MODULE_RESTART        send a raw command (POST /v1/module/command/raw)
 
 A write by symbol or name reads the parameter catalog (see the catalog command), refuses a parameter the app does not

@@ -206,7 +206,7 @@ func TestCheckFailures(t *testing.T) {
 	sim := startToolCloud(t)
 	t.Run("module not on the object", func(t *testing.T) {
 		code, out, _ := runArgs(t, toolArgs(sim, "check", "--cloud.modules=NOSUCHDEV")...)
-		if code != exitRuntime || !strings.Contains(out, "FAIL: --cloud.modules names NOSUCHDEV") {
+		if code != exitRuntime || !strings.Contains(out, "FAIL: --cloud.modules: module NOSUCHDEV is not in the module list of object") {
 			t.Fatalf("code=%d:\n%s", code, out)
 		}
 	})
@@ -596,27 +596,6 @@ func TestSetRoutingErrorsAreUsageErrorsWithoutIO(t *testing.T) {
 	}
 }
 
-func TestParseAndFormatValue(t *testing.T) {
-	for in, want := range map[string]any{
-		"21.5": json.Number("21.5"), "-3": json.Number("-3"), "1e3": json.Number("1e3"), " 7 ": json.Number("7"),
-		"true": true, "false": false, `"21"`: "21", "ON": "ON", "01": "01", "0x10": "0x10", "": "",
-		"null": "null", "[1]": "[1]", `"unterminated`: `"unterminated`,
-	} {
-		if got := parseValue(in); got != want {
-			t.Errorf("parseValue(%q) = %#v, want %#v", in, got, want)
-		}
-	}
-	for want, in := range map[string]any{
-		"21.5": 21.5, "20": 20.0, "-0.25": -0.25, "1e+21": 1e21, "1e-07": 1e-7, "100000": 1e5,
-		"true": true, "null": nil, "ON": "ON", `"two words"`: "two words", `""`: "",
-		`"21"`: "21", `"true"`: "true", `{"a":1}`: map[string]any{"a": 1.0}, "7": json.Number("7"),
-	} {
-		if got := formatValue(in); got != want {
-			t.Errorf("formatValue(%#v) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // watchRun runs the watch command in the background until stopped.
 type watchRun struct {
 	t      *testing.T
@@ -739,5 +718,30 @@ func TestLineQueueNeverBlocksAndCountsDrops(t *testing.T) {
 	q.drainTo(&b)
 	if !strings.HasPrefix(b.String(), "# 5 lines dropped") || strings.Count(b.String(), "\n") != maxQueuedLines+1 {
 		t.Fatalf("got %d lines, head %q", strings.Count(b.String(), "\n"), b.String()[:40])
+	}
+}
+
+// Every tool that reads the module list refuses a named module the object
+// does not list, with the same words, before it asks for any parameter: a
+// typo must not look like a module with nothing to show.
+func TestToolsRefuseAModuleTheObjectLacks(t *testing.T) {
+	sim := startToolCloud(t)
+	d := sim.Devids()[0]
+	for _, args := range [][]string{
+		{"modules", "--cloud.modules=" + d + ",NOSUCHDEV"},
+		{"params", "--cloud.modules=NOSUCHDEV," + d},
+		{"catalog", "--cloud.modules=" + d + ",NOSUCHDEV"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			primes := sim.Requests("POST /v1/modules/parameters")
+			code, out, errOut := runArgs(t, toolArgs(sim, args[0], args[1:]...)...)
+			if code != exitRuntime || !strings.Contains(errOut, "module NOSUCHDEV is not in the module list of object "+strconv.Itoa(sim.ObjectID())) {
+				t.Fatalf("code=%d stderr=%q", code, errOut)
+			}
+			oneLine(t, errOut)
+			if out != "" || sim.Requests("POST /v1/modules/parameters") != primes {
+				t.Fatalf("a refused module list still printed %q or primed parameters", out)
+			}
+		})
 	}
 }

@@ -1,6 +1,10 @@
 // Command bragerone_exporter is a Prometheus exporter and health monitor for the
 // BragerOne device cloud. main.go holds the command tree and process wiring only:
 // flags, logging, signals and exit codes. Each command lives in its own cmd_*.go.
+//
+// The command is the module's root package, so that `go run .` (the README's
+// quick start) runs it and `go install <module>@<version>` names the binary
+// bragerone_exporter.
 package main
 
 import (
@@ -106,7 +110,7 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 		kong.Name("bragerone_exporter"),
 		kong.Description("Prometheus exporter and health monitor for the BragerOne device cloud."),
 		kong.DefaultEnvars("BRAGERONE"),
-		kong.Vars{"version": versionString()},
+		kong.Vars{"version": versionText()},
 		catalogVars(),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(kongExit{c}) }),

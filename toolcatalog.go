@@ -2,7 +2,8 @@ package main
 
 // The command-line tools name parameters with the same catalog serve uses:
 // read once from the cloud's web-app assets, for the modules a tool works
-// on, with their values at that moment.
+// on, with their values at that moment; values are shown through it as the
+// web app shows them.
 
 import (
 	"context"
@@ -17,15 +18,6 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
-
-// catalogCommonFlags are the catalog flags of every command that names
-// parameters: serve (whose catalogFlags add a refresh interval) and the
-// tools, which read the catalog once.
-type catalogCommonFlags struct {
-	Language      string `name:"catalog.language" default:"${catalog_language}" help:"Language of parameter names, units and labels: any the web app offers (a language it does not offer is reported at start with the offered ones)." group:"Catalog"`
-	Disable       bool   `name:"catalog.disable" help:"Do not read the catalog: no names, units, display values or enum states; raw values as always." group:"Catalog"`
-	OverridesFile string `name:"catalog.overrides-file" type:"existingfile" help:"YAML file correcting the name, unit or scale of a register (P4.v7) or symbol (PARAM_P4_7) the catalog gets wrong." group:"Catalog"`
-}
 
 // errCatalogDisabled is the refusal of a tool that cannot work without the
 // catalog.

@@ -100,10 +100,17 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 	// Menus, once per deviceMenu (§4.2).
 	menus := l.loadMenus(ctx, idx, modules)
 
-	// Definitions of every symbol some module's menu shows (§4.4).
+	// What each module's menu shows under its permissions, and the
+	// definitions of every symbol some module shows (§4.4).
+	shown := make(map[string][]visibleToken, len(modules))
 	wanted := map[string]bool{}
 	for _, spec := range modules {
-		for _, vt := range visibleTokens(filterRoutes(menus[spec.DeviceMenu], permissionSet(spec.Permissions))) {
+		if _, dup := shown[spec.DevID]; dup {
+			continue
+		}
+		vts := visibleTokens(filterRoutes(menus[spec.DeviceMenu], permissionSet(spec.Permissions)))
+		shown[spec.DevID] = vts
+		for _, vt := range vts {
 			wanted[vt.symbol] = true
 		}
 	}
@@ -174,7 +181,7 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 		if _, dup := c.modules[spec.DevID]; dup {
 			continue
 		}
-		c.modules[spec.DevID] = rs.buildModule(spec, menus[spec.DeviceMenu])
+		c.modules[spec.DevID] = rs.buildModule(spec, shown[spec.DevID])
 		c.order = append(c.order, spec.DevID)
 	}
 	sort.Strings(c.order)

@@ -174,7 +174,45 @@ var (
 	ErrNotWritable = errors.New("catalog: the value of this parameter is not a register value")
 	ErrOutOfRange  = errors.New("catalog: value outside the parameter's limits")
 	ErrNoTransform = errors.New("catalog: the unit's value function is not recognised, so it cannot be inverted")
+	ErrNotClock    = errors.New("catalog: the parameter does not show a time of day")
+	ErrBadClock    = errors.New("catalog: not a time of day")
 )
+
+// ShowsClock says whether the parameter's value shows as a time of day
+// (HH:MM) for the live unit register.
+func (p *Param) ShowsClock(r Reader) bool {
+	if p.override != nil && (p.override.scale != nil || p.override.unit != nil) {
+		return false
+	}
+	u := p.unitAt(r)
+	return u != nil && u.timeOfDay
+}
+
+// RawFromClock converts a time of day to the raw register value of a
+// parameter that shows one (§4.7.3: raw n shows (n−1)×10 minutes after
+// midnight), for a write. The time must fall on the register's 10-minute
+// steps; the raw value is refused outside the limits, which for this unit
+// are register values.
+func (p *Param) RawFromClock(text string, r Reader) (float64, error) {
+	if !p.ShowsClock(r) {
+		return 0, ErrNotClock
+	}
+	if p.def.computed() || p.def.composes() {
+		return 0, ErrNotWritable
+	}
+	raw, err := rawFromClock(text)
+	if err != nil {
+		return 0, err
+	}
+	lo, hi := p.Min, p.Max
+	if r != nil {
+		lo, hi = p.Range(r)
+	}
+	if (lo != nil && raw < *lo) || (hi != nil && raw > *hi) {
+		return 0, fmt.Errorf("%w: %s is register value %v, not in [%s, %s]", ErrOutOfRange, text, raw, limitText(lo), limitText(hi))
+	}
+	return raw, nil
+}
 
 // RawFromDisplay converts a display value back to the register's raw value
 // (the inverse of the transform) for a write; it refuses values outside the

@@ -289,3 +289,57 @@ func TestLimitKeys(t *testing.T) {
 		t.Fatalf("range %s..%s, want 4..12", floatText(lo), floatText(hi))
 	}
 }
+
+// Writes of a time of day (unit 66): "HH:MM" on the register's 10-minute
+// steps is the inverse of the display, checked against the register limits;
+// other text and other units are refused.
+func TestRawFromClock(t *testing.T) {
+	clock := `k=>{if(k===0x0)return'units.202.0';const _0xm=(k-0x1)*0xa;return String(Math['floor'](_0xm/0x3c))['padStart'](0x2,'0')+':'+String(_0xm%0x3c)['padStart'](0x2,'0')}`
+	units := testUnits(t, `{0x42:{'text':'units.0','value':`+clock+`},0x31:{'text':'units.31','value':_0x4f=>Number(_0x4f*0.1)['toFixed'](0x1)}}`, enUnits(t))
+	build := func(symbol, defJS string) *Param {
+		rs := &resolver{defs: map[string]*definition{symbol: def(t, symbol, defJS)}, tr: enUnits(t), units: units}
+		p := rs.newParam(rs.defs[symbol], visibleToken{symbol: symbol}, newRuleContext("D1", 1757000000), nil)
+		if p == nil {
+			t.Fatalf("%s: no parameter", symbol)
+		}
+		return p
+	}
+	p := build("PARAM_T", `{'units':0x42,'value':[{'group':'P6','number':7}]}`)
+	live := values(map[string]float64{"P6.v7": 133, "P6.n7": 0, "P6.x7": 144})
+	if !p.ShowsClock(live) {
+		t.Fatal("a unit-66 parameter does not show a clock")
+	}
+	for _, c := range []struct {
+		text, shown string
+		raw         float64
+	}{{"00:00", "00:00", 1}, {"6:00", "06:00", 37}, {"22:00", "22:00", 133}, {"22:30", "22:30", 136}, {"23:50", "23:50", 144}} {
+		raw, err := p.RawFromClock(c.text, live)
+		if err != nil || raw != c.raw {
+			t.Errorf("%s → %v %v, want %v", c.text, raw, err, c.raw)
+			continue
+		}
+		// The inverse of what the app shows.
+		if _, shown, _ := p.Display(values(map[string]float64{"P6.v7": raw})); shown != c.shown {
+			t.Errorf("%s → raw %v shows %q, want %q", c.text, raw, shown, c.shown)
+		}
+	}
+	for _, text := range []string{"22:35", "24:00", "7", "07:5", "ab:cd", "", "-1:00", "12:60"} {
+		if _, err := p.RawFromClock(text, live); !errors.Is(err, ErrBadClock) {
+			t.Errorf("%q: %v, want ErrBadClock", text, err)
+		}
+	}
+	narrow := values(map[string]float64{"P6.v7": 133, "P6.n7": 37, "P6.x7": 73}) // 06:00 to 12:00
+	if _, err := p.RawFromClock("22:00", narrow); !errors.Is(err, ErrOutOfRange) {
+		t.Errorf("22:00 with limits 06:00..12:00: %v", err)
+	}
+	if raw, err := p.RawFromClock("12:00", narrow); err != nil || raw != 73 {
+		t.Errorf("12:00 with limits 06:00..12:00: %v %v", raw, err)
+	}
+	kw := build("PARAM_K", `{'units':0x31,'value':[{'group':'P4','number':7}]}`)
+	if kw.ShowsClock(nil) {
+		t.Fatal("a kW parameter shows a clock")
+	}
+	if _, err := kw.RawFromClock("12:00", nil); !errors.Is(err, ErrNotClock) {
+		t.Errorf("a kW parameter took a time of day: %v", err)
+	}
+}

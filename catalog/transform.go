@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/tdewolff/parse/v2"
@@ -333,4 +334,20 @@ func timeOfDay(raw float64) string {
 	m := (int64(raw) - 1) * 10
 	m = ((m % 1440) + 1440) % 1440
 	return fmt.Sprintf("%02d:%02d", m/60, m%60)
+}
+
+// rawFromClock is the inverse of timeOfDay: "HH:MM" (or "H:MM") on the
+// register's 10-minute steps gives (minutes/10)+1.
+func rawFromClock(text string) (float64, error) {
+	h, m, ok := strings.Cut(strings.TrimSpace(text), ":")
+	hours, errH := strconv.Atoi(h)
+	minutes, errM := strconv.Atoi(m)
+	switch {
+	case !ok || errH != nil || errM != nil || len(h) == 0 || len(h) > 2 || len(m) != 2 ||
+		hours < 0 || hours > 23 || minutes < 0 || minutes > 59:
+		return 0, fmt.Errorf("%w: %q is not HH:MM", ErrBadClock, text)
+	case minutes%10 != 0:
+		return 0, fmt.Errorf("%w: %q is not on the register's 10-minute steps", ErrBadClock, text)
+	}
+	return float64((hours*60+minutes)/10 + 1), nil
 }

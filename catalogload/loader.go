@@ -176,8 +176,8 @@ func (l *Loader) Run(ctx context.Context) error {
 		versionC = vt.C
 	}
 
-	load := func(why string) error {
-		wait, err := l.load(ctx, why)
+	load := func(why, version string) error {
+		wait, err := l.load(ctx, why, version)
 		if err != nil {
 			return err
 		}
@@ -185,7 +185,7 @@ func (l *Loader) Run(ctx context.Context) error {
 		next.Reset(wait)
 		return nil
 	}
-	if err := load("start"); err != nil {
+	if err := load("start", ""); err != nil {
 		return err
 	}
 	for {
@@ -194,15 +194,15 @@ func (l *Loader) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-next.C:
-			err = load("schedule")
+			err = load("schedule", "")
 		case <-check.C:
 			// Before a first good load the retry pause rules instead.
 			if key := specKey(l.cfg.Modules()); l.loaded && key != l.specKey && grew(l.specKey, key) {
-				err = load("modules changed")
+				err = load("modules changed", "")
 			}
 		case <-versionC:
 			if v, changed := l.versionChanged(ctx); changed {
-				err = load("frontend version " + v)
+				err = load("frontend version "+v, v)
 			}
 		}
 		if err != nil {
@@ -229,16 +229,20 @@ func (l *Loader) versionChanged(ctx context.Context) (string, bool) {
 }
 
 // load runs one load and publishes its outcome. It returns when to load
-// next, or the fatal language error before any catalog was good.
-func (l *Loader) load(ctx context.Context, why string) (time.Duration, error) {
+// next, or the fatal language error before any catalog was good. version is
+// the frontend version just read by the caller, or "" to read it here.
+func (l *Loader) load(ctx context.Context, why, version string) (time.Duration, error) {
 	specs := l.cfg.Modules()
 	key := specKey(specs)
-	if l.cfg.Version != nil {
+	if version == "" && l.cfg.Version != nil {
 		// The version this attempt sees: a later change means a newer
 		// deployment; a failed attempt is retried on its own pause.
-		if v, err := l.cfg.Version(ctx); err == nil && v != "" {
-			l.version = v
+		if v, err := l.cfg.Version(ctx); err == nil {
+			version = v
 		}
+	}
+	if version != "" {
+		l.version = version
 	}
 	opts := l.cfg.Options
 	prev := l.State()

@@ -392,3 +392,44 @@ func TestRefreshWithFailedAssetsKeepsTheCatalogInUse(t *testing.T) {
 		t.Error("a clean refresh of the same assets replaced the catalog")
 	}
 }
+
+// A reload for a new frontend version uses the version the check just read:
+// it does not ask /v1/system/version a second time. Every ask here waits for
+// the test's answer, so a second ask would hold the reload forever.
+func TestVersionChangeReloadsWithoutAskingAgain(t *testing.T) {
+	f := newFixture(t, 1)
+	asks := make(chan chan string)
+	r := f.start(nil, func(c *Config) {
+		c.VersionInterval = 10 * time.Millisecond
+		c.Version = func(ctx context.Context) (string, error) {
+			answer := make(chan string)
+			select {
+			case asks <- answer:
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+			select {
+			case v := <-answer:
+				return v, nil
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}
+	})
+	answer := func(v string) {
+		t.Helper()
+		select {
+		case a := <-asks:
+			a <- v
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the loader never asked the frontend version (to answer %q)", v)
+		}
+	}
+	answer("v1") // the first load's ask
+	r.wait("first load", loaded)
+	answer("v2") // a periodic check sees a new deployment
+	st := r.wait("the reload for v2", func(st *State) bool { return st.Loads == 2 })
+	if st.Catalog == nil || st.LastError != nil {
+		t.Fatalf("reload for a new version: loaded=%v err=%v", st.Catalog != nil, st.LastError)
+	}
+}

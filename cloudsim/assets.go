@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"html"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,7 +115,7 @@ func buildChunks() *assetChunks {
 	}
 	for _, lang := range simLanguages {
 		ns := translations(lang)
-		for _, name := range sortedKeys(ns) {
+		for _, name := range slices.Sorted(maps.Keys(ns)) {
 			var want func(string) bool
 			switch {
 			case lang == "en" && name == "units":
@@ -186,7 +188,7 @@ func bundleFor(gen int) *assetBundle {
 	// The /assets/ listing, autoindex-style with absolute links.
 	var l strings.Builder
 	l.WriteString("<html>\r\n<head><title>Index of /assets/</title></head>\r\n<body>\r\n<h1>Index of /assets/</h1><hr><pre><a href=\"../\">../</a>\r\n")
-	for _, name := range sortedKeys(b.files) {
+	for _, name := range slices.Sorted(maps.Keys(b.files)) {
 		f := b.files[name]
 		fmt.Fprintf(&l, "<a href=\"/assets/%s\">%s</a>%s %s %8d\r\n", html.EscapeString(name), html.EscapeString(name),
 			strings.Repeat(" ", max(1, 50-len(name))), f.mod.Format("02-Jan-2006 15:04"), len(f.body))
@@ -221,7 +223,7 @@ func (c *Cloud) IndexAsset() string {
 func (c *Cloud) AssetFiles() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return sortedKeys(c.bundleLocked().files)
+	return slices.Sorted(maps.Keys(c.bundleLocked().files))
 }
 
 // AssetFile names the served file of one asset: a definition chunk by its
@@ -354,7 +356,7 @@ func (c *Cloud) assetControlRoutes(mux *http.ServeMux) {
 		c.mu.Lock()
 		b := c.bundleLocked()
 		c.mu.Unlock()
-		writeJSON(w, http.StatusOK, map[string]any{"index": b.index, "version": b.version, "files": sortedKeys(b.files)})
+		writeJSON(w, http.StatusOK, map[string]any{"index": b.index, "version": b.version, "files": slices.Sorted(maps.Keys(b.files))})
 	}))
 	mux.HandleFunc("POST /control/assets/rotate-index", c.control(func(w http.ResponseWriter, _ *http.Request) {
 		idx := c.RotateIndex()

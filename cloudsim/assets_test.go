@@ -150,7 +150,7 @@ func TestAssetsDiscoverableBySpecRules(t *testing.T) {
 	}
 
 	// §1.4 (c): every namespace of both languages, resolved by full name.
-	wantNS := sortedKeys(translations("en"))
+	wantNS := slices.Sorted(maps.Keys(translations("en")))
 	for _, lang := range simLanguages {
 		var got []string
 		for _, m := range specI18nRE(lang).FindAllSubmatch(index, -1) {

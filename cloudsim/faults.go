@@ -2,7 +2,6 @@ package cloudsim
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -359,14 +358,5 @@ func (c *Cloud) RequestCounts() map[string]int {
 	for k, v := range c.requests {
 		out[k] = v
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

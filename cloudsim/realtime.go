@@ -2,8 +2,10 @@ package cloudsim
 
 import (
 	"encoding/json"
+	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +14,8 @@ import (
 	sio "github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 	"github.com/zishang520/socket.io/v3/pkg/utils"
+
+	"github.com/bragerone/bragerone_exporter/internal/libglue"
 )
 
 // Realtime event names, as the cloud sends them.
@@ -71,7 +75,7 @@ func (c *Cloud) setupRealtime() {
 	// Sockets of the main namespace (no client of the cloud's uses it)
 	// need their queue released too.
 	c.io.Use(func(s *sio.Socket, next func(*sio.ExtendedError)) {
-		dropQueueFinalizer(s, "taskQueue")
+		libglue.DropQueueFinalizer(s, "taskQueue")
 		next(nil)
 	})
 	_ = c.nsp.On("connection", func(args ...any) {
@@ -86,7 +90,7 @@ func (c *Cloud) setupRealtime() {
 // token in its HTTP Authorization header (the cloud takes the token from
 // nowhere else); a no_namespace_ack fault leaves the CONNECT unanswered.
 func (c *Cloud) admit(s *sio.Socket, next func(*sio.ExtendedError)) {
-	dropQueueFinalizer(s, "taskQueue")
+	libglue.DropQueueFinalizer(s, "taskQueue")
 	tok := bearer(s.Handshake().Headers.Header().Get("Authorization"))
 	if !c.validToken(tok) {
 		next(sio.NewExtendedError("Unauthorized", map[string]any{"message": "Unauthorized"}))
@@ -128,7 +132,7 @@ func (c *Cloud) admit(s *sio.Socket, next func(*sio.ExtendedError)) {
 // stops once; a second close of the connection only returns an error).
 //
 // The session's connect, ping-interval and ping-timeout timers can each
-// leave a goroutine waiting forever (see releaseTimer); they are released
+// leave a goroutine waiting forever (see libglue.ReleaseTimer); they are released
 // when the session closes. The connect timer belongs to the session's
 // Socket.IO client, which the library builds in its own "connection"
 // listener and keeps nowhere the cloud can reach, and forgets the timer the
@@ -160,12 +164,12 @@ func (c *Cloud) releaseSessions() {
 		var timers []*utils.Timer
 		if buildClients {
 			client := sio.NewClient(c.io, conn)
-			timers = append(timers, timerField(client, clientConnectTimer))
+			timers = append(timers, libglue.TimerAt(client, clientConnectTimer))
 		}
-		dropQueueFinalizer(conn.Transport(), "writeQueue")
+		libglue.DropQueueFinalizer(conn.Transport(), "writeQueue")
 		_ = conn.On("upgrading", func(args ...any) {
 			if len(args) > 0 {
-				dropQueueFinalizer(args[0], "writeQueue")
+				libglue.DropQueueFinalizer(args[0], "writeQueue")
 			}
 		})
 		var once sync.Once
@@ -180,13 +184,13 @@ func (c *Cloud) releaseSessions() {
 				}
 				// Loaded now: the ping timers are replaced as the session
 				// runs, and the latest ones are the ones just cleared.
-				timers = append(timers, timerField(conn, enginePingInterval), timerField(conn, enginePingTimeout))
+				timers = append(timers, libglue.TimerAt(conn, enginePingInterval), libglue.TimerAt(conn, enginePingTimeout))
 				if hold := c.holdTimers.Load(); hold != nil {
 					(*hold)(timers)
 					return
 				}
 				for _, t := range timers {
-					releaseTimer(t)
+					libglue.ReleaseTimer(t)
 				}
 			})
 		}
@@ -334,7 +338,7 @@ func (c *Cloud) Sessions() []Session {
 		}
 		out = append(out, Session{
 			SID: s.sid, EngineSID: s.engineSID, RemoteAddr: s.remote, Connected: s.live(),
-			Reason: s.reason, Bound: sortedKeys(s.bound), Listens: ls,
+			Reason: s.reason, Bound: slices.Sorted(maps.Keys(s.bound)), Listens: ls,
 		})
 	}
 	return out
@@ -753,7 +757,7 @@ func (t *connTracker) abort(remote string) bool {
 func (t *connTracker) closeAll() {
 	t.mu.Lock()
 	conns := make([]net.Conn, 0, len(t.conns))
-	for _, k := range sortedKeys(t.conns) {
+	for _, k := range slices.Sorted(maps.Keys(t.conns)) {
 		conns = append(conns, t.conns[k])
 	}
 	t.mu.Unlock()

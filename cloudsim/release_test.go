@@ -13,6 +13,8 @@ import (
 	"weak"
 
 	"github.com/zishang520/socket.io/v3/pkg/queue"
+
+	"github.com/bragerone/bragerone_exporter/internal/libglue"
 )
 
 // releaseSessions is how many sessions each way of ending one is repeated:
@@ -213,7 +215,7 @@ func TestEndedSessionsQueuesAreCollected(t *testing.T) {
 		c.syncSessionsLocked()
 		sock := c.sessions[sid].sock
 		c.mu.Unlock()
-		tq, wq := queueField(sock, "taskQueue"), queueField(sock.Conn().Transport(), "writeQueue")
+		tq, wq := libglue.QueueAt(sock, "taskQueue"), libglue.QueueAt(sock.Conn().Transport(), "writeQueue")
 		if tq == nil || wq == nil {
 			t.Fatalf("the Socket.IO server library no longer holds its queues where v3.0.0 did (task queue %p, write queue %p)", tq, wq)
 		}

@@ -3,10 +3,12 @@ package cloudsim
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"testing"
@@ -279,7 +281,7 @@ func TestPrimeShape(t *testing.T) {
 		t.Fatalf("prime is not {devid:{pool:{key:body}}}: %v", err)
 	}
 	if len(body) != 1 || body[d[0]] == nil {
-		t.Fatalf("prime modules = %v, want only %s", sortedKeys(body), d[0])
+		t.Fatalf("prime modules = %v, want only %s", slices.Sorted(maps.Keys(body)), d[0])
 	}
 	keyRE := regexp.MustCompile(`^[vsunx][0-9]+$`)
 	chans := map[byte]int{}
@@ -579,7 +581,7 @@ func TestRequestsCountsByTemplate(t *testing.T) {
 	if got := c.Requests("GET /v1/objects"); got != 1 {
 		t.Fatalf("GET /v1/objects = %d, want 1 (unauthorised requests count too)", got)
 	}
-	keys := sortedKeys(c.RequestCounts())
+	keys := slices.Sorted(maps.Keys(c.RequestCounts()))
 	sort.Strings(keys)
 	if !reflect.DeepEqual(keys, []string{"GET /v1/objects", "GET /v1/objects/{id}", "POST /v1/auth/user"}) {
 		t.Fatalf("counted templates = %v", keys)

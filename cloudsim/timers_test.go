@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/zishang520/socket.io/v3/pkg/utils"
+
+	"github.com/bragerone/bragerone_exporter/internal/libglue"
 )
 
 // libTimerFrame is the function a goroutine of the library's timer runs.
@@ -124,7 +126,7 @@ func TestClearedServerTimersAreReleased(t *testing.T) {
 		if tm == nil {
 			continue // no ping sent, no ping-timeout timer
 		}
-		if !releaseTimer(tm) {
+		if !libglue.ReleaseTimer(tm) {
 			t.Fatal("the library's timer no longer holds its time.Timer and stop channel where v3.0.0 did")
 		}
 		found++

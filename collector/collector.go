@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"maps"
 	"path"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -39,8 +38,6 @@ type Collector struct {
 	params ParamSource
 	opts   Options
 	log    *slog.Logger
-
-	buildVersion, buildRevision, goVersion string
 
 	// paramMu serialises the parameter pass of concurrent scrapes, so the
 	// filter cache and the key buffer need no finer locking.
@@ -74,7 +71,7 @@ type descs struct {
 
 	recoveryActions, recoveryQuarantined, recoveryCooldown, pollFailureStreak, primeFailures *prometheus.Desc
 
-	tokenExpiry, buildInfo *prometheus.Desc
+	tokenExpiry *prometheus.Desc
 }
 
 func newDescs() descs {
@@ -116,7 +113,6 @@ func newDescs() descs {
 		primeFailures:       d("prime_failures_total", "REST primes that failed after their retries, by trigger.", "trigger"),
 
 		tokenExpiry: d("token_expiry_timestamp_seconds", "When the current access token expires, seconds since the epoch; absent when it never expires."),
-		buildInfo:   d("exporter_build_info", "Build information of the exporter; always 1.", "version", "revision", "goversion"),
 	}
 }
 
@@ -128,7 +124,7 @@ func (d *descs) all() []*prometheus.Desc {
 		d.sessionUp, d.sessionOutage, d.sessionLastOutage, d.sessionOutagesTotal, d.sessionBlinks, d.sessionReconnectFailure,
 		d.pushHealthy, d.liveStale, d.lastLiveUpdate, d.lastUpdate,
 		d.recoveryActions, d.recoveryQuarantined, d.recoveryCooldown, d.pollFailureStreak, d.primeFailures,
-		d.tokenExpiry, d.buildInfo,
+		d.tokenExpiry,
 	}
 }
 
@@ -142,29 +138,19 @@ func New(src SnapshotSource, params ParamSource, opts Options) (*Collector, erro
 		return nil, fmt.Errorf("collector: %w", err)
 	}
 	c := &Collector{
-		src:           src,
-		params:        params,
-		opts:          opts,
-		log:           opts.Logger,
-		buildVersion:  orUnknown(opts.BuildVersion),
-		buildRevision: orUnknown(opts.BuildRevision),
-		goVersion:     runtime.Version(),
-		filterCache:   make(map[string]bool),
-		descs:         newDescs(),
-		cat:           newCatalogDescs(),
-		renders:       make(map[string]*moduleRender),
+		src:         src,
+		params:      params,
+		opts:        opts,
+		log:         opts.Logger,
+		filterCache: make(map[string]bool),
+		descs:       newDescs(),
+		cat:         newCatalogDescs(),
+		renders:     make(map[string]*moduleRender),
 	}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	return c, nil
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return LabelValue(s)
 }
 
 // Skipped returns how many series were skipped since the start because they
@@ -203,7 +189,6 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, direct *directSeries) {
 	}
 	e := emitter{c: c, ch: ch}
 
-	e.emit(c.buildInfo, prometheus.GaugeValue, 1, c.buildVersion, c.buildRevision, c.goVersion)
 	c.collectSession(&e, &s)
 	c.collectPush(&e, &s)
 	c.collectRecovery(&e, &s.Recovery)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 )
@@ -42,12 +43,16 @@ const DefaultMaxEndpoints = 64
 var HTTPDurationBuckets = []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 10}
 
 // Instrumentation holds the exporter's own metrics: REST requests, realtime
-// events and logins. Its methods are safe for concurrent use and never fail.
+// events, logins and the build information. Its methods are safe for
+// concurrent use and never fail.
 type Instrumentation struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	events   *prometheus.CounterVec
 	logins   *prometheus.CounterVec
+	// buildInfo is bragerone_exporter_build_info, client_golang's version
+	// collector: labelled from github.com/prometheus/common/version.
+	buildInfo prometheus.Collector
 
 	eventCounters map[string]prometheus.Counter
 	loginCounters map[cloudclient.LoginOutcome]prometheus.Counter
@@ -67,6 +72,10 @@ type InstrumentationOptions struct {
 	// (known ones included); later ones are counted as "other". 0 means
 	// DefaultMaxEndpoints.
 	MaxEndpoints int
+
+	// buildInfoLabels replace labels of the build information (the golden
+	// files pin the toolchain's goversion, goos, goarch and tags).
+	buildInfoLabels prometheus.Labels
 }
 
 // NewInstrumentation creates the exporter's own metrics and registers them on
@@ -92,6 +101,7 @@ func NewInstrumentation(reg prometheus.Registerer, opts InstrumentationOptions) 
 			Namespace: namespace, Name: "logins_total",
 			Help: "Logins to the cloud by result (ok; rejected: the cloud refused the credentials; unreachable: no verdict, the auth endpoint failed or was not reached).",
 		}, []string{"result"}),
+		buildInfo:     versioncollector.NewCollector(namespace+"_exporter", versioncollector.WithExtraConstLabels(opts.buildInfoLabels)),
 		eventCounters: make(map[string]prometheus.Counter, len(Events)),
 		loginCounters: make(map[cloudclient.LoginOutcome]prometheus.Counter, len(cloudclient.LoginOutcomes())),
 		endpoints:     make(map[string]bool),
@@ -100,7 +110,7 @@ func NewInstrumentation(reg prometheus.Registerer, opts InstrumentationOptions) 
 	if in.maxEndpoints <= 0 {
 		in.maxEndpoints = DefaultMaxEndpoints
 	}
-	for _, c := range []prometheus.Collector{in.requests, in.duration, in.events, in.logins} {
+	for _, c := range []prometheus.Collector{in.requests, in.duration, in.events, in.logins, in.buildInfo} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

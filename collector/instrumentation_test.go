@@ -2,7 +2,9 @@ package collector
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -10,17 +12,21 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/version"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 )
 
-// instrumentationFixture registers the self-metrics and records a fixed
-// history of requests, events and logins.
+// instrumentationFixture registers the self-metrics, with the build
+// information pinned, and records a fixed history of requests, events and
+// logins.
 func instrumentationFixture(t testing.TB) (*prometheus.Registry, *Instrumentation) {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
 	in, err := NewInstrumentation(reg, InstrumentationOptions{
-		Endpoints: []string{"POST /v1/auth/user", "GET /v1/modules", "POST /v1/modules/parameters"},
+		Endpoints:       []string{"POST /v1/auth/user", "GET /v1/modules", "POST /v1/modules/parameters"},
+		buildInfoLabels: testBuildInfoLabels,
 	})
 	if err != nil {
 		t.Fatalf("NewInstrumentation: %v", err)
@@ -50,6 +56,43 @@ func TestInstrumentationGolden(t *testing.T) {
 	}
 	for _, p := range problems {
 		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+// bragerone_exporter_build_info is client_golang's version collector: value
+// 1, the standard labels, read from github.com/prometheus/common/version as
+// the build stamped it, and the toolchain's from the running binary.
+func TestBuildInfoFromCommonVersion(t *testing.T) {
+	saved := []string{version.Version, version.Revision, version.Branch}
+	t.Cleanup(func() { version.Version, version.Revision, version.Branch = saved[0], saved[1], saved[2] })
+	version.Version, version.Revision, version.Branch = "9.8.7", "f00dfeed", "release-9.8"
+
+	reg := prometheus.NewPedanticRegistry()
+	if _, err := NewInstrumentation(reg, InstrumentationOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(mfs, func(mf *dto.MetricFamily) bool { return mf.GetName() == "bragerone_exporter_build_info" })
+	if i < 0 {
+		t.Fatal("bragerone_exporter_build_info is not registered")
+	}
+	mf := mfs[i]
+	if mf.GetType() != dto.MetricType_GAUGE || len(mf.GetMetric()) != 1 || mf.GetMetric()[0].GetGauge().GetValue() != 1 {
+		t.Fatalf("want one gauge series of value 1, got %v", mf)
+	}
+	got := map[string]string{}
+	for _, lp := range mf.GetMetric()[0].GetLabel() {
+		got[lp.GetName()] = lp.GetValue()
+	}
+	want := map[string]string{
+		"version": "9.8.7", "revision": "f00dfeed", "branch": "release-9.8",
+		"goversion": runtime.Version(), "goos": runtime.GOOS, "goarch": runtime.GOARCH, "tags": version.GetTags(),
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("labels %v, want %v", got, want)
 	}
 }
 

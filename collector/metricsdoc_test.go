@@ -136,7 +136,7 @@ func TestDescribeMatchesDoc(t *testing.T) {
 	}
 	ch := make(chan *prometheus.Desc, 64)
 	c.Describe(ch)
-	for _, col := range []prometheus.Collector{in.requests, in.duration, in.events, in.logins} {
+	for _, col := range []prometheus.Collector{in.requests, in.duration, in.events, in.logins, in.buildInfo} {
 		col.Describe(ch)
 	}
 	close(ch)

@@ -25,10 +25,6 @@ type Options struct {
 	// the same. The rest are counted in bragerone_parameter_series_dropped.
 	MaxSeries int
 
-	// BuildVersion and BuildRevision label bragerone_exporter_build_info;
-	// empty values are exported as "unknown".
-	BuildVersion, BuildRevision string
-
 	// Logger receives a warning when a series had to be skipped; nil discards.
 	Logger *slog.Logger
 

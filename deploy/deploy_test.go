@@ -27,10 +27,13 @@ var update = flag.Bool("update", false, "rewrite the README's generated flag ref
 const repoRoot = ".."
 
 // The binary under test, built once by scripts/build.sh (the same build as
-// the Dockerfile's) with a recognisable version and revision.
+// the Dockerfile's) with recognisable build facts.
 const (
-	testVersion  = "0.0.0-deploytest"
-	testRevision = "deadbeefcafe"
+	testVersion   = "0.0.0-deploytest"
+	testRevision  = "deadbeefcafe"
+	testBranch    = "release-0.0"
+	testBuildUser = "builder@ci"
+	testBuildDate = "20260102-03:04:05"
 )
 
 var (
@@ -60,7 +63,8 @@ func exporter(t *testing.T) string {
 	binOnce.Do(func() {
 		binPath = filepath.Join(tmpDir, "bragerone_exporter")
 		cmd := exec.Command("bash", filepath.Join(repoRoot, "scripts", "build.sh"), binPath)
-		cmd.Env = append(os.Environ(), "VERSION="+testVersion, "REVISION="+testRevision)
+		cmd.Env = append(os.Environ(), "VERSION="+testVersion, "REVISION="+testRevision,
+			"BRANCH="+testBranch, "BUILD_USER="+testBuildUser, "BUILD_DATE="+testBuildDate)
 		out, err := cmd.CombinedOutput()
 		binOutput = string(out)
 		if err != nil {
@@ -286,13 +290,19 @@ Commands:
 
 func TestBuildScriptMakesAStaticStampedBinary(t *testing.T) {
 	bin := exporter(t)
-	want := fmt.Sprintf("bragerone_exporter %s (revision %s)", testVersion, testRevision)
+	want := fmt.Sprintf("bragerone_exporter, version %s (branch: %s, revision: %s)", testVersion, testBranch, testRevision)
 	if !strings.Contains(binOutput, want) {
 		t.Errorf("scripts/build.sh printed %q, want it to print %q", binOutput, want)
 	}
 	out, _, code := runExporter(t, "--version")
-	if code != 0 || strings.TrimSpace(out) != want {
-		t.Errorf("--version: exit %d, %q; want %q", code, out, want)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || lines[0] != want {
+		t.Errorf("--version: exit %d, %q; want it to begin with %q", code, out, want)
+	}
+	for _, line := range []string{"build user:       " + testBuildUser, "build date:       " + testBuildDate} {
+		if !strings.Contains(out, "\n  "+line+"\n") {
+			t.Errorf("--version lacks %q: %q", line, out)
+		}
 	}
 	info, err := exec.Command("go", "version", "-m", bin).CombinedOutput()
 	if err != nil {
@@ -375,7 +385,10 @@ func TestDockerfile(t *testing.T) {
 		}
 	}
 	script := string(readFile(t, filepath.Join(repoRoot, "scripts", "build.sh")))
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", `-ldflags "-s -w -X main.version=${`, ` -X main.revision=${`, "-o "} {
+	// Both stamp github.com/prometheus/common/version, which --version and
+	// bragerone_exporter_build_info read.
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "v=github.com/prometheus/common/version", `-ldflags "-s -w -X ${v}.Version=${`,
+		` -X ${v}.Revision=${`, ` -X ${v}.Branch=${`, ` -X ${v}.BuildUser=${`, ` -X ${v}.BuildDate=${`, "-o "} {
 		if !strings.Contains(build, want) {
 			t.Errorf("Dockerfile go build lacks %q: %s", want, build)
 		}
@@ -383,8 +396,10 @@ func TestDockerfile(t *testing.T) {
 			t.Errorf("scripts/build.sh lacks %q", want)
 		}
 	}
-	if !strings.Contains(build, "main.version=${VERSION}") || !strings.Contains(build, "main.revision=${REVISION}") {
-		t.Errorf("the Dockerfile must stamp the VERSION and REVISION build args: %s", build)
+	for _, stamp := range []string{"Version=${VERSION}", "Revision=${REVISION}", "Branch=${BRANCH}", "BuildUser=${BUILD_USER}", "BuildDate=${BUILD_DATE}"} {
+		if !strings.Contains(build, "${v}."+stamp) {
+			t.Errorf("the Dockerfile must stamp its build args: %s lacks ${v}.%s", build, stamp)
+		}
 	}
 
 	labels := map[string]bool{}

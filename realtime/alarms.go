@@ -36,7 +36,7 @@ const maxAlarmPages = 10
 // the last list and touches no module, session or push state: the alarm list
 // is its own, best-effort signal.
 func (g *Gateway) pollAlarms(ctx context.Context) {
-	if g.stopping || len(g.subscribed) == 0 {
+	if g.life.Stopping || len(g.subscribed) == 0 {
 		return
 	}
 	if g.alarmsInFlight {

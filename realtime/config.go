@@ -21,7 +21,8 @@ import (
 type Config struct {
 	Client *cloudclient.Client
 	// NewTransport builds a Socket.IO transport. It is called at start and
-	// again whenever recovery recycles the transport or rebuilds the manager.
+	// again whenever recovery recycles the transport or rebuilds the manager
+	// (the two steps do the same session work; see package lifecycle).
 	NewTransport func() (transport.Transport, error)
 	Store        *store.Store
 

@@ -8,6 +8,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+	"github.com/bragerone/bragerone_exporter/realtime/lifecycle"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
 	"github.com/bragerone/bragerone_exporter/wire"
@@ -31,10 +32,10 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 		if g.sess != nil {
 			reason, detail = g.sess.Reason()
 		}
-		g.sessionEnded(reason, detail)
+		g.sessionEnded(ctx, reason, detail)
 		return true
 	}
-	if g.stopping {
+	if g.life.Stopping {
 		return false
 	}
 	if g.cfg.OnEvent != nil {
@@ -69,7 +70,7 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 		g.log.Warn("realtime events were dropped on a full buffer; re-priming", "dropped", ev.Dropped)
 		g.startPrime(ctx, g.subscribed, PrimeOverflow, nil)
 	case transport.EventDisconnect:
-		g.sessionEnded(ev.Reason, ev.Detail)
+		g.sessionEnded(ctx, ev.Reason, ev.Detail)
 	case transport.EventConnect, transport.EventOther:
 		return false
 	}
@@ -172,7 +173,7 @@ func (g *Gateway) alarmsQuantity(payload json.RawMessage) bool {
 // poll starts a module-list poll unless one is in flight (polls are
 // serialised); its completion runs the ladder tick.
 func (g *Gateway) poll(ctx context.Context) {
-	if g.pollInFlight || g.stopping {
+	if g.pollInFlight || g.life.Stopping {
 		return
 	}
 	g.pollInFlight = true
@@ -261,9 +262,7 @@ func (g *Gateway) applyListing(ctx context.Context, gen uint64, l *cloudclient.M
 		return
 	}
 	g.setSubscribed(sortedUnique(next))
-	if g.sess != nil {
-		g.resubscribe(ctx, g.sess, false)
-	}
+	g.feed(ctx, lifecycle.ModulesChanged{})
 }
 
 // moduleChanges logs module flips and runs module-online recovery.
@@ -278,7 +277,7 @@ func (g *Gateway) moduleChanges(ctx context.Context, res outage.ModulesResult, n
 			g.log.Info("module online", "devid", c.Devid)
 		}
 	}
-	if len(res.CameOnline()) == 0 || g.stopping {
+	if len(res.CameOnline()) == 0 || g.life.Stopping {
 		return
 	}
 	st, d := g.cfg.Ladder.OnModuleOnline(g.ladder, g.ladderInput(now))
@@ -291,9 +290,10 @@ func (g *Gateway) moduleChanges(ctx context.Context, res outage.ModulesResult, n
 
 // supervise catches a session whose transport died without a disconnect
 // (an Engine.IO abort that skipped the callback), reconnects a lost one and
-// binds again a live one the cloud did not bind.
+// binds again a live one the cloud did not bind (the lifecycle machine
+// decides which).
 func (g *Gateway) supervise(ctx context.Context) {
-	if g.stopping {
+	if g.life.Stopping {
 		return
 	}
 	if g.cfg.PollInterval == 0 {
@@ -304,15 +304,12 @@ func (g *Gateway) supervise(ctx context.Context) {
 		// A token with an expiry may have replaced one without.
 		g.scheduleRenewal(false)
 	}
-	if g.sess != nil && g.silentlyDead() {
-		// Replaced on the next health tick if still so (see replaceSilentlyDead).
-		g.silentSeq = g.sessSeq
-		return
+	tick := lifecycle.SupervisorTick{HaveModules: len(g.subscribed) > 0, Cancelled: ctx.Err() != nil}
+	if g.sess != nil {
+		tick.SilentlyDead = g.silentlyDead()
+		tick.Bound = g.bind.isBound(bindKey(g.sess.NamespaceSID(), g.subscribed))
 	}
-	if g.sess == nil && !g.connecting && g.reconnectAt.IsZero() {
-		g.connect(ctx)
-	}
-	g.rebindIfUnbound(ctx)
+	g.feed(ctx, tick)
 }
 
 // silentlyDead reports whether the current session is no longer connected
@@ -332,30 +329,20 @@ func (g *Gateway) silentlyDead() bool {
 	}
 }
 
-// replaceSilentlyDead ends a session the supervisor found dead and still
-// finds dead one health tick later: the library marks a session closed an
-// instant before it reports the end, so one sighting alone may be a
-// disconnect in flight.
-func (g *Gateway) replaceSilentlyDead() {
-	seq := g.silentSeq
-	g.silentSeq = 0
-	if g.sess == nil || seq != g.sessSeq || !g.silentlyDead() {
-		return
-	}
-	g.log.Warn("realtime session found dead without a disconnect; replacing it", "reason", transport.ReasonSupervisorStale)
-	g.detach(transport.ReasonSupervisorStale, true)
-	if ab, ok := g.tr.(interface{ Abandoned() int }); ok && ab.Abandoned() > 0 {
-		g.replaceTransport()
-	}
-	g.scheduleReconnect()
-}
-
 // evaluateHealth replaces a session the supervisor found silently dead (if it
-// still is), publishes a pending session outage once the hysteresis has
-// elapsed and re-derives push health.
-func (g *Gateway) evaluateHealth() {
-	if g.silentSeq != 0 {
-		g.replaceSilentlyDead()
+// still is, one health tick later: see lifecycle.SupervisorTick), publishes a
+// pending session outage once the hysteresis has elapsed and re-derives push
+// health.
+func (g *Gateway) evaluateHealth(ctx context.Context) {
+	if g.life.SilentSession != 0 {
+		var tick lifecycle.HealthTick
+		if g.sess != nil {
+			tick.SilentlyDead = g.silentlyDead()
+		}
+		if ab, ok := g.tr.(interface{ Abandoned() int }); ok && ab.Abandoned() > 0 {
+			tick.Abandoned = true
+		}
+		g.feed(ctx, tick)
 	}
 	now := g.cfg.Now()
 	res := g.session.Tick(now)

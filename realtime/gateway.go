@@ -12,6 +12,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+	"github.com/bragerone/bragerone_exporter/realtime/lifecycle"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
 )
@@ -55,8 +56,7 @@ type Gateway struct {
 	tr         transport.Transport
 	sess       transport.Session
 	sessEvents <-chan transport.Event
-	sessSeq    uint64 // increases per session, to ignore results of replaced ones
-	silentSeq  uint64 // sessSeq of a session the supervisor found dead without an end reported
+	dialled    dialResult // the dial being decided on (see connected)
 
 	session  *outage.Session
 	modules  *outage.Modules
@@ -64,25 +64,23 @@ type Gateway struct {
 	episodes *outage.Episodes
 	ladder   ladder.State
 
-	connecting      bool
-	binding         int  // resubscribes (bind + prime) in flight
-	relogging       bool // a forced login after a refused connect is in flight
-	reconnectFails  int
-	reconnectAt     time.Time // zero = no reconnect scheduled
-	pollInFlight    bool
-	recovery        ladder.Action // step in flight ("" = none)
-	recoveryConnect bool          // the step waits for the next connect + resubscribe
-	stopping        bool
-	primeOwed       bool // the last connect's prime failed: prime on the next tick
-	overflowed      int64
-	decodeErrors    int64
+	// life is the connection lifecycle (dialling, session up, binds in
+	// flight, reconnect backoff, relogin, the recovery step in flight, the
+	// connect prime owed, stopping); only feed changes it.
+	life    lifecycle.State
+	lifeCfg lifecycle.Config
+	runCtx  context.Context // the run's context, for results fed to the machine
+
+	pollInFlight bool
+	overflowed   int64
+	decodeErrors int64
 
 	// owedModules: modules whose event-22 prime failed, with the mark of
 	// that prime; a prime of the module requested after it pays the debt.
 	owedModules   map[string]store.PrimeMark
-	primeOwedMark store.PrimeMark   // the mark of the connect prime that failed (with primeOwed)
 	owedInFlight  bool              // a prime paying what is owed is running
 	primeFailures map[string]uint64 // failed primes by trigger
+	primeStreak   int               // primes failed since the last that succeeded (one WARN a streak)
 	renewAt       time.Time         // when the access token is renewed next; zero = nothing to renew
 	renewing      bool              // a token renewal is in flight
 	renewFails    int               // token renewals failed in a row
@@ -112,6 +110,10 @@ func New(cfg Config) (*Gateway, error) {
 		session:  outage.NewSession(outage.SessionConfig{Hysteresis: cfg.SessionHysteresis, Episodes: eps}),
 		push:     outage.NewPush(outage.PushConfig{StaleAfter: cfg.Ladder.StaleAfter, Episodes: eps}),
 		modules:  outage.NewModules(outage.ModulesConfig{Episodes: eps}),
+		runCtx:   context.Background(),
+		// Reconnects back off up to the supervisor's pace
+		// (cloud-wire-facts §3.1: attempts about every 15 s).
+		lifeCfg: lifecycle.Config{ReconnectBackoff: cfg.ReconnectBackoff, ReconnectMax: cfg.SupervisorInterval},
 	}
 	g.owedModules = map[string]store.PrimeMark{}
 	g.primeFailures = map[string]uint64{}
@@ -134,6 +136,7 @@ func (g *Gateway) Status() *Status { return g.status.Load() }
 // returns an error only when the start cannot succeed (ErrStartAuth, no object).
 func (g *Gateway) Run(ctx context.Context) error {
 	defer close(g.done)
+	g.runCtx = ctx
 	if err := g.start(ctx); err != nil {
 		if ctx.Err() != nil {
 			g.stop()
@@ -159,7 +162,7 @@ func (g *Gateway) Run(ctx context.Context) error {
 	defer renew.stop()
 
 	g.scheduleRenewal(false)
-	g.connect(ctx)
+	g.feed(ctx, lifecycle.ConnectWanted{Cancelled: ctx.Err() != nil})
 	g.pollAlarms(ctx)
 	for {
 		dirty := true
@@ -175,16 +178,15 @@ func (g *Gateway) Run(ctx context.Context) error {
 		case <-super.C:
 			g.supervise(ctx)
 		case <-health.C:
-			g.evaluateHealth()
+			g.evaluateHealth(ctx)
 		case <-reconnect.C():
 			reconnect.fired()
-			g.reconnectAt = time.Time{}
-			g.connect(ctx)
+			g.feed(ctx, lifecycle.ReconnectDue{Cancelled: ctx.Err() != nil})
 		case <-renew.C():
 			renew.fired()
 			g.renewToken(ctx)
 		}
-		reconnect.arm(g.reconnectAt, g.cfg.Now)
+		reconnect.arm(g.life.ReconnectAt, g.cfg.Now)
 		renew.arm(g.renewAt, g.cfg.Now)
 		if dirty {
 			g.publish()
@@ -357,7 +359,7 @@ func (g *Gateway) isSubscribed(devid string) bool {
 // stop publishes the session down with reason stop, invalidates in-flight
 // polls and closes the realtime session and transport (bounded).
 func (g *Gateway) stop() {
-	g.stopping = true
+	g.feed(context.Background(), lifecycle.Stop{})
 	now := g.cfg.Now()
 	g.modules.Stop()
 	g.session.Stop(now)

@@ -2,9 +2,12 @@ package realtime
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 
+	"github.com/bragerone/bragerone_exporter/realtime/lifecycle"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // Prime triggers: why a REST prime was made. They label the failed-prime
@@ -34,11 +37,19 @@ func PrimeTriggers() []string {
 // prime requested earlier may predate the change the debt is about.
 func (g *Gateway) primeFinished(trigger string, modules []string, mark store.PrimeMark, err error) {
 	if err != nil {
-		if g.stopping {
+		if g.life.Stopping {
 			return // cancelled by the shutdown, not failed by the cloud
 		}
 		g.primeFailures[trigger]++
-		g.log.Warn("prime failed", "trigger", trigger, "modules", len(modules), "err", compactErr(err))
+		// The first failure of a streak is a WARN; the rest of it (a
+		// cloud outage fails a prime every tick) go to DEBUG, and the
+		// counter keeps the count.
+		level := slog.LevelWarn
+		if g.primeStreak > 0 {
+			level = slog.LevelDebug
+		}
+		g.primeStreak++
+		g.log.Log(context.Background(), level, "prime failed", "trigger", trigger, "modules", len(modules), "failed_in_a_row", g.primeStreak, "err", compactErr(err))
 		if trigger == PrimeMemoryUpdated {
 			for _, d := range modules {
 				if g.isSubscribed(d) {
@@ -48,14 +59,16 @@ func (g *Gateway) primeFinished(trigger string, modules []string, mark store.Pri
 		}
 		return
 	}
+	if g.primeStreak > 0 {
+		g.log.Info("primes succeed again", "trigger", trigger, "failed_in_a_row", g.primeStreak)
+		g.primeStreak = 0
+	}
 	for _, d := range modules {
 		if owed, ok := g.owedModules[d]; ok && mark > owed {
 			delete(g.owedModules, d)
 		}
 	}
-	if g.primeOwed && mark > g.primeOwedMark && coversAll(modules, g.subscribed) {
-		g.primeOwed = false
-	}
+	g.feed(g.runCtx, lifecycle.PrimeFinished{Mark: lifecycle.Mark(mark), OK: true, CoversAll: coversAll(modules, g.subscribed)})
 }
 
 // coversAll reports whether every devid of want is in have.
@@ -80,11 +93,11 @@ func (g *Gateway) primeModule(ctx context.Context, devid string) {
 // account when the connect prime is owed, else the modules whose event-22
 // prime failed. One such prime runs at a time.
 func (g *Gateway) payOwedPrimes(ctx context.Context) {
-	if g.owedInFlight || g.stopping {
+	if g.owedInFlight || g.life.Stopping {
 		return
 	}
 	trigger, modules := PrimeTick, g.subscribed
-	if !g.primeOwed {
+	if !g.life.PrimeOwed {
 		modules = nil
 		for _, d := range g.subscribed {
 			if _, owed := g.owedModules[d]; owed {
@@ -98,4 +111,101 @@ func (g *Gateway) payOwedPrimes(ctx context.Context) {
 	}
 	g.owedInFlight = true
 	g.startPrime(ctx, modules, trigger, func(error) { g.owedInFlight = false })
+}
+
+// startPrime REST-primes modules in a worker, with the prime backoff. Its
+// outcome is counted under trigger on the loop (see primeFinished); done,
+// when set, receives it there too.
+func (g *Gateway) startPrime(ctx context.Context, modules []string, trigger string, done func(error)) {
+	if len(modules) == 0 {
+		if done != nil {
+			done(nil)
+		}
+		return
+	}
+	modules = append([]string(nil), modules...)
+	mark := g.store.BeginPrime()
+	go func() {
+		_, err := g.primeNow(ctx, modules, mark)
+		g.post(func() {
+			g.primeFinished(trigger, modules, mark, err)
+			if done != nil {
+				done(err)
+			}
+		})
+	}()
+}
+
+// primeNow fetches and stores a snapshot (and the alarm counts, best effort),
+// retrying with the prime backoff. Safe on any goroutine: the store is, and
+// the alarm counts are posted.
+func (g *Gateway) primeNow(ctx context.Context, modules []string, mark store.PrimeMark) (int, error) {
+	alarmsDone := make(chan struct{})
+	go func() {
+		defer close(alarmsDone)
+		q, err := g.client.AlarmQuantity(ctx, modules)
+		if err != nil {
+			g.log.Debug("alarm quantity failed", "err", compactErr(err))
+			return
+		}
+		g.post(func() { g.setAlarms(q) })
+	}()
+	ups, err := g.client.PrimeWithRetry(ctx, modules)
+	<-alarmsDone
+	if err != nil {
+		return 0, err
+	}
+	ups = onlyModules(ups, modules)
+	n := g.store.ApplyPrime(mark, ups, g.cfg.Now())
+	g.readyMu.Do(func() { close(g.ready) })
+	return n, nil
+}
+
+func (g *Gateway) primedOnce() bool {
+	select {
+	case <-g.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// setAlarms stores alarm counts of watched modules and reports whether one
+// changed.
+func (g *Gateway) setAlarms(q map[string]int) bool {
+	changed := false
+	for d, n := range q {
+		if g.isSubscribed(d) {
+			if prev, ok := g.alarms[d]; !ok || prev != n {
+				changed = true
+			}
+			g.alarms[d] = n
+		}
+	}
+	return changed
+}
+
+// onlyModules keeps the updates of the given (sorted) devids: the cloud must
+// not be able to grow the store with modules we do not watch.
+func onlyModules(ups []wire.ParamUpdate, modules []string) []wire.ParamUpdate {
+	out := ups[:0]
+	for _, u := range ups {
+		if containsSorted(modules, u.Devid) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func containsSorted(sorted []string, s string) bool {
+	lo, hi := 0, len(sorted)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if sorted[m] < s {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < len(sorted) && sorted[lo] == s
 }

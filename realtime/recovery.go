@@ -7,7 +7,7 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
-	"github.com/bragerone/bragerone_exporter/realtime/transport"
+	"github.com/bragerone/bragerone_exporter/realtime/lifecycle"
 )
 
 // ladderInput is what the recovery ladder sees now.
@@ -15,9 +15,9 @@ func (g *Gateway) ladderInput(now time.Time) ladder.Input {
 	anyT, live := g.store.LastUpdate()
 	in := ladder.Input{
 		Now:                  now,
-		SessionUp:            g.sess != nil,
+		SessionUp:            g.life.SessionUp,
 		AllSubscribedOffline: g.modules.AllOffline(),
-		InFlight:             g.recovery != "",
+		InFlight:             g.life.Step != "",
 	}
 	if !live.IsZero() {
 		in.AnyLiveSeen, in.LiveAge = true, now.Sub(live)
@@ -32,7 +32,7 @@ func (g *Gateway) ladderInput(now time.Time) ladder.Input {
 // the session is down it REST-primes; while it is up but silent it climbs the
 // recovery ladder (cloud-interface.md, "Zombie recovery ladder").
 func (g *Gateway) ladderTick(ctx context.Context) {
-	if g.stopping {
+	if g.life.Stopping {
 		return
 	}
 	now := g.cfg.Now()
@@ -60,13 +60,16 @@ func (g *Gateway) ladderTick(ctx context.Context) {
 	}
 }
 
-// runRecovery runs one ladder step: a forced fresh login first when asked
-// (without credentials the current token is kept), then the step on the loop.
+// runRecovery asks the lifecycle machine to run one ladder step: a forced
+// fresh login first when asked (without credentials the current token is
+// kept), then the step's session work (see package lifecycle).
 func (g *Gateway) runRecovery(ctx context.Context, step ladder.Action, forceLogin bool) {
-	if g.recovery != "" || g.stopping {
-		return
-	}
-	g.recovery = step
+	g.feed(ctx, lifecycle.StepChosen{Step: step, ForceLogin: forceLogin})
+}
+
+// startStep runs the step's forced login in a worker and hands the outcome
+// back to the machine.
+func (g *Gateway) startStep(ctx context.Context, step ladder.Action, forceLogin bool) {
 	go func() {
 		aborted := false
 		if forceLogin {
@@ -79,67 +82,15 @@ func (g *Gateway) runRecovery(ctx context.Context, step ladder.Action, forceLogi
 				aborted = true
 			}
 		}
-		g.post(func() { g.executeStep(ctx, step, aborted) })
+		g.post(func() {
+			g.feed(ctx, lifecycle.StepReady{Step: step, Aborted: aborted, Cancelled: ctx.Err() != nil})
+		})
 	}()
-}
-
-// executeStep performs the step's session work. Each step ends in
-// finishRecovery: at once when it cannot run, otherwise when the new session
-// has been bound (or the connect failed).
-func (g *Gateway) executeStep(ctx context.Context, step ladder.Action, aborted bool) {
-	if aborted {
-		g.finishRecovery(ladder.Result{Aborted: true})
-		return
-	}
-	if g.stopping {
-		g.recovery = ""
-		return
-	}
-	g.log.Warn("recovery step", "step", step)
-	g.recoveryConnect = true
-	switch step {
-	case ladder.HardRestart:
-		// Reconnect on the same client: new Engine.IO and namespace SIDs,
-		// then modules/connect with the new SID, listen, prime.
-		g.detach(transport.ReasonForceReconnect, false)
-	case ladder.Recycle:
-		// Replace the Socket.IO client (transport recycle).
-		g.detach(transport.ReasonHardReset, false)
-		g.replaceTransport()
-	case ladder.Rebuild:
-		// Rebuild the realtime manager: a new client as for a recycle, and
-		// every piece of binding state forgotten.
-		g.detach(transport.ReasonHardReset, false)
-		g.replaceTransport()
-		g.bind.forget()
-		g.reconnectFails = 0
-	case ladder.Resubscribe:
-		// Module-online recovery out of cooldown or quarantine: bind the
-		// current session afresh and prime.
-		if g.sess == nil {
-			g.finishRecovery(ladder.Result{OK: false})
-			return
-		}
-		g.resubscribe(ctx, g.sess, true)
-		return
-	default:
-		g.recoveryConnect = false
-		g.recovery = ""
-		return
-	}
-	g.reconnectFails = 0
-	g.reconnectAt = time.Time{}
-	g.connect(ctx)
 }
 
 // finishRecovery reports the step's result to the ladder (counters, cooldown,
 // quarantine).
-func (g *Gateway) finishRecovery(r ladder.Result) {
-	step := g.recovery
-	g.recovery, g.recoveryConnect = "", false
-	if step == "" {
-		return
-	}
+func (g *Gateway) finishRecovery(step ladder.Action, r ladder.Result) {
 	now := g.cfg.Now()
 	st, d := g.cfg.Ladder.OnActionResult(g.ladder, step, r, now)
 	g.ladder = st

@@ -71,7 +71,7 @@ func (g *Gateway) scheduleRenewal(attempted bool) {
 // does nothing when another path renewed it meanwhile.
 func (g *Gateway) renewToken(ctx context.Context) {
 	g.renewAt = time.Time{}
-	if g.renewing || g.stopping {
+	if g.renewing || g.life.Stopping {
 		return
 	}
 	g.renewing = true
@@ -85,7 +85,7 @@ func (g *Gateway) renewToken(ctx context.Context) {
 				if tok, ok := g.client.Token(); ok {
 					g.log.Debug("access token current", "expires_at", tok.ExpiresAt)
 				}
-			case !g.stopping:
+			case !g.life.Stopping:
 				// The first failure of a run is a warning; the retries
 				// after it (every SupervisorInterval) are not news.
 				g.renewFails++

@@ -551,7 +551,15 @@ func scanTokens(src []byte) []scanTok {
 	// (nothing matching is open) is ignored, so that one unbalanced bracket
 	// does not shift the depth of the rest of the file.
 	closeBracket := func(c byte) (template bool) {
-		open := map[byte]byte{')': '(', ']': '[', '}': '{'}[c]
+		var open byte
+		switch c {
+		case ')':
+			open = '('
+		case ']':
+			open = '['
+		case '}':
+			open = '{'
+		}
 		for j := len(stack) - 1; j >= 0; j-- {
 			if stack[j] == open || c == '}' && stack[j] == 't' {
 				template = stack[j] == 't'

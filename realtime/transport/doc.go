@@ -57,7 +57,7 @@
 //     the handshake and cleared at the engine's close, so a session that
 //     closes right after its handshake can leave one; the timer is fired
 //     once the engine has closed, which ends the goroutine (see
-//     releaseTimer). The manager's connect timer is removed altogether.
+//     libglue.ReleaseTimer). The manager's connect timer is removed altogether.
 //   - With two transports configured the first one tried is random: only
 //     WebSocket is configured (the cloud's own client connects straight over
 //     WebSocket too). The library's reconnection is off: callers own

@@ -1,19 +1,19 @@
 package transport
 
 import (
-	"reflect"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	sio "github.com/zishang520/socket.io/clients/socket/v3"
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/v3/pkg/queue"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 	"github.com/zishang520/socket.io/v3/pkg/utils"
+
+	"github.com/bragerone/bragerone_exporter/internal/libglue"
 )
 
 // packetConnectError is the Socket.IO CONNECT_ERROR packet type (4).
@@ -82,12 +82,12 @@ func (h *hookedCtor[S, O, T]) New(socket S, opts O) T {
 
 // disableOpenTimer removes the manager's own connect timer. Our watchdog
 // bounds every connect, and the library's timer leaks a goroutine whenever
-// it is cleared before its goroutine first ran (see releaseTimer); the
+// it is cleared before its goroutine first ran (see libglue.ReleaseTimer); the
 // manager clears it the moment the engine opens. With the field nil, Open
 // sets no timer. Reached by reflection against the pinned library version;
 // left alone if its shape differs.
 func disableOpenTimer(m *sio.Manager) bool {
-	f := fieldAt[atomic.Pointer[time.Duration]](m, "_timeout")
+	f := libglue.FieldAt[atomic.Pointer[time.Duration]](m, "_timeout")
 	if f == nil {
 		return false
 	}
@@ -101,31 +101,7 @@ var enginePingTimerPath = []string{"SocketWithUpgrade", "SocketWithoutUpgrade", 
 
 // pingTimerAt returns the engine's current ping-timeout timer, or nil.
 func pingTimerAt(engine any) *utils.Timer {
-	if f := fieldAt[atomic.Pointer[utils.Timer]](engine, enginePingTimerPath...); f != nil {
-		return f.Load()
-	}
-	return nil
-}
-
-// releaseTimer lets the goroutine of a cleared library timer finish. The
-// library's timer (utils.SetTimeout) runs one goroutine that waits for the
-// timer or a stop signal; its stop is a non-blocking send, so a timer
-// cleared before its goroutine first waited leaves the goroutine waiting
-// forever on a stopped timer, holding the timer's callback and whatever
-// that reaches. The engine sets its ping-timeout timer when the handshake
-// arrives and clears it when it closes, so every session that closes right
-// after its handshake (a refused namespace, a transport closed at once)
-// can leave one. Firing the timer now ends that goroutine; it is called
-// only once the timer's callback has nothing left to do (the engine's
-// ping-timeout callback does nothing on a closed engine). On a timer whose
-// goroutine has already gone the firing reaches nobody.
-func releaseTimer(t *utils.Timer) bool {
-	f := fieldAt[*time.Timer](t, "timer")
-	if f == nil || *f == nil {
-		return false
-	}
-	(*f).Reset(0)
-	return true
+	return libglue.TimerAt(engine, enginePingTimerPath...)
 }
 
 // The library gives each client session three task queues (package
@@ -156,39 +132,6 @@ var (
 	transportQueuePath = []string{"writeQueue"}                                             // the WebSocket transport
 )
 
-// fieldAt follows path (field names, through pointers and interfaces) from
-// v and returns the field at its end if it has type T and is addressable.
-func fieldAt[T any](v any, path ...string) *T {
-	if len(path) == 0 {
-		return nil
-	}
-	rv := reflect.ValueOf(v)
-	for _, name := range path {
-		for rv.IsValid() && (rv.Kind() == reflect.Interface || rv.Kind() == reflect.Pointer) {
-			if rv.IsNil() {
-				return nil
-			}
-			rv = rv.Elem()
-		}
-		if !rv.IsValid() || rv.Kind() != reflect.Struct {
-			return nil
-		}
-		rv = rv.FieldByName(name)
-	}
-	if !rv.IsValid() || rv.Type() != reflect.TypeFor[T]() || !rv.CanAddr() {
-		return nil
-	}
-	return (*T)(unsafe.Pointer(rv.UnsafeAddr()))
-}
-
-// queueAt returns the *queue.Queue at path in v, or nil.
-func queueAt(v any, path ...string) *queue.Queue {
-	if f := fieldAt[*queue.Queue](v, path...); f != nil {
-		return *f
-	}
-	return nil
-}
-
 // libQueues are the library queues of one session.
 type libQueues struct {
 	mu     sync.Mutex
@@ -198,7 +141,7 @@ type libQueues struct {
 // adopt clears the finalizer of the queue at path in v and keeps the queue
 // to stop later; it reports whether it found one. A queue is adopted once.
 func (l *libQueues) adopt(v any, path ...string) bool {
-	q := queueAt(v, path...)
+	q := libglue.QueueAt(v, path...)
 	if q == nil {
 		return false
 	}

@@ -14,6 +14,8 @@ import (
 
 	sio "github.com/zishang520/socket.io/clients/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
+
+	"github.com/bragerone/bragerone_exporter/internal/libglue"
 )
 
 // Engine.IO / Socket.IO reason strings the library reports.
@@ -211,7 +213,7 @@ func (s *session) diagnose(ctx context.Context, header http.Header, dialErr erro
 
 // onTransportCreated adopts the queues of the Engine.IO socket and of a new
 // transport, and releases the engine's ping-timeout timer when the engine
-// closes (see releaseTimer); it runs on the dialling goroutine, inside the
+// closes (see libglue.ReleaseTimer); it runs on the dialling goroutine, inside the
 // library, before the engine's handshake.
 func (s *session) onTransportCreated(engine, transport any) {
 	s.mu.Lock()
@@ -227,7 +229,7 @@ func (s *session) onTransportCreated(engine, transport any) {
 			// emits "close"; the timer's callback then does nothing.
 			_ = src.On("close", func(...any) {
 				if t := pingTimerAt(engine); t != nil {
-					releaseTimer(t)
+					libglue.ReleaseTimer(t)
 				}
 			})
 		}

@@ -14,6 +14,8 @@ import (
 	server "github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/queue"
 	"github.com/zishang520/socket.io/v3/pkg/utils"
+
+	"github.com/bragerone/bragerone_exporter/internal/libglue"
 )
 
 // sessionsPerEnding is how many sessions each way of ending one is
@@ -87,9 +89,9 @@ func clientQueues(t *testing.T, s Session) []*queue.Queue {
 		tr = eng.Transport()
 	}
 	qs := []*queue.Queue{
-		queueAt(impl.mgr, managerQueuePath...),
-		queueAt(eng, engineQueuePath...),
-		queueAt(tr, transportQueuePath...),
+		libglue.QueueAt(impl.mgr, managerQueuePath...),
+		libglue.QueueAt(eng, engineQueuePath...),
+		libglue.QueueAt(tr, transportQueuePath...),
 	}
 	for i, q := range qs {
 		if q == nil {
@@ -115,7 +117,7 @@ func clientQueues(t *testing.T, s Session) []*queue.Queue {
 // client gives back all it held for them: the library's three queues of
 // every joined session (the manager's, the Engine.IO socket's and the
 // transport's write queue) are collected, and the goroutines the client
-// started are gone (the library's timers included, see releaseTimer). The library's queues carry a finalizer that would keep
+// started are gone (the library's timers included, see libglue.ReleaseTimer). The library's queues carry a finalizer that would keep
 // each one in the heap forever, so a long-running exporter would grow by
 // three queues per reconnect.
 func TestEndedSessionsQueuesAreCollected(t *testing.T) {
@@ -246,7 +248,7 @@ func serverSocketOf(t *testing.T, g *goServer, s Session) *server.Socket {
 	return found
 }
 
-// TestClearedLibraryTimersAreReleased checks that releaseTimer ends the
+// TestClearedLibraryTimersAreReleased checks that libglue.ReleaseTimer ends the
 // goroutine of a library timer cleared before that goroutine first waited,
 // the goroutine the library would otherwise leave waiting forever.
 func TestClearedLibraryTimersAreReleased(t *testing.T) {
@@ -264,10 +266,10 @@ func TestClearedLibraryTimersAreReleased(t *testing.T) {
 		}
 	})
 	if left, _ := labelledGoroutines("library-timer"); left == 0 {
-		t.Fatal("no cleared timer left its goroutine waiting: the library's timer no longer has the defect releaseTimer contains")
+		t.Fatal("no cleared timer left its goroutine waiting: the library's timer no longer has the defect libglue.ReleaseTimer contains")
 	}
 	for i, tm := range timers {
-		if !releaseTimer(tm) {
+		if !libglue.ReleaseTimer(tm) {
 			t.Fatalf("timer %d: the library's timer no longer holds its time.Timer where v3.0.0 did", i)
 		}
 	}

@@ -1,5 +1,9 @@
 package main
 
+// The YAML configuration file (--config.file): found before kong parses,
+// checked whole against every command's flags, and read as kong's resolver
+// below the command line and the environment.
+
 import (
 	"bytes"
 	"errors"

@@ -1,40 +1,19 @@
 package main
 
+// The flags every command shares (the log level and format) and the logger
+// built from them, which masks secrets in every line.
+
 import (
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/lmittmann/tint"
 
 	"github.com/bragerone/bragerone_exporter/redact"
 )
-
-// Set at build time with -ldflags "-X main.version=... -X main.revision=...".
-var (
-	version  = "dev"
-	revision = ""
-)
-
-func versionString() string {
-	rev := revision
-	if rev == "" {
-		if bi, ok := debug.ReadBuildInfo(); ok {
-			for _, s := range bi.Settings {
-				if s.Key == "vcs.revision" {
-					rev = s.Value
-				}
-			}
-		}
-	}
-	if rev == "" {
-		rev = "unknown"
-	}
-	return fmt.Sprintf("bragerone_exporter %s (revision %s)", version, rev)
-}
 
 // Globals are the flags every command shares, plus what main wires for them.
 type Globals struct {

@@ -1,0 +1,35 @@
+package main
+
+// What the binary says about its build. --version, the landing page and
+// bragerone_exporter_build_info all read github.com/prometheus/common/version,
+// whose variables the build stamps (scripts/build.sh, the Dockerfile):
+//
+//	-ldflags "-X github.com/prometheus/common/version.Version=…
+//	          -X github.com/prometheus/common/version.Revision=…
+//	          -X github.com/prometheus/common/version.Branch=…
+//	          -X github.com/prometheus/common/version.BuildUser=…
+//	          -X github.com/prometheus/common/version.BuildDate=…"
+
+import "github.com/prometheus/common/version"
+
+// programName names the program in --version.
+const programName = "bragerone_exporter"
+
+// unstampedVersion is the version of a build that stamped none (go build,
+// go run): without it --version would print an empty one. The revision of
+// such a build is the commit Go recorded, or unknown.
+const unstampedVersion = "dev"
+
+func init() {
+	if version.Version == "" {
+		version.Version = unstampedVersion
+	}
+}
+
+// versionString is the build on one line, as the landing page shows it:
+// (version=…, branch=…, revision=…).
+func versionString() string { return version.Info() }
+
+// versionText is what --version prints: version, branch, revision, build
+// user and date, Go version, platform and build tags.
+func versionText() string { return version.Print(programName) }
