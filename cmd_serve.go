@@ -17,10 +17,11 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
-	"github.com/bragerone/bragerone_exporter/collector/status"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
+	"github.com/bragerone/bragerone_exporter/serving"
+	"github.com/bragerone/bragerone_exporter/serving/status"
 )
 
 // defaultListenAddress is the exporter's documented port.
@@ -208,7 +209,7 @@ wait:
 // the handler writes its parameter series straight into text answers.
 func (s *serveCmd) handler(reg *prometheus.Registry, col *collector.Collector, source collector.SnapshotSource, gw *realtime.Gateway) (http.Handler, error) {
 	mux := http.NewServeMux()
-	mux.Handle(s.TelemetryPath, collector.NewHandler(reg, col, promhttp.HandlerOpts{
+	mux.Handle(s.TelemetryPath, serving.NewHandler(reg, col, promhttp.HandlerOpts{
 		ErrorHandling:     promhttp.ContinueOnError,
 		Registry:          reg,
 		EnableOpenMetrics: true,

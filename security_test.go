@@ -27,8 +27,8 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
-	"github.com/bragerone/bragerone_exporter/collector/status"
 	"github.com/bragerone/bragerone_exporter/redact"
+	"github.com/bragerone/bragerone_exporter/serving/status"
 )
 
 const redactMask = redact.Mask

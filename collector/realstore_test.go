@@ -17,6 +17,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/serving"
 )
 
 // servedStore serves /metrics over a real store exactly as serve wires it:
@@ -46,7 +47,7 @@ func serveStore(t *testing.T, st *store.Store, devids []string, opts collector.O
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	srv := httptest.NewServer(collector.NewHandler(reg, col, promhttp.HandlerOpts{Registry: reg}))
+	srv := httptest.NewServer(serving.NewHandler(reg, col, promhttp.HandlerOpts{Registry: reg}))
 	t.Cleanup(srv.Close)
 	return &servedStore{t: t, store: st, srv: srv}
 }
