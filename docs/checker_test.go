@@ -31,7 +31,7 @@ var fakeTree = map[string]string{
 	"main_test.go":    "package main\n\nfunc TestRoot(t *testing.T) {}\n",
 	"moved/b.go":      "package moved\n\nfunc Gone() {}\n",
 	"moved/b_test.go": "package moved\n\nfunc TestGone(t *testing.T) {}\n",
-	"pkg/cite.go":     "package pkg\n\n// Decide follows docs/spec.md I-3.1a and W-7.99; see also docs/spec.md A-4.7.3, I-9.9z.\nfunc Cited() {}\n",
+	"pkg/cite.go":     "package pkg\n\n// Decide follows docs/spec.md I-3.1a and W-7.99; see also docs/spec.md A-4.7.3, I-9.9z.\n// Rows docs/spec.md I-3.1a to W-8.1 and docs/spec.md I-3.1a–A-9.1.\nfunc Cited() {}\n",
 }
 
 func TestCheckerAcceptsAGoodTable(t *testing.T) {
@@ -39,7 +39,7 @@ func TestCheckerAcceptsAGoodTable(t *testing.T) {
 		"pkg/a.go":      fakeTree["pkg/a.go"],
 		"pkg/a_test.go": fakeTree["pkg/a_test.go"],
 		"main_test.go":  fakeTree["main_test.go"],
-		"pkg/cite.go":   "package pkg\n\n// See docs/spec.md I-3.1a, A-4.7.3 and W-7.3.\nfunc Cited() {}\n",
+		"pkg/cite.go":   "package pkg\n\n// See docs/spec.md I-3.1a, A-4.7.3 and W-7.3; docs/spec.md I-3.1a to A-4.7.3.\nfunc Cited() {}\n",
 	})
 	spec := strings.Join([]string{
 		"| ID | Rule | Code | Tests |",
@@ -114,6 +114,8 @@ func TestCheckerCatchesBrokenRows(t *testing.T) {
 		{"pkg/cite.go:3", "cites docs/spec.md W-7.99: no such row"},
 		{"pkg/cite.go:3", "cites docs/spec.md A-4.7.3: no such row"},
 		{"pkg/cite.go:3", "cites docs/spec.md I-9.9z: no such row"},
+		{"pkg/cite.go:4", "cites docs/spec.md W-8.1: no such row"},
+		{"pkg/cite.go:4", "cites docs/spec.md A-9.1: no such row"},
 	}
 	for _, w := range want {
 		found := false

@@ -337,9 +337,10 @@ func goFiles(root string) []string {
 }
 
 // citeRE finds a citation of the table in a comment: "docs/spec.md" followed
-// by one or more row IDs separated by commas, "and" or spaces.
+// by one or more row IDs separated by commas, spaces, "and", or "to" / "–"
+// for a range (whose two ends are checked).
 var (
-	citeRE   = regexp.MustCompile(`docs/spec\.md((?:[\s,]+(?:and\s+)?[IWA]-\d+(?:\.\d+)*[a-z]?\b)+)`)
+	citeRE   = regexp.MustCompile(`docs/spec\.md((?:[\s,–]+(?:(?:and|to)\s+)?[IWA]-\d+(?:\.\d+)*[a-z]?\b)+)`)
 	citeIDRE = regexp.MustCompile(`[IWA]-\d+(?:\.\d+)*[a-z]?\b`)
 )
 
