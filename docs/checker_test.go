@@ -74,6 +74,7 @@ func TestCheckerCatchesBrokenRows(t *testing.T) {
 		"| `I-3.1b` | missing symbol | `pkg/a.go#Vanished` | `pkg.TestDecide` |",
 		"| `I-3.1c` | moved symbol | `pkg/a.go#Gone` | `pkg.TestDecide` |",
 		"| `I-3.1d` | missing method | `pkg/a.go#Machine.Run` | `pkg.TestDecide` |",
+		"| `I-3.1e` | moved file | `pkg/b.go` | `pkg.TestDecide` |",
 		"| `W-7.1` | missing test | `pkg/a.go` | `pkg.TestNever` |",
 		"| `W-7.2` | moved test | `pkg/a.go` | `pkg.TestGone` |",
 		"| `W-7.3` | missing package dir | `pkg/a.go` | `nowhere.TestDecide` |",
@@ -96,7 +97,8 @@ func TestCheckerCatchesBrokenRows(t *testing.T) {
 	all := strings.Join(problems, "\n")
 
 	want := []struct{ row, says string }{
-		{"row I-3.1a", "file pkg/nothere.go does not exist"},
+		{"row I-3.1a", "file pkg/nothere.go does not exist (no file of that name in the tree)"},
+		{"row I-3.1e", "file pkg/b.go does not exist (files of that name: moved/b.go)"},
 		{"row I-3.1b", "pkg/a.go defines no Vanished (found nowhere in the tree)"},
 		{"row I-3.1c", "pkg/a.go defines no Gone (now defined in moved/b.go)"},
 		{"row I-3.1d", "pkg/a.go defines no Machine.Run"},

@@ -181,7 +181,7 @@ func checkSpec(root string, tbl specTable) []string {
 			}
 			src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
 			if err != nil {
-				hint := ""
+				hint := idx.sameName(path)
 				if sym != "" {
 					hint = idx.whereDefined(sym)
 				}
@@ -288,6 +288,22 @@ func (x *treeIndex) whereDefined(sym string) string {
 		}
 	}
 	return hint("defined in", at)
+}
+
+// sameName finds files with the base name of a missing one (a file moved to
+// another package keeps its name).
+func (x *treeIndex) sameName(path string) string {
+	var at []string
+	for p := range x.files {
+		if filepath.Base(p) == filepath.Base(path) {
+			at = append(at, p)
+		}
+	}
+	if len(at) == 0 {
+		return " (no file of that name in the tree)"
+	}
+	sort.Strings(at)
+	return " (files of that name: " + strings.Join(at, ", ") + ")"
 }
 
 func (x *treeIndex) whereTest(name string) string {
