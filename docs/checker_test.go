@@ -104,7 +104,7 @@ func TestCheckerCatchesBrokenRows(t *testing.T) {
 		{"row I-3.1d", "pkg/a.go defines no Machine.Run"},
 		{"row W-7.1", "no func TestNever( in a _test.go file of pkg (found nowhere in the tree)"},
 		{"row W-7.2", "no func TestGone( in a _test.go file of pkg (now found in moved/b_test.go)"},
-		{"row W-7.3", "package directory nowhere"},
+		{"row W-7.3", "package directory nowhere has no _test.go file"},
 		{"row W-7.4", "is not a Test/Fuzz/Benchmark/Example name"},
 		{"row W-7.5", "has no code or no test but is not listed"},
 		{"row W-7.6", "is listed under \"## Gaps\""},

@@ -179,8 +179,8 @@ func checkSpec(root string, tbl specTable) []string {
 				bad(r, "code %q: want a repository-relative .go path", c)
 				continue
 			}
-			src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
-			if err != nil {
+			src, ok := idx.files[path]
+			if !ok {
 				hint := idx.sameName(path)
 				if sym != "" {
 					hint = idx.whereDefined(sym)
@@ -188,7 +188,7 @@ func checkSpec(root string, tbl specTable) []string {
 				bad(r, "code %q: file %s does not exist%s", c, path, hint)
 				continue
 			}
-			if sym != "" && !definesSymbol(string(src), sym) {
+			if sym != "" && !definesSymbol(src, sym) {
 				bad(r, "code %q: %s defines no %s%s", c, path, sym, idx.whereDefined(sym))
 			}
 		}
@@ -207,10 +207,10 @@ func checkSpec(root string, tbl specTable) []string {
 			if dir == rootPackage {
 				fsDir = "."
 			}
-			found, err := dirHasTest(filepath.Join(root, filepath.FromSlash(fsDir)), name)
+			found, exists := idx.dirHasTest(fsDir, name)
 			switch {
-			case err != nil:
-				bad(r, "test %q: package directory %s: %v%s", tn, dir, err, idx.whereTest(name))
+			case !exists:
+				bad(r, "test %q: package directory %s has no _test.go file%s", tn, dir, idx.whereTest(name))
 			case !found:
 				bad(r, "test %q: no func %s( in a _test.go file of %s%s", tn, name, dir, idx.whereTest(name))
 			}
@@ -241,40 +241,38 @@ func definesSymbol(src, sym string) bool {
 	return re.MatchString(src)
 }
 
-// dirHasTest reports whether a _test.go file of dir declares func name(.
-func dirHasTest(dir, name string) (bool, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false, err
-	}
+// dirHasTest reports whether a _test.go file of dir (repository-relative)
+// declares func name(, and whether dir has any _test.go file at all.
+func (x *treeIndex) dirHasTest(dir, name string) (found, exists bool) {
 	re := regexp.MustCompile(`(?m)^func ` + regexp.QuoteMeta(name) + `\(`)
-	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			return false, err
-		}
-		if re.Match(src) {
-			return true, nil
+	for _, src := range x.tests[filepath.ToSlash(filepath.Clean(dir))] {
+		exists = true
+		if re.MatchString(src) {
+			return true, true
 		}
 	}
-	return false, nil
+	return false, exists
 }
 
 // treeIndex finds where a missing symbol or test went, so a failure after a
 // file is moved or renamed says where to point the row now.
 type treeIndex struct {
-	root  string
-	files map[string]string // repository-relative path → source
+	files map[string]string   // repository-relative path → source
+	tests map[string][]string // package directory → sources of its _test.go files
 }
 
 func newTreeIndex(root string) *treeIndex {
-	idx := &treeIndex{root: root, files: map[string]string{}}
+	idx := &treeIndex{files: map[string]string{}, tests: map[string][]string{}}
 	for _, p := range goFiles(root) {
-		if src, err := os.ReadFile(filepath.Join(root, p)); err == nil {
-			idx.files[filepath.ToSlash(p)] = string(src)
+		src, err := os.ReadFile(filepath.Join(root, p))
+		if err != nil {
+			continue
+		}
+		p = filepath.ToSlash(p)
+		idx.files[p] = string(src)
+		if strings.HasSuffix(p, "_test.go") {
+			dir := filepath.ToSlash(filepath.Dir(p))
+			idx.tests[dir] = append(idx.tests[dir], string(src))
 		}
 	}
 	return idx
