@@ -70,9 +70,6 @@ var (
 	gapRE = regexp.MustCompile("^- `([IWA]-[0-9.]+[a-z]?)`")
 )
 
-// none marks an empty code or test cell; such a row must be listed as a gap.
-const none = "—"
-
 // parseSpec reads the rows of every table whose first column is a row ID,
 // and the entries of the "## Gaps" section.
 func parseSpec(text string) (specTable, []string) {
@@ -149,8 +146,8 @@ func splitRow(line string) []string {
 	return append(cells, strings.TrimSpace(cur.String()))
 }
 
-// cellItems returns the backticked items of a cell; a cell of "—" (or one
-// without items) is empty.
+// cellItems returns the backticked items of a cell; a cell without any (the
+// table writes "—") is empty, and such a row must be listed as a gap.
 func cellItems(cell string) []string {
 	var items []string
 	for _, m := range tickRE.FindAllStringSubmatch(cell, -1) {
