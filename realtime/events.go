@@ -341,8 +341,8 @@ func (g *Gateway) replaceSilentlyDead() {
 	if g.sess == nil || seq != g.sessSeq || !g.silentlyDead() {
 		return
 	}
-	g.log.Warn("realtime session found dead without a disconnect; replacing it", "reason", transport.ReasonSupervisorStale)
-	g.detach(transport.ReasonSupervisorStale, true)
+	g.log.Warn("realtime session found dead without a disconnect; replacing it", "reason", outage.ReasonSupervisorStale)
+	g.detach(outage.ReasonSupervisorStale, true)
 	if ab, ok := g.tr.(interface{ Abandoned() int }); ok && ab.Abandoned() > 0 {
 		g.replaceTransport()
 	}

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
-	"github.com/bragerone/bragerone_exporter/realtime/transport"
 )
 
 // ladderInput is what the recovery ladder sees now.
@@ -101,15 +101,15 @@ func (g *Gateway) executeStep(ctx context.Context, step ladder.Action, aborted b
 	case ladder.HardRestart:
 		// Reconnect on the same client: new Engine.IO and namespace SIDs,
 		// then modules/connect with the new SID, listen, prime.
-		g.detach(transport.ReasonForceReconnect, false)
+		g.detach(outage.ReasonForceReconnect, false)
 	case ladder.Recycle:
 		// Replace the Socket.IO client (transport recycle).
-		g.detach(transport.ReasonHardReset, false)
+		g.detach(outage.ReasonHardReset, false)
 		g.replaceTransport()
 	case ladder.Rebuild:
 		// Rebuild the realtime manager: a new client as for a recycle, and
 		// every piece of binding state forgotten.
-		g.detach(transport.ReasonHardReset, false)
+		g.detach(outage.ReasonHardReset, false)
 		g.replaceTransport()
 		g.bind.forget()
 		g.reconnectFails = 0

@@ -75,7 +75,7 @@ func (g *Gateway) connected(ctx context.Context, tr transport.Transport, s trans
 		return
 	}
 	if err != nil {
-		reason := transport.ReasonConnectError
+		reason := outage.ReasonConnectError
 		var ce *transport.ConnectError
 		if errors.As(err, &ce) && ce.Reason != "" {
 			reason = ce.Reason
@@ -346,7 +346,7 @@ func (g *Gateway) sessionEnded(reason, detail string) {
 	g.sess, g.sessEvents = nil, nil
 	g.bind.forget()
 	if reason == "" {
-		reason = transport.ReasonDisconnect
+		reason = outage.ReasonDisconnect
 	}
 	res := g.session.Disconnected(now, reason)
 	if res.WentDown {

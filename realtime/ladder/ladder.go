@@ -98,6 +98,13 @@ var actionIndex = map[Action]int{
 	Prime: 0, ZombiePrime: 1, HardRestart: 2, Recycle: 3, Rebuild: 4, EnterQuarantine: 5, Resubscribe: 6,
 }
 
+// RecoverySteps lists the recovery steps in ladder order: the `step` label
+// values of bragerone_recovery_actions_total. Prime and Resubscribe are
+// actions but not steps.
+func RecoverySteps() []Action {
+	return []Action{ZombiePrime, HardRestart, Recycle, Rebuild, EnterQuarantine}
+}
+
 // Actions lists every action in counter order.
 func Actions() []Action {
 	return []Action{Prime, ZombiePrime, HardRestart, Recycle, Rebuild, EnterQuarantine, Resubscribe}
@@ -105,6 +112,14 @@ func Actions() []Action {
 
 // Outcome classifies an action result for counting.
 type Outcome int
+
+// Result label values of bragerone_recovery_actions_total: the String of
+// each Outcome.
+const (
+	ResultOK      = "ok"
+	ResultFailed  = "failed"
+	ResultAborted = "aborted"
+)
 
 // Outcomes; their String values are the `result` label values.
 const (
@@ -114,14 +129,19 @@ const (
 	numOutcomes
 )
 
+// Outcomes lists every outcome in counter order.
+func Outcomes() []Outcome {
+	return []Outcome{OK, Failed, Aborted}
+}
+
 func (o Outcome) String() string {
 	switch o {
 	case OK:
-		return "ok"
+		return ResultOK
 	case Failed:
-		return "failed"
+		return ResultFailed
 	case Aborted:
-		return "aborted"
+		return ResultAborted
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
