@@ -20,7 +20,6 @@ import (
 	"github.com/bragerone/bragerone_exporter/collector/status"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
-	"github.com/bragerone/bragerone_exporter/realtime/transport"
 )
 
 // defaultListenAddress is the exporter's documented port.
@@ -114,7 +113,7 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	st := store.New()
 	gcfg := s.healthFlags.gatewayConfig(&s.cloudFlags, client, platform, st, g.Logger)
-	gcfg.OnEvent = func(k transport.EventKind) { inst.ObserveEvent(k.String()) }
+	gcfg.OnEvent = inst.ObserveEvent
 	gw, err := realtime.New(gcfg)
 	if err != nil {
 		return usageError{err}
