@@ -25,13 +25,13 @@ import (
 // defaultListenAddress is the exporter's documented port.
 const defaultListenAddress = ":9826"
 
-// restEndpoints are the REST endpoint templates whose latency series exist
-// from the first scrape.
+// restEndpoints are the REST endpoint templates (cloudclient's) whose latency
+// series exist from the first scrape.
 var restEndpoints = []string{
-	"POST /v1/auth/user", "POST /v1/auth/revoke", "GET /v1/user", "GET /v1/objects",
-	"GET /v1/modules", "POST /v1/modules/connect", "POST /v1/modules/parameters",
-	"POST /v1/modules/alarms/quantity", "POST /v1/module/command", "POST /v1/module/command/raw",
-	"POST /v1/modules/alarms", "GET /v1/system/version", "GET {assets}",
+	cloudclient.EndpointLogin, cloudclient.EndpointRevoke, cloudclient.EndpointUser, cloudclient.EndpointObjects,
+	cloudclient.EndpointModules, cloudclient.EndpointModulesConnect, cloudclient.EndpointParameters,
+	cloudclient.EndpointAlarmsQuantity, cloudclient.EndpointCommand, cloudclient.EndpointCommandRaw,
+	cloudclient.EndpointAlarms, cloudclient.EndpointSystemVersion, cloudclient.EndpointAsset,
 }
 
 // serveCmd runs the exporter: the gateway keeps the cloud picture current,
