@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -34,6 +36,11 @@ var restEndpoints = []string{
 	cloudclient.EndpointAlarms, cloudclient.EndpointSystemVersion, cloudclient.EndpointAsset,
 }
 
+// serveVars are the serve flags' defaults, taken from the collector.
+func serveVars() kong.Vars {
+	return kong.Vars{"parameters_max_series": strconv.Itoa(collector.DefaultMaxSeriesPerModule)}
+}
+
 // serveCmd runs the exporter: the gateway keeps the cloud picture current,
 // and /metrics, /status, /-/healthy and /-/ready serve it.
 type serveCmd struct {
@@ -47,7 +54,7 @@ type serveCmd struct {
 	DisableExporterMetrics  bool     `name:"web.disable-exporter-metrics" help:"Leave out the Go runtime and process metrics of the exporter itself." group:"Web"`
 	ParametersInclude       []string `name:"parameters.include" help:"Export only parameters matching one of these patterns (e.g. P4.v*)." group:"Parameters"`
 	ParametersExclude       []string `name:"parameters.exclude" help:"Never export parameters matching these patterns (e.g. *.s*)." group:"Parameters"`
-	ParametersMaxSeries     int      `name:"parameters.max-series" default:"5000" help:"Cap on exported parameter series per module (0 = none); what the cap drops is counted." group:"Parameters"`
+	ParametersMaxSeries     int      `name:"parameters.max-series" default:"${parameters_max_series}" help:"Cap on exported parameter series per module (0 = none); what the cap drops is counted." group:"Parameters"`
 	Simulate                bool     `help:"Run against an embedded simulated cloud with the demo account (no credentials needed)." group:"Cloud"`
 	SimulateModules         int      `name:"simulate.modules" default:"3" help:"Modules of the embedded simulated cloud." group:"Cloud"`
 	SimulateParamsPerModule int      `name:"simulate.params-per-module" default:"800" help:"Parameters per simulated module." group:"Cloud"`
