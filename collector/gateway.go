@@ -60,7 +60,7 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 		Recovery: RecoveryState{
 			Actions:           map[ActionKey]uint64{},
 			PrimeStreak:       st.Ladder.PrimeStreak,
-			HardRestartStreak: st.Ladder.HardStreak,
+			HardRestartStreak: st.Ladder.HardRestartStreak,
 			RecycleStreak:     st.Ladder.RecycleStreak,
 			RebuildCount:      st.Ladder.RebuildCount,
 		},

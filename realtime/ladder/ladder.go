@@ -167,10 +167,10 @@ const (
 
 // State is the ladder state. It is a plain value: copies are independent.
 type State struct {
-	PrimeStreak   int
-	HardStreak    int
-	RecycleStreak int
-	RebuildCount  int
+	PrimeStreak       int
+	HardRestartStreak int
+	RecycleStreak     int
+	RebuildCount      int
 
 	CooldownUntil   time.Time // zero = none
 	QuarantineUntil time.Time // zero = none
@@ -350,9 +350,9 @@ func (c Config) OnTick(st State, in Input) (State, Decision) {
 // OnActionResult, once the step's outcome is known.
 func (c Config) escalate(st State) (State, Action) {
 	// §4.7: "If hard_restart_streak ≥ 3, go to recycle"; §4.1: 0 = never recycle.
-	if c.HardRestartsBeforeRecycle <= 0 || st.HardStreak < c.HardRestartsBeforeRecycle {
+	if c.HardRestartsBeforeRecycle <= 0 || st.HardRestartStreak < c.HardRestartsBeforeRecycle {
 		// §4.7 hard restart 1: "hard_restart_streak += 1".
-		st.HardStreak++
+		st.HardRestartStreak++
 		return st, HardRestart
 	}
 	// §4.7 recycle 1: "recycle_streak += 1. If recycle_streak ≥ 2 … go to
@@ -362,12 +362,12 @@ func (c Config) escalate(st State) (State, Action) {
 		// §4.7 rebuild 1: "Reset the streaks; rebuild_count += 1". The
 		// recycle streak is kept: it is the cooldown exponent that gives
 		// 600 s after the first rebuild and 1200 s after the second.
-		st.PrimeStreak, st.HardStreak = 0, 0
+		st.PrimeStreak, st.HardRestartStreak = 0, 0
 		st.RebuildCount++
 		return st, Rebuild
 	}
 	// §4.7 recycle 2: "Otherwise reset the hard and prime streaks."
-	st.PrimeStreak, st.HardStreak = 0, 0
+	st.PrimeStreak, st.HardRestartStreak = 0, 0
 	return st, Recycle
 }
 
@@ -451,7 +451,7 @@ func (c Config) OnActionResult(st State, a Action, r Result, now time.Time) (Sta
 		// no quarantine / no pause, so a cooldown is armed instead.
 		if c.RebuildsBeforeQuarantine > 0 && c.QuarantineFor > 0 && st.RebuildCount >= c.RebuildsBeforeQuarantine {
 			st.QuarantineUntil = now.Add(c.QuarantineFor)
-			st.PrimeStreak, st.HardStreak = 0, 0
+			st.PrimeStreak, st.HardRestartStreak = 0, 0
 			st.count(EnterQuarantine, OK)
 			d.Actions = []Action{EnterQuarantine}
 			d.QuarantineFor = c.QuarantineFor
