@@ -44,7 +44,7 @@ const redactMask = redact.Mask
 // the file --cloud.password-file names.
 func TestNoSecretFlags(t *testing.T) {
 	var cli CLI
-	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.Vars{"version": "test"}, catalogVars(), kong.Exit(func(int) {}))
+	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.Vars{"version": "test"}, flagVars(), kong.Exit(func(int) {}))
 	if err != nil {
 		t.Fatal(err)
 	}
