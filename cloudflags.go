@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alecthomas/kong"
+
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 )
 
@@ -15,6 +17,11 @@ import (
 // no --cloud.password-file is given. The password is never a flag, so it never
 // shows in a process listing.
 const passwordEnv = "BRAGERONE_PASSWORD"
+
+// cloudVars are the cloud flags' defaults, taken from the REST client.
+func cloudVars() kong.Vars {
+	return kong.Vars{"cloud_timeout": seconds(cloudclient.DefaultTimeout)}
+}
 
 // cloudFlags are shared by every command that talks to the cloud.
 type cloudFlags struct {
@@ -25,7 +32,7 @@ type cloudFlags struct {
 	PasswordFile string        `name:"cloud.password-file" type:"path" help:"File holding the account password (else the BRAGERONE_PASSWORD environment variable). Re-read at every login." group:"Cloud"`
 	ObjectID     int           `name:"cloud.object-id" help:"Object (installation) whose modules are watched (default: the account's first object)." group:"Cloud"`
 	Modules      []string      `name:"cloud.modules" help:"Devids to watch (default: every module of the object)." group:"Cloud"`
-	Timeout      time.Duration `name:"cloud.timeout" default:"8s" help:"Timeout of one REST request." group:"Cloud"`
+	Timeout      time.Duration `name:"cloud.timeout" default:"${cloud_timeout}" help:"Timeout of one REST request." group:"Cloud"`
 
 	// password, when set, is used instead of the environment or a file
 	// (the embedded simulator's demo account).

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
+	"github.com/alecthomas/kong"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -17,19 +19,24 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
-	"github.com/bragerone/bragerone_exporter/collector/status"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
-	"github.com/bragerone/bragerone_exporter/realtime/transport"
+	"github.com/bragerone/bragerone_exporter/serving"
+	"github.com/bragerone/bragerone_exporter/serving/status"
 )
 
-// restEndpoints are the REST endpoint templates whose latency series exist
-// from the first scrape.
+// restEndpoints are the REST endpoint templates (cloudclient's) whose latency
+// series exist from the first scrape.
 var restEndpoints = []string{
-	"POST /v1/auth/user", "POST /v1/auth/revoke", "GET /v1/user", "GET /v1/objects",
-	"GET /v1/modules", "POST /v1/modules/connect", "POST /v1/modules/parameters",
-	"POST /v1/modules/alarms/quantity", "POST /v1/module/command", "POST /v1/module/command/raw",
-	"POST /v1/modules/alarms", "GET /v1/system/version", "GET {assets}",
+	cloudclient.EndpointLogin, cloudclient.EndpointRevoke, cloudclient.EndpointUser, cloudclient.EndpointObjects,
+	cloudclient.EndpointModules, cloudclient.EndpointModulesConnect, cloudclient.EndpointParameters,
+	cloudclient.EndpointAlarmsQuantity, cloudclient.EndpointCommand, cloudclient.EndpointCommandRaw,
+	cloudclient.EndpointAlarms, cloudclient.EndpointSystemVersion, cloudclient.EndpointAsset,
+}
+
+// serveVars are the serve flags' defaults, taken from the collector.
+func serveVars() kong.Vars {
+	return kong.Vars{"parameters_max_series": strconv.Itoa(collector.DefaultMaxSeriesPerModule)}
 }
 
 // serveCmd runs the exporter: the gateway keeps the cloud picture current,
@@ -45,7 +52,7 @@ type serveCmd struct {
 	DisableExporterMetrics  bool     `name:"web.disable-exporter-metrics" help:"Leave out the Go runtime and process metrics of the exporter itself." group:"Web"`
 	ParametersInclude       []string `name:"parameters.include" help:"Export only parameters matching one of these patterns (e.g. P4.v*)." group:"Parameters"`
 	ParametersExclude       []string `name:"parameters.exclude" help:"Never export parameters matching these patterns (e.g. *.s*)." group:"Parameters"`
-	ParametersMaxSeries     int      `name:"parameters.max-series" default:"5000" help:"Cap on exported parameter series per module (0 = none); what the cap drops is counted." group:"Parameters"`
+	ParametersMaxSeries     int      `name:"parameters.max-series" default:"${parameters_max_series}" help:"Cap on exported parameter series per module (0 = none); what the cap drops is counted." group:"Parameters"`
 	Simulate                bool     `help:"Run against an embedded simulated cloud with the demo account (no credentials needed)." group:"Cloud"`
 	SimulateModules         int      `name:"simulate.modules" default:"3" help:"Modules of the embedded simulated cloud." group:"Cloud"`
 	SimulateParamsPerModule int      `name:"simulate.params-per-module" default:"800" help:"Parameters per simulated module." group:"Cloud"`
@@ -111,7 +118,7 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	st := store.New()
 	gcfg := s.healthFlags.gatewayConfig(&s.cloudFlags, client, platform, st, g.Logger)
-	gcfg.OnEvent = func(k transport.EventKind) { inst.ObserveEvent(k.String()) }
+	gcfg.OnEvent = inst.ObserveEvent
 	gw, err := realtime.New(gcfg)
 	if err != nil {
 		return usageError{err}
@@ -205,7 +212,7 @@ wait:
 // the handler writes its parameter series straight into text answers.
 func (s *serveCmd) handler(reg *prometheus.Registry, col *collector.Collector, source collector.SnapshotSource, gw *realtime.Gateway) (http.Handler, error) {
 	mux := http.NewServeMux()
-	mux.Handle(s.TelemetryPath, collector.NewHandler(reg, col, promhttp.HandlerOpts{
+	mux.Handle(s.TelemetryPath, serving.NewHandler(reg, col, promhttp.HandlerOpts{
 		ErrorHandling:     promhttp.ContinueOnError,
 		Registry:          reg,
 		EnableOpenMetrics: true,

@@ -137,7 +137,7 @@ func TestSimulateEnvironmentHasItsOwnPrefix(t *testing.T) {
 // BRAGERONE_SIMULATE_ prefix.
 func TestEveryEnvironmentVariableMeansOneThing(t *testing.T) {
 	var cli CLI
-	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.DefaultEnvars("BRAGERONE"), kong.Vars{"version": "test"}, catalogVars(), kong.Exit(func(int) {}))
+	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.DefaultEnvars("BRAGERONE"), kong.Vars{"version": "test"}, flagVars(), kong.Exit(func(int) {}))
 	if err != nil {
 		t.Fatal(err)
 	}

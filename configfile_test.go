@@ -230,7 +230,7 @@ func FuzzParseYAMLConfig(f *testing.F) {
 		f.Add(seed)
 	}
 	var cli CLI
-	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.DefaultEnvars("BRAGERONE"), kong.Vars{"version": "test"}, catalogVars(), kong.Exit(func(int) {}))
+	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.DefaultEnvars("BRAGERONE"), kong.Vars{"version": "test"}, flagVars(), kong.Exit(func(int) {}))
 	if err != nil {
 		f.Fatal(err)
 	}

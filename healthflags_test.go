@@ -8,7 +8,11 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/outage"
+	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+	"github.com/bragerone/bragerone_exporter/realtime/transport"
 )
 
 // recyclesBeforeFirstRebuild drives the ladder with every step failing to
@@ -42,7 +46,7 @@ func recyclesBeforeFirstRebuild(c ladder.Config) int {
 // and the README's ladder table say how many transport recycles run before a
 // manager rebuild, and the ladder the flags build runs exactly that many.
 func TestRecycleCountIsDocumented(t *testing.T) {
-	field, _ := reflect.TypeOf(healthFlags{}).FieldByName("RecyclesBeforeBuild")
+	field, _ := reflect.TypeOf(healthFlags{}).FieldByName("RecyclesBeforeRebuild")
 	if help := field.Tag.Get("help"); !strings.Contains(help, "N-1 recycles run before it") ||
 		!strings.Contains(help, "1 = rebuild instead of any recycle") || !strings.Contains(help, "0 = never rebuild") {
 		t.Errorf("--recovery.recycles-before-rebuild help %q does not say that N-1 recycles run before the rebuild", help)
@@ -74,5 +78,48 @@ func TestRecycleCountIsDocumented(t *testing.T) {
 	}
 	if row := "| 4 | " + words[n] + " transport recycle"; !strings.Contains(string(readme), row) {
 		t.Errorf("README.md's ladder table has no row starting %q: with the defaults %d recycle(s) run before the rebuild", row, n)
+	}
+}
+
+// TestFlagDefaultsAreTheOwnersDefaults parses command lines that set no
+// health, cloud or parameter flag and checks that every default reaching the
+// gateway, the REST client and the collector is the one its owning package
+// states, so a default changed there changes the flag.
+func TestFlagDefaultsAreTheOwnersDefaults(t *testing.T) {
+	for _, cmd := range []string{"serve", "watch"} {
+		cli, err := parseForTest(t, cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, cf := cli.Serve.healthFlags, &cli.Serve.cloudFlags
+		if cmd == "watch" {
+			h, cf = cli.Watch.healthFlags, &cli.Watch.cloudFlags
+		}
+		got := h.gatewayConfig(cf, nil, cloudclient.Platform{}, nil, nil)
+		want := realtime.DefaultConfig()
+		for name, pair := range map[string][2]time.Duration{
+			"--poll.interval":               {got.PollInterval, want.PollInterval},
+			"--session.supervisor-interval": {got.SupervisorInterval, want.SupervisorInterval},
+			"--session.down-hysteresis":     {got.SessionHysteresis, outage.DefaultHysteresis},
+			"--modules.forget-after":        {got.ForgetMissingAfter, want.ForgetMissingAfter},
+			"--session.connect-timeout":     {h.ConnectTimeout, transport.DefaultConnectTimeout},
+		} {
+			if pair[0] != pair[1] {
+				t.Errorf("%s %s default = %v, want the owner's %v", cmd, name, pair[0], pair[1])
+			}
+		}
+		if cf.Timeout != cloudclient.DefaultTimeout {
+			t.Errorf("%s --cloud.timeout default = %v, want the REST client's %v", cmd, cf.Timeout, cloudclient.DefaultTimeout)
+		}
+		if got.Ladder != ladder.DefaultConfig() {
+			t.Errorf("%s ladder from default flags = %+v, want ladder.DefaultConfig() %+v", cmd, got.Ladder, ladder.DefaultConfig())
+		}
+	}
+	cli, err := parseForTest(t, "serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cli.Serve.ParametersMaxSeries != collector.DefaultMaxSeriesPerModule {
+		t.Errorf("--parameters.max-series default = %d, want the collector's %d", cli.Serve.ParametersMaxSeries, collector.DefaultMaxSeriesPerModule)
 	}
 }

@@ -101,6 +101,16 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return exitOK
 }
 
+// flagVars are the flag defaults whose owner is another package (the
+// ${name} values of default tags), one provider per flag group.
+func flagVars() kong.Vars {
+	vars := kong.Vars{}
+	for _, v := range []kong.Vars{catalogVars(), cloudVars(), healthVars(), serveVars()} {
+		vars = vars.CloneWith(v)
+	}
+	return vars
+}
+
 // parseCLI fills cli from args, the environment and the configuration file.
 // code is >= 0 when the process should exit without running a command
 // (after --help or --version).
@@ -111,7 +121,7 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 		kong.Description("Prometheus exporter and health monitor for the BragerOne device cloud."),
 		kong.DefaultEnvars("BRAGERONE"),
 		kong.Vars{"version": versionText()},
-		catalogVars(),
+		flagVars(),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(kongExit{c}) }),
 	}

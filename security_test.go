@@ -27,8 +27,8 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
-	"github.com/bragerone/bragerone_exporter/collector/status"
 	"github.com/bragerone/bragerone_exporter/redact"
+	"github.com/bragerone/bragerone_exporter/serving/status"
 )
 
 const redactMask = redact.Mask
@@ -44,7 +44,7 @@ const redactMask = redact.Mask
 // the file --cloud.password-file names.
 func TestNoSecretFlags(t *testing.T) {
 	var cli CLI
-	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.Vars{"version": "test"}, catalogVars(), kong.Exit(func(int) {}))
+	parser, err := kong.New(&cli, kong.Name("bragerone_exporter"), kong.Vars{"version": "test"}, flagVars(), kong.Exit(func(int) {}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/serving"
 )
 
 // simulated is the simulator as serve --simulate runs it (3 modules × 800
@@ -165,7 +166,7 @@ func heapInUse() uint64 {
 func BenchmarkCatalogSteadyStateMemory(b *testing.B) {
 	s := startSimulated(b)
 	scrape := func(col *collector.Collector) {
-		h := collector.NewHandler(prometheus.NewRegistry(), col, promhttp.HandlerOpts{})
+		h := serving.NewHandler(prometheus.NewRegistry(), col, promhttp.HandlerOpts{})
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		req.Header.Set("Accept", "text/plain;version=0.0.4")
 		h.ServeHTTP(httptest.NewRecorder(), req)

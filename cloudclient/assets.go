@@ -10,8 +10,6 @@ import (
 // assetBackoff is the pause before the 2nd and 3rd asset attempt.
 var assetBackoff = []time.Duration{200 * time.Millisecond, 600 * time.Millisecond}
 
-const assetTemplate = "GET {assets}"
-
 type assetEntry struct {
 	etag, lastModified string
 	body               []byte
@@ -38,7 +36,7 @@ func (c *Client) Asset(ctx context.Context, path string) ([]byte, error) {
 	conditional := true
 	var lastErr error
 	for attempt := 0; attempt <= len(assetBackoff); {
-		cl := &call{method: "GET", url: u, tmpl: assetTemplate}
+		cl := &call{method: "GET", url: u, tmpl: EndpointAsset}
 		c.assetMu.Lock()
 		cached := c.assets[u]
 		c.assetMu.Unlock()
@@ -85,7 +83,7 @@ func (c *Client) Asset(ctx context.Context, path string) ([]byte, error) {
 			break
 		}
 		if err := c.cfg.Sleep(ctx, assetBackoff[attempt]); err != nil {
-			return nil, fmt.Errorf("cloudclient: %s: %w", assetTemplate, err)
+			return nil, fmt.Errorf("cloudclient: %s: %w", EndpointAsset, err)
 		}
 		attempt++
 	}

@@ -45,7 +45,7 @@ type LoginResult struct {
 	Objects []Object
 }
 
-var loginCall = call{method: "POST", path: "/auth/user", tmpl: "POST /v1/auth/user"}
+var loginCall = call{method: "POST", path: "/auth/user", tmpl: EndpointLogin}
 
 // LoginOutcome classifies a finished login. A rejected login needs a person
 // (the credentials are wrong or the account is locked); an unreachable one is
@@ -221,7 +221,7 @@ func (c *Client) Logout(ctx context.Context) error {
 	if !has || tok.AccessToken == "" {
 		return nil
 	}
-	cl := &call{method: "POST", path: "/auth/revoke", tmpl: "POST /v1/auth/revoke", auth: true}
+	cl := &call{method: "POST", path: "/auth/revoke", tmpl: EndpointRevoke, auth: true}
 	r, err := c.send(ctx, cl, nil, tok.AccessToken)
 	_, err = c.check(cl, r, err)
 	var ae *APIError

@@ -50,7 +50,7 @@ func (cmd Command) route() (*call, error) {
 		if cmd.Value != nil {
 			body["value"] = cmd.Value
 		}
-		return &call{method: "POST", path: "/module/command/raw", tmpl: "POST /v1/module/command/raw", auth: true, body: body}, nil
+		return &call{method: "POST", path: "/module/command/raw", tmpl: EndpointCommandRaw, auth: true, body: body}, nil
 	}
 	body["pool"] = cmd.Pool
 	body["parameter"] = cmd.Parameter
@@ -61,7 +61,7 @@ func (cmd Command) route() (*call, error) {
 	if cmd.Unit != nil {
 		body["unit"] = *cmd.Unit
 	}
-	return &call{method: "POST", path: "/module/command", tmpl: "POST /v1/module/command", auth: true, body: body}, nil
+	return &call{method: "POST", path: "/module/command", tmpl: EndpointCommand, auth: true, body: body}, nil
 }
 
 // Command sends a write through the write rate limiter. Routing errors

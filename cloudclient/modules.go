@@ -51,7 +51,7 @@ type ModuleListing struct {
 
 // Modules lists the modules of an object (GET /v1/modules, page 1, limit 999).
 func (c *Client) Modules(ctx context.Context, objectID int) (*ModuleListing, error) {
-	cl := &call{method: "GET", path: "/modules", tmpl: "GET /v1/modules", auth: true,
+	cl := &call{method: "GET", path: "/modules", tmpl: EndpointModules, auth: true,
 		query: "page=1&limit=" + strconv.Itoa(ModuleListLimit) + "&group_id=" + strconv.Itoa(objectID)}
 	r, err := c.do(ctx, cl)
 	if err != nil {
@@ -240,7 +240,7 @@ func (c *Client) ModulesConnect(ctx context.Context, req BindRequest) (bool, err
 		add(s, sid)
 	}
 	for _, cd := range cands {
-		cl := &call{method: "POST", path: "/modules/connect", tmpl: "POST /v1/modules/connect", auth: true, browser: true,
+		cl := &call{method: "POST", path: "/modules/connect", tmpl: EndpointModulesConnect, auth: true, browser: true,
 			body: cd.shape.body(cd.sid, req.GroupID, mods)}
 		r, err := c.do(ctx, cl)
 		if err != nil {
@@ -265,7 +265,7 @@ func (c *Client) Prime(ctx context.Context, modules []string) ([]wire.ParamUpdat
 	if len(mods) == 0 {
 		return []wire.ParamUpdate{}, nil
 	}
-	cl := &call{method: "POST", path: "/modules/parameters", tmpl: "POST /v1/modules/parameters", auth: true,
+	cl := &call{method: "POST", path: "/modules/parameters", tmpl: EndpointParameters, auth: true,
 		body: map[string]any{"modules": mods}}
 	r, err := c.do(ctx, cl)
 	if err != nil {

@@ -100,7 +100,7 @@ type catalogDescs struct {
 }
 
 // Names and help of the catalog families the /metrics handler may write
-// itself (see NewHandler), shared by both paths.
+// itself (see DirectScrape), shared by both paths.
 const (
 	paramInfoName    = namespace + "_parameter_info"
 	paramInfoHelp    = "Name, unit and menu of the parameter stored at <pool>.<param>, from the web app's catalog; always 1."

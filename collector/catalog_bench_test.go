@@ -1,4 +1,4 @@
-package collector
+package collector_test
 
 import (
 	"net/http"
@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/bragerone/bragerone_exporter/realtime/store"
-	"github.com/bragerone/bragerone_exporter/wire"
+	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/serving"
 )
 
 // BenchmarkScrapeCatalogFamilies measures what the catalog's families add
@@ -24,27 +24,10 @@ import (
 func BenchmarkScrapeCatalogFamilies(b *testing.B) {
 	for _, format := range []struct{ name, accept string }{{"text", acceptText}, {"openmetrics", acceptOpenMetr}} {
 		b.Run(format.name, func(b *testing.B) {
-			fake, snap := newBenchStore(3, 800)
-			// A real store, walked in exposition order as serve does, so
-			// the parameter family costs both sides the same.
-			st := store.New()
-			for _, d := range fake.devids {
-				ups := make([]wire.ParamUpdate, len(fake.params))
-				for i := range fake.params {
-					ups[i] = wire.ParamUpdate{Devid: d, Pool: fake.pools[i], Chan: fake.params[i][0], Idx: i, Value: fake.values[i], HasValue: true}
-				}
-				st.ApplyPrime(st.BeginPrime(), ups, t0)
-			}
-			src := ParamSourceFunc(st.ForEachParamInLabelOrder)
-			cs := catalogBench(fake.devids, fake.pools, fake.params, 500)
+			plain, col, n := collector.CatalogBenchCollectors(b)
 			opts := promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, EnableOpenMetrics: true}
-			base := NewHandler(prometheus.NewRegistry(), newTestCollector(b, snap, src, Options{}), opts)
-			col := catalogCollector(b, snap, src, func() *CatalogState { return cs }, Options{})
-			with := NewHandler(prometheus.NewRegistry(), col, opts)
-
-			var d directSeries
-			col.collect(make(chan prometheus.Metric, 4096), &d)
-			n := len(d.catalog.info) + len(d.catalog.display) + len(d.catalog.state)
+			base := serving.NewHandler(prometheus.NewRegistry(), plain, opts)
+			with := serving.NewHandler(prometheus.NewRegistry(), col, opts)
 			if n == 0 {
 				b.Fatal("no catalog series")
 			}

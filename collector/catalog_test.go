@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bragerone/bragerone_exporter/exposition"
 )
 
 func catalogCollector(t testing.TB, s Snapshot, params ParamSource, cs func() *CatalogState, opts Options) *Collector {
@@ -267,7 +269,7 @@ func TestCatalogAllocationsDoNotGrowPerSeries(t *testing.T) {
 	allocs := testing.AllocsPerRun(3, func() {
 		buf.Reset()
 		for _, f := range directCatalogFamilies(&d.catalog) {
-			if err := f.write(&buf, textFormat{openMetrics: true}); err != nil {
+			if err := f.Write(&buf, exposition.Format{OpenMetrics: true}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/bragerone/bragerone_exporter/exposition"
 )
 
 // The catalog's parameter families (bragerone_parameter_info,
@@ -136,7 +138,7 @@ type moduleRender struct {
 func newModuleRender(mc *ModuleCatalog, label string, keep func(pool, param string) bool) *moduleRender {
 	r := &moduleRender{src: mc, label: label, values: valueIndex{slots: make(map[addrKey]int32, len(mc.Params))}}
 	r.devidPair = dto.LabelPair{Name: &labelDevid, Value: &r.label}
-	r.devidText = appendEscaped(nil, label, true)
+	r.devidText = exposition.AppendEscaped(nil, label, true)
 	// Labels first, sorted as plain strings; the rendered params (which hold
 	// label pairs that must not be copied) are built in their final place.
 	type candidate struct {
@@ -199,14 +201,14 @@ func (p *renderedParam) render(devid *dto.LabelPair) {
 		p.infoText = append(p.infoText, ',')
 		p.infoText = append(p.infoText, n...)
 		p.infoText = append(p.infoText, `="`...)
-		p.infoText = appendEscaped(p.infoText, *vals[i], true)
+		p.infoText = exposition.AppendEscaped(p.infoText, *vals[i], true)
 		p.infoText = append(p.infoText, '"')
 	}
 	p.infoText = append(p.infoText, `,visible="`...)
 	p.addrText = append(p.addrText, `,param="`...)
-	p.addrText = appendEscaped(p.addrText, p.param, true)
+	p.addrText = exposition.AppendEscaped(p.addrText, p.param, true)
 	p.addrText = append(p.addrText, `",pool="`...)
-	p.addrText = appendEscaped(p.addrText, p.pool, true)
+	p.addrText = exposition.AppendEscaped(p.addrText, p.pool, true)
 	p.addrText = append(p.addrText, '"')
 
 	labels := make([]string, 0, len(p.d.States))
@@ -227,7 +229,7 @@ func (p *renderedParam) render(devid *dto.LabelPair) {
 		s.pair = dto.LabelPair{Name: &labelState, Value: &s.label}
 		s.labels = []*dto.LabelPair{devid, paramPair, poolPair, &s.pair}
 		s.text = append(s.text, `,state="`...)
-		s.text = appendEscaped(s.text, s.label, true)
+		s.text = exposition.AppendEscaped(s.text, s.label, true)
 		s.text = append(s.text, '"')
 	}
 }
@@ -374,19 +376,19 @@ func (c *Collector) sendCatalogSeries(ch chan<- prometheus.Metric, s *catalogSer
 	}
 }
 
-// directFamilies lists the catalog families of a scrape that have series,
+// directCatalogFamilies lists the catalog families of a scrape that have series,
 // in name order.
-func directCatalogFamilies(s *catalogSeries) []directFamily {
-	var out []directFamily
+func directCatalogFamilies(s *catalogSeries) []exposition.Family {
+	var out []exposition.Family
 	if len(s.display) > 0 {
-		out = append(out, directFamily{paramDisplayName, len(s.display), func(w io.Writer, f textFormat) error {
+		out = append(out, exposition.Family{Name: paramDisplayName, Series: len(s.display), Write: func(w io.Writer, f exposition.Format) error {
 			return writeCatalogFamily(w, f, paramDisplayName, paramDisplayHelp, s.display, func(b []byte, x *catSeries) []byte {
 				return append(b, x.p.addrText...)
 			})
 		}})
 	}
 	if len(s.info) > 0 {
-		out = append(out, directFamily{paramInfoName, len(s.info), func(w io.Writer, f textFormat) error {
+		out = append(out, exposition.Family{Name: paramInfoName, Series: len(s.info), Write: func(w io.Writer, f exposition.Format) error {
 			return writeCatalogFamily(w, f, paramInfoName, paramInfoHelp, s.info, func(b []byte, x *catSeries) []byte {
 				b = append(b, x.p.infoText...)
 				if x.variant == 1 {
@@ -397,7 +399,7 @@ func directCatalogFamilies(s *catalogSeries) []directFamily {
 		}})
 	}
 	if len(s.state) > 0 {
-		out = append(out, directFamily{paramStateName, len(s.state), func(w io.Writer, f textFormat) error {
+		out = append(out, exposition.Family{Name: paramStateName, Series: len(s.state), Write: func(w io.Writer, f exposition.Format) error {
 			return writeCatalogFamily(w, f, paramStateName, paramStateHelp, s.state, func(b []byte, x *catSeries) []byte {
 				return append(append(b, x.p.addrText...), x.p.states[x.variant].text...)
 			})
@@ -409,10 +411,10 @@ func directCatalogFamilies(s *catalogSeries) []directFamily {
 // writeCatalogFamily writes one catalog family in the text format f, as
 // expfmt would write the registry's family: `name{devid="…"` per module,
 // the rendered rest of the labels per series, then the value.
-func writeCatalogFamily(w io.Writer, f textFormat, name, help string, series []catSeries, labels func([]byte, *catSeries) []byte) error {
-	bp := textBufPool.Get().(*[]byte)
-	defer textBufPool.Put(bp)
-	b := f.appendGaugeHeader((*bp)[:0], name, help)
+func writeCatalogFamily(w io.Writer, f exposition.Format, name, help string, series []catSeries, labels func([]byte, *catSeries) []byte) error {
+	bp := exposition.GetBuffer()
+	defer exposition.PutBuffer(bp)
+	b := f.AppendGaugeHeader((*bp)[:0], name, help)
 	for i := range series {
 		x := &series[i]
 		b = append(b, name...)
@@ -421,9 +423,9 @@ func writeCatalogFamily(w io.Writer, f textFormat, name, help string, series []c
 		b = append(b, '"')
 		b = labels(b, x)
 		b = append(b, "} "...)
-		b = f.appendValue(b, x.value)
+		b = f.AppendValue(b, x.value)
 		b = append(b, '\n')
-		if len(b) >= textFlushSize {
+		if len(b) >= exposition.FlushSize {
 			if _, err := w.Write(b); err != nil {
 				*bp = b
 				return err

@@ -18,7 +18,7 @@ import (
 const namespace = "bragerone"
 
 // The parameter family, which the /metrics handler may write itself (see
-// NewHandler).
+// DirectScrape).
 const (
 	paramValueName = namespace + "_parameter_value"
 	paramValueHelp = "Numeric value of parameter <pool>.<param> (booleans as 0/1)."

@@ -60,7 +60,7 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 		Recovery: RecoveryState{
 			Actions:           map[ActionKey]uint64{},
 			PrimeStreak:       st.Ladder.PrimeStreak,
-			HardRestartStreak: st.Ladder.HardStreak,
+			HardRestartStreak: st.Ladder.HardRestartStreak,
 			RecycleStreak:     st.Ladder.RecycleStreak,
 			RebuildCount:      st.Ladder.RebuildCount,
 		},
@@ -79,8 +79,8 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 		s.Recovery.Quarantined = true
 		s.Recovery.QuarantineLeft = st.Ladder.QuarantineUntil.Sub(now)
 	}
-	for _, step := range []ladder.Action{ladder.ZombiePrime, ladder.HardRestart, ladder.Recycle, ladder.Rebuild, ladder.EnterQuarantine} {
-		for _, o := range []ladder.Outcome{ladder.OK, ladder.Failed, ladder.Aborted} {
+	for _, step := range ladder.RecoverySteps() {
+		for _, o := range ladder.Outcomes() {
 			if n := st.Ladder.Count(step, o); n > 0 {
 				s.Recovery.Actions[ActionKey{Step: string(step), Result: o.String()}] = n
 			}

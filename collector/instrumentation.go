@@ -2,7 +2,6 @@ package collector
 
 import (
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -10,26 +9,31 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/realtime/transport"
 )
 
-// Realtime event names of bragerone_realtime_events_total. Any other event is
-// counted as EventOther, so the label set is fixed.
+// The event label of bragerone_realtime_events_total is the transport's
+// event kind name (transport.EventKind.String), which owns the mapping from
+// wire event names to kinds. Overflow is counted as other; connect_error
+// completes the fixed set the metric contract lists.
 const (
-	EventParamsChange     = "params_change"
-	EventSnapshot         = "snapshot"
-	EventConnectionStatus = "connection_status"
-	EventMemoryUpdated    = "memory_updated"
-	EventAlarmsQuantity   = "alarms_quantity"
-	EventConnect          = "connect"
-	EventDisconnect       = "disconnect"
-	EventConnectError     = "connect_error"
-	EventOther            = "other"
+	EventConnectError = "connect_error"
 )
+
+// EventOther is the label of every event outside Events' named kinds.
+var EventOther = transport.EventOther.String()
 
 // Events lists every value of the event label.
-var Events = []string{
-	EventParamsChange, EventSnapshot, EventConnectionStatus, EventMemoryUpdated, EventAlarmsQuantity,
-	EventConnect, EventDisconnect, EventConnectError, EventOther,
+var Events = eventLabels()
+
+func eventLabels() []string {
+	var out []string
+	for _, k := range transport.EventKinds() {
+		if k != transport.EventOverflow {
+			out = append(out, k.String())
+		}
+	}
+	return append(out, EventConnectError)
 }
 
 // EndpointOther is the endpoint label of requests beyond the endpoint cap.
@@ -167,35 +171,15 @@ func codeLabel(code int) string {
 	return "other"
 }
 
-// ObserveEvent counts one realtime event. kind is one of Events, or a wire
-// event name, which is mapped onto them; anything else is counted as "other".
-func (in *Instrumentation) ObserveEvent(kind string) {
-	in.eventCounters[EventName(kind)].Inc()
-}
-
-// EventName maps an event kind onto the fixed label set: the names of Events
-// themselves, and the cloud's wire names ("...parameters:change",
-// "...snapshot", "app:module:connection:status:changed", "22",
-// "...alarms:quantity:change").
-func EventName(kind string) string {
-	switch kind {
-	case EventParamsChange, EventSnapshot, EventConnectionStatus, EventMemoryUpdated, EventAlarmsQuantity,
-		EventConnect, EventDisconnect, EventConnectError:
-		return kind
-	case "22":
-		return EventMemoryUpdated
-	case "app:module:connection:status:changed":
-		return EventConnectionStatus
+// ObserveEvent counts one realtime event by its kind; a kind outside Events
+// (overflow) is counted as other. It has the signature of
+// realtime.Config.OnEvent.
+func (in *Instrumentation) ObserveEvent(kind transport.EventKind) {
+	c, ok := in.eventCounters[kind.String()]
+	if !ok {
+		c = in.eventCounters[EventOther]
 	}
-	switch {
-	case strings.HasSuffix(kind, "parameters:change"):
-		return EventParamsChange
-	case strings.HasSuffix(kind, "alarms:quantity:change"):
-		return EventAlarmsQuantity
-	case strings.HasSuffix(kind, ":snapshot"):
-		return EventSnapshot
-	}
-	return EventOther
+	c.Inc()
 }
 
 // ObserveLogin counts one login by outcome; an outcome outside

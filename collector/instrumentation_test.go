@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/version"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/realtime/transport"
 )
 
 // instrumentationFixture registers the self-metrics, with the build
@@ -36,7 +37,8 @@ func instrumentationFixture(t testing.TB) (*prometheus.Registry, *Instrumentatio
 	in.ObserveHTTP("GET /v1/modules", 503, 2300*time.Millisecond)
 	in.ObserveHTTP("POST /v1/modules/parameters", 0, 8*time.Second)
 	in.ObserveHTTP("POST /v1/modules/parameters", 408, 9*time.Second)
-	for _, ev := range []string{"params_change", "params_change", "snapshot", "connect", "disconnect", "22", "app:module:connection:status:changed", "made:up:event"} {
+	for _, ev := range []transport.EventKind{transport.EventParamsChange, transport.EventParamsChange, transport.EventSnapshot,
+		transport.EventConnect, transport.EventDisconnect, transport.EventMemoryUpdated, transport.EventConnectionStatus, transport.EventOther} {
 		in.ObserveEvent(ev)
 	}
 	in.ObserveLogin(cloudclient.LoginOK)
@@ -117,6 +119,9 @@ func TestInstrumentationPreinitialises(t *testing.T) {
 	}
 }
 
+// TestEventNamesAreBounded checks that every event kind the transport
+// reports is counted under its own name, and that overflow and kinds
+// unknown to the exporter fall into "other", so the label set stays fixed.
 func TestEventNamesAreBounded(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	in, err := NewInstrumentation(reg, InstrumentationOptions{})
@@ -124,17 +129,23 @@ func TestEventNamesAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 500 {
-		in.ObserveEvent(fmt.Sprintf("event-%d", i))
+		in.ObserveEvent(transport.EventKind(1000 + i))
 	}
-	in.ObserveEvent("app:modules:parameters:change")
-	in.ObserveEvent("app:modules:alarms:quantity:change")
-	in.ObserveEvent("app:modules:snapshot")
-	if n := testutil.CollectAndCount(in.events); n != len(Events) {
-		t.Fatalf("event series = %d, want the fixed %d", n, len(Events))
+	in.ObserveEvent(transport.EventOverflow)
+	want := map[string]float64{EventOther: 501, EventConnectError: 0}
+	for _, k := range transport.EventKinds() {
+		if k == transport.EventOther || k == transport.EventOverflow {
+			continue
+		}
+		in.ObserveEvent(k)
+		want[k.String()] = 1
 	}
-	for ev, want := range map[string]float64{EventOther: 500, EventParamsChange: 1, EventAlarmsQuantity: 1, EventSnapshot: 1} {
-		if got := testutil.ToFloat64(in.events.WithLabelValues(ev)); got != want {
-			t.Errorf("%s = %v, want %v", ev, got, want)
+	if n := testutil.CollectAndCount(in.events); n != len(Events) || len(want) != len(Events) {
+		t.Fatalf("event series = %d (expected labels %d), want the fixed %d", n, len(want), len(Events))
+	}
+	for ev, w := range want {
+		if got := testutil.ToFloat64(in.events.WithLabelValues(ev)); got != w {
+			t.Errorf("%s = %v, want %v", ev, got, w)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/serving"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -46,7 +47,7 @@ func serveStore(t *testing.T, st *store.Store, devids []string, opts collector.O
 		t.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
-	srv := httptest.NewServer(collector.NewHandler(reg, col, promhttp.HandlerOpts{Registry: reg}))
+	srv := httptest.NewServer(serving.NewHandler(reg, col, promhttp.HandlerOpts{Registry: reg}))
 	t.Cleanup(srv.Close)
 	return &servedStore{t: t, store: st, srv: srv}
 }

@@ -1,6 +1,11 @@
 package collector
 
-import "time"
+import (
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/outage"
+	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+)
 
 // SnapshotSource hands out a consistent copy of the exporter's health state.
 // It is called once per scrape and once per status page request, from any
@@ -173,37 +178,54 @@ type ActionKey struct {
 }
 
 // Recovery ladder steps and results, the label values of
-// bragerone_recovery_actions_total. Every combination is exported from the
-// first scrape on (as 0), so increase() sees the first action.
+// bragerone_recovery_actions_total. The ladder owns them (ladder.RecoverySteps,
+// ladder.Outcomes); these names refer to its values. Every combination is
+// exported from the first scrape on (as 0), so increase() sees the first action.
 const (
-	StepZombiePrime      = "zombie_prime"
-	StepHardRestart      = "hard_restart"
-	StepTransportRecycle = "transport_recycle"
-	StepManagerRebuild   = "manager_rebuild"
-	StepQuarantine       = "quarantine"
+	StepZombiePrime      = string(ladder.ZombiePrime)
+	StepHardRestart      = string(ladder.HardRestart)
+	StepTransportRecycle = string(ladder.Recycle)
+	StepManagerRebuild   = string(ladder.Rebuild)
+	StepQuarantine       = string(ladder.EnterQuarantine)
 
-	ResultOK      = "ok"
-	ResultFailed  = "failed"
-	ResultAborted = "aborted"
+	ResultOK      = ladder.ResultOK
+	ResultFailed  = ladder.ResultFailed
+	ResultAborted = ladder.ResultAborted
 )
 
-// RecoverySteps and RecoveryResults list the values above in ladder order.
+// RecoverySteps and RecoveryResults list the ladder's step and result label
+// values in ladder order.
 var (
-	RecoverySteps   = []string{StepZombiePrime, StepHardRestart, StepTransportRecycle, StepManagerRebuild, StepQuarantine}
-	RecoveryResults = []string{ResultOK, ResultFailed, ResultAborted}
+	RecoverySteps   = recoveryStepLabels()
+	RecoveryResults = recoveryResultLabels()
 )
 
-// SessionReasons are the session outage reason tokens of the spec. Each is
-// exported from the first scrape on (as 0) in bragerone_session_outages_total;
-// other reasons in SessionState.OutagesByReason are exported as they appear.
-var SessionReasons = []string{
-	"disconnect", "stop", "handshake_503", "connect_error", "empty_queue", "server_stop",
-	"eio_close", "reconnect_error", "supervisor_stale", "force_reconnect", "hard_reset",
+func recoveryStepLabels() []string {
+	var out []string
+	for _, a := range ladder.RecoverySteps() {
+		out = append(out, string(a))
+	}
+	return out
 }
 
-// ModuleReasons are the module outage reasons (the observation source),
-// exported from the first scrape on (as 0) in bragerone_module_outages_total.
-var ModuleReasons = []string{"rest", "ws", "derived"}
+func recoveryResultLabels() []string {
+	var out []string
+	for _, o := range ladder.Outcomes() {
+		out = append(out, o.String())
+	}
+	return out
+}
+
+// SessionReasons are the session outage reason tokens package outage owns.
+// Each is exported from the first scrape on (as 0) in
+// bragerone_session_outages_total; other reasons in
+// SessionState.OutagesByReason are exported as they appear.
+var SessionReasons = outage.SessionReasons()
+
+// ModuleReasons are the module outage reasons (the observation source,
+// outage.Sources), exported from the first scrape on (as 0) in
+// bragerone_module_outages_total.
+var ModuleReasons = outage.Sources()
 
 // RecoveryState is the recovery ladder's state and history.
 type RecoveryState struct {
@@ -221,11 +243,11 @@ type RecoveryState struct {
 	RebuildCount      int // manager rebuilds without live traffic
 }
 
-// Episode layers.
+// Episode layers, the values package outage owns (outage.Layer).
 const (
-	LayerCloud     = "cloud"      // the exporter↔cloud session
-	LayerModule    = "module"     // one module's link to the cloud
-	LayerLiveStale = "live_stale" // live push silent while the session was up
+	LayerCloud     = string(outage.LayerCloud)     // the exporter↔cloud session
+	LayerModule    = string(outage.LayerModule)    // one module's link to the cloud
+	LayerLiveStale = string(outage.LayerLiveStale) // live push silent while the session was up
 )
 
 // Episode is one finished outage from the episode ring.

@@ -18,7 +18,7 @@ import (
 // What Debian's Prometheus 2.42 sends with every scrape when the scrape
 // configuration leaves the protocols and compression at their defaults.
 // The /metrics handler's tests serve this Accept header on the fast path
-// (collector/handler_test.go, acceptPrometheus2).
+// (collector/served_test.go, acceptPrometheus2).
 const (
 	prometheus2Accept         = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 	prometheus2AcceptEncoding = "gzip"

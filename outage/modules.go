@@ -16,6 +16,12 @@ const (
 	SourceDerived = "derived"
 )
 
+// Sources lists the module outage reasons in a fixed order; the slice is
+// the caller's own.
+func Sources() []string {
+	return []string{SourceREST, SourceWS, SourceDerived}
+}
+
 // ErrUnknownPoll is returned by CompletePoll for a generation that was
 // never begun or has already completed.
 var ErrUnknownPoll = errors.New("outage: unknown or already completed module poll")

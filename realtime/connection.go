@@ -130,7 +130,7 @@ func connectFailureReason(err error) string {
 	if errors.As(err, &ce) && ce.Reason != "" {
 		return ce.Reason
 	}
-	return transport.ReasonConnectError
+	return outage.ReasonConnectError
 }
 
 // attach makes s the current session; the machine has just counted it.
@@ -161,7 +161,7 @@ func (g *Gateway) sessionGone(reason, detail string) {
 	g.sess, g.sessEvents = nil, nil
 	g.bind.forget()
 	if reason == "" {
-		reason = transport.ReasonDisconnect
+		reason = outage.ReasonDisconnect
 	}
 	res := g.session.Disconnected(now, reason)
 	if res.WentDown {

@@ -150,7 +150,7 @@ func TestScenario01ZombieSocket(t *testing.T) {
 		st := s.gw.Status()
 		return s.is(1, "bragerone_push_healthy") && s.is(0, "bragerone_recovery_quarantined") &&
 			s.is(0, "bragerone_recovery_cooldown_seconds") && s.absent("bragerone_live_stale_seconds") &&
-			st.Ladder.PrimeStreak == 0 && st.Ladder.HardStreak == 0
+			st.Ladder.PrimeStreak == 0 && st.Ladder.HardRestartStreak == 0
 	})
 	pushing()
 	s.nothingLost()

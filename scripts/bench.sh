@@ -12,14 +12,16 @@
 # Steps: scrape compress store ingest recovery footprint http prometheus
 # (default: all).
 # http and prometheus run each /metrics handler in a process of its own
-# (collector/promscrape_bench_test.go); prometheus needs Debian's
+# (serving/promscrape_bench_test.go); prometheus needs Debian's
 # `prometheus` and scrapes for PROMETHEUS_SECONDS (default 90) every
 # PROMETHEUS_INTERVAL (default 5s). FOOTPRINT_MODULES (default 10) sets the
 # footprint's module count (1000 parameters each).
 #
 # BEFORE=<commit> builds that commit's tree in $OUT/before-tree with this
 # tree's benchmark harness files copied in (the harness uses only the
-# collector's and store's public API), and runs the scrape, http,
+# collector's, handler's and store's public API; for a commit from before
+# the handler moved from collector/ to serving/, they are copied into
+# collector/ and call collector.NewHandler), and runs the scrape, http,
 # prometheus and footprint steps for it too: scrape alternately with this
 # tree, http and prometheus as a third server process beside this tree's
 # exporter and the baseline, footprint right after this tree's.
@@ -55,30 +57,40 @@ if [ -n "$BEFORE" ]; then
 	rm -rf "$before_tree"
 	mkdir -p "$before_tree"
 	git archive "$BEFORE" | tar -x -C "$before_tree"
-	cp collector/scrape_bench_test.go collector/promscrape_bench_test.go "$before_tree/collector/"
+	harness=(serving/scrape_bench_test.go serving/promscrape_bench_test.go)
+	if [ -d "$before_tree/serving" ]; then
+		cp "${harness[@]}" "$before_tree/serving/"
+		before_pkg=./serving/
+	else
+		for f in "${harness[@]}"; do
+			sed -e 's/^package serving_test$/package collector_test/' -e '/bragerone_exporter\/serving"$/d' \
+				-e 's/serving\.NewHandler(/collector.NewHandler(/g' "$f" >"$before_tree/collector/${f##*/}"
+		done
+		before_pkg=./collector/
+	fi
 	cp scripts/footprint.sh "$before_tree/scripts/"
-	(cd "$before_tree" && $GO test -c -o "$OUT/before-collector.test" ./collector/)
+	(cd "$before_tree" && $GO test -c -o "$OUT/before-serving.test" "$before_pkg")
 	echo "# before: $BEFORE ($(git rev-parse --short "$BEFORE")) in $before_tree" | tee -a "$OUT/env.txt"
 fi
 
 if step scrape; then
 	if [ -z "$BEFORE" ]; then
-		run scrape ./collector/ -bench '^BenchmarkScrape$' -benchmem -count "$COUNT" \
-			-cpuprofile "$OUT/scrape.cpu" -o "$OUT/collector.test"
+		run scrape ./serving/ -bench '^BenchmarkScrape$' -benchmem -count "$COUNT" \
+			-cpuprofile "$OUT/scrape.cpu" -o "$OUT/serving.test"
 	else
 		# Alternately, one run each, so that both see the same load.
-		$GO test -c -o "$OUT/collector.test" ./collector/
+		$GO test -c -o "$OUT/serving.test" ./serving/
 		: >"$OUT/scrape.txt"
 		: >"$OUT/scrape_before.txt"
 		for i in $(seq "$COUNT"); do
 			echo "## scrape, round $i of $COUNT" >&2
-			"$OUT/collector.test" -test.run '^$' -test.bench '^BenchmarkScrape$' -test.benchmem | tee -a "$OUT/scrape.txt" >&2
-			"$OUT/before-collector.test" -test.run '^$' -test.bench '^BenchmarkScrape$' -test.benchmem | tee -a "$OUT/scrape_before.txt" >&2
+			"$OUT/serving.test" -test.run '^$' -test.bench '^BenchmarkScrape$' -test.benchmem | tee -a "$OUT/scrape.txt" >&2
+			"$OUT/before-serving.test" -test.run '^$' -test.bench '^BenchmarkScrape$' -test.benchmem | tee -a "$OUT/scrape_before.txt" >&2
 		done
 	fi
 fi
 if step compress; then
-	run compress ./collector/ -bench '^BenchmarkCompress$' -benchmem -count 1
+	run compress ./serving/ -bench '^BenchmarkCompress$' -benchmem -count 1
 fi
 if step store; then
 	run decode_store ./realtime/store/ -bench '^(BenchmarkDecodeAndStore|BenchmarkStoreFootprint)$' -benchmem -count "$COUNT" \
@@ -104,17 +116,17 @@ if step footprint; then
 	fi
 fi
 servers_env=(BRAGERONE_BENCH_SERVERS=1)
-[ -n "$BEFORE" ] && servers_env+=(BRAGERONE_BENCH_BEFORE="$OUT/before-collector.test")
+[ -n "$BEFORE" ] && servers_env+=(BRAGERONE_BENCH_BEFORE="$OUT/before-serving.test")
 if step http; then
 	echo "## http" >&2
-	env "${servers_env[@]}" $GO test -run '^$' -bench '^BenchmarkHTTPScrape$' -benchtime "${HTTP_BENCHTIME:-10x}" -count 1 ./collector/ |
+	env "${servers_env[@]}" $GO test -run '^$' -bench '^BenchmarkHTTPScrape$' -benchtime "${HTTP_BENCHTIME:-10x}" -count 1 ./serving/ |
 		tee "$OUT/http.txt" >&2
 fi
 if step prometheus; then
 	echo "## prometheus (${PROMETHEUS_SECONDS:-90}s)" >&2
 	env "${servers_env[@]}" BRAGERONE_BENCH_PROMETHEUS_SECONDS="${PROMETHEUS_SECONDS:-90}" \
 		BRAGERONE_BENCH_PROMETHEUS_INTERVAL="${PROMETHEUS_INTERVAL:-5s}" \
-		$GO test -run '^$' -bench '^BenchmarkPrometheusScrape$' -benchtime 1x -count 1 -timeout 30m ./collector/ |
+		$GO test -run '^$' -bench '^BenchmarkPrometheusScrape$' -benchtime 1x -count 1 -timeout 30m ./serving/ |
 		tee "$OUT/prometheus.txt" >&2
 fi
 

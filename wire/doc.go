@@ -1,11 +1,12 @@
 // Package wire owns the decoding of the cloud's payloads, REST and realtime
-// alike, as cloud-interface.md and cloud-wire-facts.md describe them: the
-// parameter payload shared by prime answers, live deltas and snapshots
-// (DecodeParameters), the alarm and activity quantities
-// (DecodeAlarmsQuantity, Quantities), the module connection-status push
-// (DecodeConnectionStatus), the event-22 memory-updated push (DecodeDevid),
-// and the tolerant readers of single JSON values (String, Int, Members …)
-// that the REST record decoders are built from.
+// alike, as the interface documents describe them (docs/spec.md I-2.3,
+// W-2.1a, W-2.5b, W-3.3b to W-3.3d): the parameter payload shared by prime
+// answers, live deltas and snapshots (DecodeParameters), the alarm and
+// activity quantities (DecodeAlarmsQuantity, Quantities), the module
+// connection-status push (DecodeConnectionStatus), the event-22
+// memory-updated push (DecodeDevid), and the tolerant readers of single JSON
+// values (String, Int, Members …) that cloudclient's REST record decoders
+// are built from.
 //
 // It also owns the one hand-written JSON scanner (Scanner): the parameter
 // decoder reads with it, and the realtime transport frames Socket.IO event

@@ -98,6 +98,13 @@ var actionIndex = map[Action]int{
 	Prime: 0, ZombiePrime: 1, HardRestart: 2, Recycle: 3, Rebuild: 4, EnterQuarantine: 5, Resubscribe: 6,
 }
 
+// RecoverySteps lists the recovery steps in ladder order: the `step` label
+// values of bragerone_recovery_actions_total. Prime and Resubscribe are
+// actions but not steps.
+func RecoverySteps() []Action {
+	return []Action{ZombiePrime, HardRestart, Recycle, Rebuild, EnterQuarantine}
+}
+
 // Actions lists every action in counter order.
 func Actions() []Action {
 	return []Action{Prime, ZombiePrime, HardRestart, Recycle, Rebuild, EnterQuarantine, Resubscribe}
@@ -105,6 +112,14 @@ func Actions() []Action {
 
 // Outcome classifies an action result for counting.
 type Outcome int
+
+// Result label values of bragerone_recovery_actions_total: the String of
+// each Outcome.
+const (
+	ResultOK      = "ok"
+	ResultFailed  = "failed"
+	ResultAborted = "aborted"
+)
 
 // Outcomes; their String values are the `result` label values.
 const (
@@ -114,14 +129,19 @@ const (
 	numOutcomes
 )
 
+// Outcomes lists every outcome in counter order.
+func Outcomes() []Outcome {
+	return []Outcome{OK, Failed, Aborted}
+}
+
 func (o Outcome) String() string {
 	switch o {
 	case OK:
-		return "ok"
+		return ResultOK
 	case Failed:
-		return "failed"
+		return ResultFailed
 	case Aborted:
-		return "aborted"
+		return ResultAborted
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -147,10 +167,10 @@ const (
 
 // State is the ladder state. It is a plain value: copies are independent.
 type State struct {
-	PrimeStreak   int
-	HardStreak    int
-	RecycleStreak int
-	RebuildCount  int
+	PrimeStreak       int
+	HardRestartStreak int
+	RecycleStreak     int
+	RebuildCount      int
 
 	CooldownUntil   time.Time // zero = none
 	QuarantineUntil time.Time // zero = none
@@ -330,9 +350,9 @@ func (c Config) OnTick(st State, in Input) (State, Decision) {
 // OnActionResult, once the step's outcome is known.
 func (c Config) escalate(st State) (State, Action) {
 	// §4.7: "If hard_restart_streak ≥ 3, go to recycle"; §4.1: 0 = never recycle.
-	if c.HardRestartsBeforeRecycle <= 0 || st.HardStreak < c.HardRestartsBeforeRecycle {
+	if c.HardRestartsBeforeRecycle <= 0 || st.HardRestartStreak < c.HardRestartsBeforeRecycle {
 		// §4.7 hard restart 1: "hard_restart_streak += 1".
-		st.HardStreak++
+		st.HardRestartStreak++
 		return st, HardRestart
 	}
 	// §4.7 recycle 1: "recycle_streak += 1. If recycle_streak ≥ 2 … go to
@@ -342,12 +362,12 @@ func (c Config) escalate(st State) (State, Action) {
 		// §4.7 rebuild 1: "Reset the streaks; rebuild_count += 1". The
 		// recycle streak is kept: it is the cooldown exponent that gives
 		// 600 s after the first rebuild and 1200 s after the second.
-		st.PrimeStreak, st.HardStreak = 0, 0
+		st.PrimeStreak, st.HardRestartStreak = 0, 0
 		st.RebuildCount++
 		return st, Rebuild
 	}
 	// §4.7 recycle 2: "Otherwise reset the hard and prime streaks."
-	st.PrimeStreak, st.HardStreak = 0, 0
+	st.PrimeStreak, st.HardRestartStreak = 0, 0
 	return st, Recycle
 }
 
@@ -431,7 +451,7 @@ func (c Config) OnActionResult(st State, a Action, r Result, now time.Time) (Sta
 		// no quarantine / no pause, so a cooldown is armed instead.
 		if c.RebuildsBeforeQuarantine > 0 && c.QuarantineFor > 0 && st.RebuildCount >= c.RebuildsBeforeQuarantine {
 			st.QuarantineUntil = now.Add(c.QuarantineFor)
-			st.PrimeStreak, st.HardStreak = 0, 0
+			st.PrimeStreak, st.HardRestartStreak = 0, 0
 			st.count(EnterQuarantine, OK)
 			d.Actions = []Action{EnterQuarantine}
 			d.QuarantineFor = c.QuarantineFor

@@ -54,14 +54,14 @@ func TestLadderStep2_TwoConsecutiveZombiePrimes_HardRestart(t *testing.T) {
 	st, _ := c.OnTick(State{}, zombie(180))
 	st, d := c.OnTick(st, zombie(240))
 	mustActions(t, d, HardRestart, ZombiePrime)
-	if !d.ForceLogin || d.PrimeStreak != 2 || st.PrimeStreak != 0 || st.HardStreak != 1 || d.Step() != HardRestart || !d.ShouldPrime() {
+	if !d.ForceLogin || d.PrimeStreak != 2 || st.PrimeStreak != 0 || st.HardRestartStreak != 1 || d.Step() != HardRestart || !d.ShouldPrime() {
 		t.Fatalf("hard restart: %+v %+v", d, st)
 	}
 }
 
 func TestLadderStep2_HardRestartSuccess_ArmsNoCooldown(t *testing.T) {
 	c := DefaultConfig()
-	st := State{HardStreak: 1}
+	st := State{HardRestartStreak: 1}
 	st, d := c.OnActionResult(st, HardRestart, Result{OK: true}, at(240))
 	if st.CoolingDown(at(241)) || d.CooldownFor != 0 || st.Count(HardRestart, OK) != 1 {
 		t.Fatalf("success arms no cooldown: %+v %+v", st, d)
@@ -70,7 +70,7 @@ func TestLadderStep2_HardRestartSuccess_ArmsNoCooldown(t *testing.T) {
 
 func TestLadderStep2_HardRestartAborted_ArmsCooldown(t *testing.T) {
 	c := DefaultConfig()
-	st, d := c.OnActionResult(State{HardStreak: 1}, HardRestart, Result{Aborted: true}, at(240))
+	st, d := c.OnActionResult(State{HardRestartStreak: 1}, HardRestart, Result{Aborted: true}, at(240))
 	if !st.CooldownUntil.Equal(at(540)) || d.CooldownFor != secs(300) || st.Count(HardRestart, Aborted) != 1 {
 		t.Fatalf("aborted (forced re-login failed) arms 300 s: %+v %+v", st, d)
 	}
@@ -84,7 +84,7 @@ func TestLadderStep2_HardRestartAborted_ArmsCooldown(t *testing.T) {
 
 func TestLadderStep2_HardRestartFailed_ArmsNoCooldown_Escalates(t *testing.T) {
 	c := DefaultConfig()
-	st, d := c.OnActionResult(State{HardStreak: 1}, HardRestart, Result{}, at(240))
+	st, d := c.OnActionResult(State{HardRestartStreak: 1}, HardRestart, Result{}, at(240))
 	if st.CoolingDown(at(241)) || d.CooldownFor != 0 || st.Count(HardRestart, Failed) != 1 {
 		t.Fatalf("a failed reconnect arms no cooldown: %+v", st)
 	}
@@ -92,10 +92,10 @@ func TestLadderStep2_HardRestartFailed_ArmsNoCooldown_Escalates(t *testing.T) {
 
 func TestLadderStep3_RepeatedFailedHardRestarts_Recycle_Cooldown(t *testing.T) {
 	c := DefaultConfig()
-	st := State{PrimeStreak: 1, HardStreak: 3}
+	st := State{PrimeStreak: 1, HardRestartStreak: 3}
 	st, d := c.OnTick(st, zombie(600))
 	mustActions(t, d, Recycle, ZombiePrime)
-	if !d.ForceLogin || st.RecycleStreak != 1 || st.HardStreak != 0 || st.PrimeStreak != 0 {
+	if !d.ForceLogin || st.RecycleStreak != 1 || st.HardRestartStreak != 0 || st.PrimeStreak != 0 {
 		t.Fatalf("recycle: %+v %+v", d, st)
 	}
 	for _, r := range []Result{{OK: true}, {}, {Aborted: true}} {
@@ -112,7 +112,7 @@ func TestLadderStep3_RecycleCooldownIsExponential(t *testing.T) {
 	want := []float64{300, 600, 1200, 1800, 1800}
 	st := State{}
 	for i, w := range want {
-		st.HardStreak = 3
+		st.HardRestartStreak = 3
 		st.PrimeStreak = 1
 		var d Decision
 		st, d = c.OnTick(st, zombie(float64(10000*(i+1))))
@@ -128,17 +128,17 @@ func TestLadderStep3_RecycleCooldownIsExponential(t *testing.T) {
 
 func TestLadderStep4_RepeatedFailedResets_Rebuild_ExponentialCooldown(t *testing.T) {
 	c := DefaultConfig()
-	st := State{PrimeStreak: 1, HardStreak: 3, RecycleStreak: 1}
+	st := State{PrimeStreak: 1, HardRestartStreak: 3, RecycleStreak: 1}
 	st, d := c.OnTick(st, zombie(2000))
 	mustActions(t, d, Rebuild, ZombiePrime)
-	if !d.ForceLogin || st.RebuildCount != 1 || st.RecycleStreak != 2 || st.HardStreak != 0 || st.PrimeStreak != 0 {
+	if !d.ForceLogin || st.RebuildCount != 1 || st.RecycleStreak != 2 || st.HardRestartStreak != 0 || st.PrimeStreak != 0 {
 		t.Fatalf("rebuild #1: %+v %+v", d, st)
 	}
 	st, d = c.OnActionResult(st, Rebuild, Result{OK: true}, at(2000))
 	if d.CooldownFor != secs(600) || !st.CooldownUntil.Equal(at(2600)) {
 		t.Fatalf("600 s after the first rebuild: %+v", d)
 	}
-	st.HardStreak, st.PrimeStreak, st.CooldownUntil = 3, 1, time.Time{}
+	st.HardRestartStreak, st.PrimeStreak, st.CooldownUntil = 3, 1, time.Time{}
 	st, d = c.OnTick(st, zombie(5000))
 	if d.Step() != Rebuild || st.RebuildCount != 2 {
 		t.Fatalf("rebuild #2: %+v", d)
@@ -160,7 +160,7 @@ func TestLadderStep4_RebuildAborted_ArmsCooldownNotQuarantine(t *testing.T) {
 
 func TestLadderStep5_RebuildCapReached_Quarantine6h_PrimesContinue(t *testing.T) {
 	c := DefaultConfig()
-	st := State{PrimeStreak: 1, HardStreak: 3, RecycleStreak: 3, RebuildCount: 2}
+	st := State{PrimeStreak: 1, HardRestartStreak: 3, RecycleStreak: 3, RebuildCount: 2}
 	st, d := c.OnTick(st, zombie(4000))
 	if d.Step() != Rebuild || st.RebuildCount != 3 {
 		t.Fatalf("rebuild #3: %+v", d)
@@ -170,12 +170,12 @@ func TestLadderStep5_RebuildCapReached_Quarantine6h_PrimesContinue(t *testing.T)
 	if d.QuarantineFor != 6*time.Hour || !st.QuarantineUntil.Equal(at(4000+21600)) || st.CoolingDown(at(4001)) {
 		t.Fatalf("quarantine 6 h: %+v %+v", d, st)
 	}
-	if st.Count(EnterQuarantine, OK) != 1 || st.PrimeStreak != 0 || st.HardStreak != 0 {
+	if st.Count(EnterQuarantine, OK) != 1 || st.PrimeStreak != 0 || st.HardRestartStreak != 0 {
 		t.Fatalf("quarantine counted and streaks reset: %+v", st)
 	}
 	// Entering quarantine resets the prime and hard streaks whatever they are
 	// (§4.7 rebuild 6).
-	if q, _ := c.OnActionResult(State{RebuildCount: 3, PrimeStreak: 1, HardStreak: 2}, Rebuild, Result{OK: true}, at(4000)); q.PrimeStreak != 0 || q.HardStreak != 0 {
+	if q, _ := c.OnActionResult(State{RebuildCount: 3, PrimeStreak: 1, HardRestartStreak: 2}, Rebuild, Result{OK: true}, at(4000)); q.PrimeStreak != 0 || q.HardRestartStreak != 0 {
 		t.Fatalf("quarantine must reset the prime and hard streaks: %+v", q)
 	}
 	// REST primes continue each tick; the streak does not grow.
@@ -196,11 +196,11 @@ func TestLadderStep5_RebuildCapReached_Quarantine6h_PrimesContinue(t *testing.T)
 
 func TestLadderStep5_QuarantineClearedByLiveUpdate(t *testing.T) {
 	c := DefaultConfig()
-	st := State{QuarantineUntil: at(21600), CooldownUntil: at(300), PrimeStreak: 1, HardStreak: 2,
+	st := State{QuarantineUntil: at(21600), CooldownUntil: at(300), PrimeStreak: 1, HardRestartStreak: 2,
 		RecycleStreak: 4, RebuildCount: 3, LastModuleOnlineRecovery: at(5)}
 	st.count(HardRestart, OK)
 	st = OnLiveUpdate(st)
-	if st.Quarantined(at(10)) || st.CoolingDown(at(10)) || st.PrimeStreak+st.HardStreak+st.RecycleStreak+st.RebuildCount != 0 ||
+	if st.Quarantined(at(10)) || st.CoolingDown(at(10)) || st.PrimeStreak+st.HardRestartStreak+st.RecycleStreak+st.RebuildCount != 0 ||
 		!st.LastModuleOnlineRecovery.IsZero() {
 		t.Fatalf("live update must clear everything: %+v", st)
 	}
@@ -231,8 +231,8 @@ func TestLadderRule_Steps234AttemptFreshLoginFirst(t *testing.T) {
 		want Action
 	}{
 		{State{PrimeStreak: 1}, HardRestart},
-		{State{PrimeStreak: 1, HardStreak: 3}, Recycle},
-		{State{PrimeStreak: 1, HardStreak: 3, RecycleStreak: 1}, Rebuild},
+		{State{PrimeStreak: 1, HardRestartStreak: 3}, Recycle},
+		{State{PrimeStreak: 1, HardRestartStreak: 3, RecycleStreak: 1}, Rebuild},
 	}
 	for _, tc := range cases {
 		_, d := c.OnTick(tc.st, zombie(500))
@@ -266,10 +266,10 @@ func TestLadderRule_ModuleOnlineWhileZombie_NotCooling_NextEscalationStep(t *tes
 	c := DefaultConfig()
 	st, d := c.OnModuleOnline(State{}, zombie(200))
 	mustActions(t, d, HardRestart)
-	if d.PrimeStreak != 1 || st.HardStreak != 1 || !d.ForceLogin {
+	if d.PrimeStreak != 1 || st.HardRestartStreak != 1 || !d.ForceLogin {
 		t.Fatalf("max(1, prime_streak) escalation: %+v %+v", d, st)
 	}
-	_, d = c.OnModuleOnline(State{PrimeStreak: 1, HardStreak: 3}, zombie(200))
+	_, d = c.OnModuleOnline(State{PrimeStreak: 1, HardRestartStreak: 3}, zombie(200))
 	if d.Step() != Recycle {
 		t.Fatalf("escalation follows the streaks: %+v", d)
 	}
@@ -340,7 +340,7 @@ func TestLadderRule_AllSubscribedModulesOffline_SkipsRecovery(t *testing.T) {
 
 func TestLadderRule_SessionDown_PrimeOnly(t *testing.T) {
 	c := DefaultConfig()
-	st := State{PrimeStreak: 1, HardStreak: 2}
+	st := State{PrimeStreak: 1, HardRestartStreak: 2}
 	in := zombie(1000)
 	in.SessionUp = false
 	got, d := c.OnTick(st, in)
@@ -446,7 +446,7 @@ func TestLadderRule_ZeroConfigMeanings(t *testing.T) {
 	t.Run("HardRestartsBeforeRecycle0_NeverRecycle", func(t *testing.T) {
 		c := DefaultConfig()
 		c.HardRestartsBeforeRecycle = 0
-		_, d := c.OnTick(State{PrimeStreak: 1, HardStreak: 50}, zombie(500))
+		_, d := c.OnTick(State{PrimeStreak: 1, HardRestartStreak: 50}, zombie(500))
 		if d.Step() != HardRestart {
 			t.Fatalf("%+v", d)
 		}
@@ -454,7 +454,7 @@ func TestLadderRule_ZeroConfigMeanings(t *testing.T) {
 	t.Run("RecyclesBeforeRebuild0_NeverRebuild", func(t *testing.T) {
 		c := DefaultConfig()
 		c.RecyclesBeforeRebuild = 0
-		_, d := c.OnTick(State{PrimeStreak: 1, HardStreak: 3, RecycleStreak: 9}, zombie(500))
+		_, d := c.OnTick(State{PrimeStreak: 1, HardRestartStreak: 3, RecycleStreak: 9}, zombie(500))
 		if d.Step() != Recycle {
 			t.Fatalf("%+v", d)
 		}

@@ -6,31 +6,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-)
 
-// Reason tokens name the cause of a lost or failed realtime session. They are
-// client observations, not plant diagnostics, and are the values of the
-// outage record's reason field.
-const (
-	ReasonDisconnect      = "disconnect"       // coarse default: the session ended, cause not finer known
-	ReasonStop            = "stop"             // the exporter stopped the session itself
-	ReasonHandshake503    = "handshake_503"    // the cloud answered the handshake with 503 (or any text carrying 503)
-	ReasonConnectError    = "connect_error"    // the connect or namespace join failed
-	ReasonEmptyQueue      = "empty_queue"      // the client's packet queue ran dry
-	ReasonServerStop      = "server_stop"      // the server stopped communicating (ping timeout)
-	ReasonEIOClose        = "eio_close"        // the Engine.IO transport died (abort, transport error)
-	ReasonReconnectError  = "reconnect_error"  // a reconnect attempt failed
-	ReasonSupervisorStale = "supervisor_stale" // a supervisor found the session dead without a disconnect
-	ReasonForceReconnect  = "force_reconnect"  // recovery forced a reconnect
-	ReasonHardReset       = "hard_reset"       // recovery replaced the Socket.IO client
+	"github.com/bragerone/bragerone_exporter/outage"
 )
-
-// Reasons lists every reason token, in a fixed order.
-var Reasons = []string{
-	ReasonDisconnect, ReasonStop, ReasonHandshake503, ReasonConnectError, ReasonEmptyQueue,
-	ReasonServerStop, ReasonEIOClose, ReasonReconnectError, ReasonSupervisorStale,
-	ReasonForceReconnect, ReasonHardReset,
-}
 
 // networkEndpoints matches what Classify blanks out of the (lower-cased)
 // text: URLs, bracketed IPv6 and dotted IPv4 addresses (with or without a
@@ -40,11 +18,12 @@ var networkEndpoints = regexp.MustCompile(`\b[a-z][a-z0-9+.-]*://\S+|\[[0-9a-f:.
 // classifiedKeys are the object members whose values carry the failure text.
 var classifiedKeys = []string{"message", "msg", "error", "description", "reason", "data"}
 
-// Classify maps a disconnect or connect-failure payload to a reason token.
+// Classify maps a disconnect or connect-failure payload to one of the session
+// outage reason tokens, which package outage owns (outage.SessionReasons).
 // payload may be a string, []byte, error, an object (map) whose message, msg,
 // error, description, reason and data members are read, a list whose items are
 // joined, a json.RawMessage, a number or nil. def is returned when nothing
-// matches (for a plain Socket.IO disconnect it is ReasonDisconnect).
+// matches (for a plain Socket.IO disconnect it is outage.ReasonDisconnect).
 //
 // Rules, first match wins, on the lower-cased text with its network
 // endpoints (URLs, host:port, IP addresses) blanked out: a library error
@@ -82,28 +61,28 @@ func Classify(payload any, def string) string {
 	case text == "":
 		return def
 	case strings.Contains(text, "503"):
-		return ReasonHandshake503
+		return outage.ReasonHandshake503
 	case strings.Contains(text, "packet queue is empty"), strings.Contains(text, "queue is empty"):
-		return ReasonEmptyQueue
+		return outage.ReasonEmptyQueue
 	case strings.Contains(text, "server has stopped communicating"),
 		strings.Contains(text, "stopped communicating"),
 		strings.Contains(text, "ping timeout"):
-		return ReasonServerStop
+		return outage.ReasonServerStop
 	case strings.Contains(text, "wsmsgtype.closed"), strings.Contains(text, "msgtype.closed"):
-		return ReasonEIOClose
+		return outage.ReasonEIOClose
 	case strings.Contains(text, "257"):
-		return ReasonEIOClose
+		return outage.ReasonEIOClose
 	case strings.Contains(text, "close") &&
 		(strings.Contains(text, "eio") || (strings.Contains(text, "engine") && strings.Contains(text, "io"))):
-		return ReasonEIOClose
+		return outage.ReasonEIOClose
 	case strings.Contains(text, "transport error"):
-		return ReasonEIOClose
+		return outage.ReasonEIOClose
 	case strings.Contains(text, "reconnect") && strings.Contains(text, "error"):
-		return ReasonReconnectError
+		return outage.ReasonReconnectError
 	case strings.Contains(text, "connect") && strings.Contains(text, "error"),
 		strings.Contains(text, "connection error"),
 		strings.Contains(text, "connection refused"):
-		return ReasonConnectError
+		return outage.ReasonConnectError
 	default:
 		return def
 	}

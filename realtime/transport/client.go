@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/outage"
 )
 
 // Client is the Transport implemented on the zishang520 Socket.IO client.
@@ -107,7 +109,7 @@ func (c *Client) Connect(ctx context.Context) (Session, error) {
 	select {
 	case c.slot <- struct{}{}:
 	case <-ctx.Done():
-		return nil, &ConnectError{Phase: PhaseDial, Reason: ReasonConnectError, Err: ctx.Err()}
+		return nil, &ConnectError{Phase: PhaseDial, Reason: outage.ReasonConnectError, Err: ctx.Err()}
 	case <-c.closed:
 		return nil, ErrClosed
 	}
@@ -119,7 +121,7 @@ func (c *Client) Connect(ctx context.Context) (Session, error) {
 	}
 
 	if n := c.stuck.Load(); n >= int64(c.cfg.MaxAbandoned) {
-		return nil, &ConnectError{Phase: PhaseLimit, Reason: ReasonConnectError,
+		return nil, &ConnectError{Phase: PhaseLimit, Reason: outage.ReasonConnectError,
 			Err: fmt.Errorf("%w (%d, limit %d)", ErrTooManyAbandoned, n, c.cfg.MaxAbandoned)}
 	}
 
@@ -128,7 +130,7 @@ func (c *Client) Connect(ctx context.Context) (Session, error) {
 
 	header, err := c.header(cctx)
 	if err != nil {
-		return nil, &ConnectError{Phase: PhaseHeaders, Reason: ReasonConnectError, Err: err}
+		return nil, &ConnectError{Phase: PhaseHeaders, Reason: outage.ReasonConnectError, Err: err}
 	}
 
 	s := newSession(c, c.seq.Add(1))
@@ -151,7 +153,7 @@ func (c *Client) Connect(ctx context.Context) (Session, error) {
 			cause = fmt.Errorf("%w after %s", ErrTimeout, c.cfg.ConnectTimeout)
 		}
 		s.log.Warn("realtime connect abandoned", "phase", phase, "err", cause, "abandoned", c.Abandoned())
-		return nil, &ConnectError{Phase: phase, Reason: ReasonConnectError, Err: fmt.Errorf("%s: %w", phaseWaitText(phase, c.cfg.Namespace), cause)}
+		return nil, &ConnectError{Phase: phase, Reason: outage.ReasonConnectError, Err: fmt.Errorf("%s: %w", phaseWaitText(phase, c.cfg.Namespace), cause)}
 	case <-c.closed:
 		s.abandon()
 		return nil, ErrClosed

@@ -3,15 +3,16 @@ package transport
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bragerone/bragerone_exporter/outage"
 )
 
 // FuzzClassify feeds the classifier arbitrary disconnect and connect-failure
 // payloads in every shape it accepts (text, bytes, error, raw JSON and the
 // decoded JSON value) and checks that it never panics and always answers one
-// of Reasons or the caller's default, and that it reads the text the same
+// of the session outage reasons (package outage) or the caller's default, and that it reads the text the same
 // whatever the shape carrying it.
 func FuzzClassify(f *testing.F) {
 	// The wire-facts vectors and the Engine.IO reason strings.
@@ -31,7 +32,7 @@ func FuzzClassify(f *testing.F) {
 		check := func(shape string, payload any) string {
 			t.Helper()
 			got := Classify(payload, def)
-			if got != def && !slices.Contains(Reasons, got) {
+			if got != def && !outage.IsSessionReason(got) {
 				t.Fatalf("Classify(%s %q, %q) = %q: neither a reason token nor the default", shape, text, def, got)
 			}
 			return got

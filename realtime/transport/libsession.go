@@ -16,6 +16,7 @@ import (
 	"github.com/zishang520/socket.io/v3/pkg/types"
 
 	"github.com/bragerone/bragerone_exporter/internal/libglue"
+	"github.com/bragerone/bragerone_exporter/outage"
 )
 
 // Engine.IO / Socket.IO reason strings the library reports.
@@ -180,7 +181,7 @@ func (s *session) run(ctx context.Context, header http.Header) {
 		dialErr = errors.New("engine closed during the WebSocket dial")
 	}
 	dialErr = s.diagnose(ctx, header, dialErr)
-	s.fail(&ConnectError{Phase: PhaseDial, Reason: Classify(dialErr, ReasonConnectError), Err: dialErr})
+	s.fail(&ConnectError{Phase: PhaseDial, Reason: Classify(dialErr, outage.ReasonConnectError), Err: dialErr})
 	go s.teardownBounded()
 }
 
@@ -320,7 +321,7 @@ func (s *session) onConnectError(err error) {
 		detail = err.Error()
 	}
 	detail = s.c.cfg.Redact(detail)
-	token := Classify(payload, ReasonConnectError)
+	token := Classify(payload, outage.ReasonConnectError)
 	if !joined {
 		s.fail(&ConnectError{Phase: phase, Reason: token, Err: errors.New(detail)})
 		go s.teardownBounded()
@@ -345,11 +346,11 @@ func (s *session) onLost(reason string, err error) {
 			cause = raw
 			detail = classText(raw, 0)
 		}
-		s.fail(&ConnectError{Phase: phase, Reason: Classify(cause, ReasonConnectError), Err: errors.New(s.c.cfg.Redact(detail))})
+		s.fail(&ConnectError{Phase: phase, Reason: Classify(cause, outage.ReasonConnectError), Err: errors.New(s.c.cfg.Redact(detail))})
 		go s.teardownBounded()
 		return
 	}
-	s.end(Classify(reason, ReasonDisconnect), s.c.cfg.Redact(detail))
+	s.end(Classify(reason, outage.ReasonDisconnect), s.c.cfg.Redact(detail))
 }
 
 // end finishes the session once; later calls (the library can report a
@@ -438,7 +439,7 @@ func (s *session) abandon() string {
 		// Joined just as the watchdog fired: nobody will own this session.
 		s.mu.Lock()
 		s.ended = true
-		s.reason, s.detail = ReasonDisconnect, "abandoned at connect timeout"
+		s.reason, s.detail = outage.ReasonDisconnect, "abandoned at connect timeout"
 		close(s.done)
 		s.mu.Unlock()
 	}
@@ -550,7 +551,7 @@ func (s *session) Disconnect(ctx context.Context) error {
 	ok := s.c.bounded(ctx, s.c.cfg.TeardownTimeout, "disconnect", s.teardownLib)
 	// The library reports "io client disconnect" only while it still thinks
 	// it is connected; make sure the session ends either way.
-	s.end(Classify(libClientDisconnect, ReasonDisconnect), libClientDisconnect)
+	s.end(Classify(libClientDisconnect, outage.ReasonDisconnect), libClientDisconnect)
 	s.stopPump()
 	if !ok {
 		return fmt.Errorf("realtime disconnect: teardown still running after %s; abandoned", s.c.cfg.TeardownTimeout)

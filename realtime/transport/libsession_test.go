@@ -14,6 +14,8 @@ import (
 	"time"
 
 	server "github.com/zishang520/socket.io/servers/socket/v3"
+
+	"github.com/bragerone/bragerone_exporter/outage"
 )
 
 func TestConnectHeadersSIDsAndEvents(t *testing.T) {
@@ -156,7 +158,7 @@ func TestServerSideDisconnectReasons(t *testing.T) {
 		{
 			name:       "namespace disconnect",
 			act:        func(_ *goServer, s serverSocket) { s.Disconnect(false) },
-			wantReason: []string{ReasonDisconnect},
+			wantReason: []string{outage.ReasonDisconnect},
 			wantDetail: []string{"io server disconnect"},
 		},
 		{
@@ -164,19 +166,19 @@ func TestServerSideDisconnectReasons(t *testing.T) {
 			// library; both raw reasons classify to the same token.
 			name:       "disconnect and close the connection",
 			act:        func(_ *goServer, s serverSocket) { s.Disconnect(true) },
-			wantReason: []string{ReasonDisconnect},
+			wantReason: []string{outage.ReasonDisconnect},
 			wantDetail: []string{"io server disconnect", "transport close"},
 		},
 		{
 			name:       "TCP abort without a close frame",
 			act:        func(g *goServer, _ serverSocket) { g.ln.dropAll() },
-			wantReason: []string{ReasonEIOClose},
+			wantReason: []string{outage.ReasonEIOClose},
 			wantDetail: []string{"transport error"},
 		},
 		{
 			name:       "connect_error after the join",
 			act:        func(_ *goServer, s serverSocket) { emitRaw(s.(*serverSock).s, `4/ws,{"message":"HTTP 503 upstream"}`) },
-			wantReason: []string{ReasonHandshake503},
+			wantReason: []string{outage.ReasonHandshake503},
 			wantDetail: []string{"connect_error: HTTP 503 upstream"},
 		},
 	}
@@ -249,10 +251,10 @@ func TestDuplicateDisconnectsCollapse(t *testing.T) {
 	impl.onLost("transport error", errors.New("websocket error: unexpected EOF"))
 	impl.onLost("transport close", nil)
 	impl.onConnectError(errors.New("connection error"))
-	impl.end(ReasonHardReset, "again")
+	impl.end(outage.ReasonHardReset, "again")
 
 	ev := drainToEnd(t, s)
-	if ev == nil || ev.Reason != ReasonEIOClose || !strings.HasPrefix(ev.Detail, "transport error") {
+	if ev == nil || ev.Reason != outage.ReasonEIOClose || !strings.HasPrefix(ev.Detail, "transport error") {
 		t.Fatalf("Disconnect event = %+v, want one eio_close from the first report", ev)
 	}
 	n := 0
@@ -273,7 +275,7 @@ func TestPingTimeoutEndsSession(t *testing.T) {
 	eventOf(t, s, EventConnect)
 	g.ln.muteAll()
 	ev := drainToEnd(t, s)
-	if ev == nil || ev.Reason != ReasonServerStop || ev.Detail != "ping timeout" {
+	if ev == nil || ev.Reason != outage.ReasonServerStop || ev.Detail != "ping timeout" {
 		t.Fatalf("Disconnect event = %+v, want server_stop / ping timeout", ev)
 	}
 }
@@ -287,7 +289,7 @@ func TestWatchdogStalledHandshake(t *testing.T) {
 	c := newTestClient(t, st.URL, "tok", func(c *Config) { c.ConnectTimeout = 300 * time.Millisecond })
 	_, err := c.Connect(context.Background())
 	var ce *ConnectError
-	if !errors.As(err, &ce) || ce.Phase != PhaseDial || !errors.Is(err, ErrTimeout) || ce.Reason != ReasonConnectError {
+	if !errors.As(err, &ce) || ce.Phase != PhaseDial || !errors.Is(err, ErrTimeout) || ce.Reason != outage.ReasonConnectError {
 		t.Fatalf("Connect = %v, want a dial-phase timeout ConnectError", err)
 	}
 	if st.accepted() != 1 {
@@ -389,7 +391,7 @@ func TestRefusedPortFailsWithDialError(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Phase != PhaseDial || errors.Is(err, ErrTimeout) {
 		t.Fatalf("Connect = %v, want an immediate dial error", err)
 	}
-	if !strings.Contains(err.Error(), "connection refused") || ce.Reason != ReasonConnectError {
+	if !strings.Contains(err.Error(), "connection refused") || ce.Reason != outage.ReasonConnectError {
 		t.Errorf("error %q (reason %q) does not carry the refused dial", err, ce.Reason)
 	}
 }
@@ -405,7 +407,7 @@ func TestHandshake503(t *testing.T) {
 	c := newTestClient(t, hs.URL, "tok", func(c *Config) { c.ConnectTimeout = 30 * time.Second })
 	_, err := c.Connect(context.Background())
 	var ce *ConnectError
-	if !errors.As(err, &ce) || ce.Phase != PhaseDial || ce.Reason != ReasonHandshake503 {
+	if !errors.As(err, &ce) || ce.Phase != PhaseDial || ce.Reason != outage.ReasonHandshake503 {
 		t.Fatalf("Connect = %v, want a handshake_503 dial error", err)
 	}
 	if strings.Contains(err.Error(), "<html") {
@@ -419,7 +421,7 @@ func TestConnectErrorWithoutDataKeepsMessage(t *testing.T) {
 	c := newTestClient(t, g.URL, "wrong-token", func(c *Config) { c.ConnectTimeout = 30 * time.Second })
 	_, err := c.Connect(context.Background())
 	var ce *ConnectError
-	if !errors.As(err, &ce) || ce.Phase != PhaseNamespace || ce.Reason != ReasonConnectError || errors.Is(err, ErrTimeout) {
+	if !errors.As(err, &ce) || ce.Phase != PhaseNamespace || ce.Reason != outage.ReasonConnectError || errors.Is(err, ErrTimeout) {
 		t.Fatalf("Connect = %v, want a namespace connect_error", err)
 	}
 	if !strings.Contains(err.Error(), "not authorized") {
@@ -427,7 +429,7 @@ func TestConnectErrorWithoutDataKeepsMessage(t *testing.T) {
 	}
 	g.setReject("upstream said 503")
 	_, err = c.Connect(context.Background())
-	if !errors.As(err, &ce) || ce.Reason != ReasonHandshake503 {
+	if !errors.As(err, &ce) || ce.Reason != outage.ReasonHandshake503 {
 		t.Errorf("Connect = %v, want the rejection classified handshake_503", err)
 	}
 }

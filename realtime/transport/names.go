@@ -20,6 +20,16 @@ const (
 	NameTaskCompleted    = "app:module:task:completed"      // numeric alias 63
 )
 
+// EventKinds lists every event kind in declaration order; their String
+// values are the event label values of the exporter's event counter.
+func EventKinds() []EventKind {
+	out := make([]EventKind, len(kindNames))
+	for i := range kindNames {
+		out[i] = EventKind(i)
+	}
+	return out
+}
+
 // taskAliases maps the numeric task event names to their string names.
 var taskAliases = map[string]string{
 	"61": NameTaskCreated,

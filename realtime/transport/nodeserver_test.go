@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -189,7 +190,7 @@ func TestNodeServerInterop(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := drainToEnd(t, s)
-	if ev == nil || ev.Reason != ReasonDisconnect || ev.Detail != "io server disconnect" {
+	if ev == nil || ev.Reason != outage.ReasonDisconnect || ev.Detail != "io server disconnect" {
 		t.Fatalf("Disconnect = %+v, want disconnect / io server disconnect", ev)
 	}
 }
@@ -201,9 +202,9 @@ func TestNodeServerEndings(t *testing.T) {
 		wantReason string
 		wantDetail []string
 	}{
-		{"test:close", ReasonDisconnect, []string{"io server disconnect", "transport close"}},
-		{"test:abort", ReasonEIOClose, []string{"transport error"}},
-		{"test:connect_error", ReasonHandshake503, []string{"connect_error: HTTP 503 upstream"}},
+		{"test:close", outage.ReasonDisconnect, []string{"io server disconnect", "transport close"}},
+		{"test:abort", outage.ReasonEIOClose, []string{"transport error"}},
+		{"test:connect_error", outage.ReasonHandshake503, []string{"connect_error: HTTP 503 upstream"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.command, func(t *testing.T) {

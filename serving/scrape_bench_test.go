@@ -1,4 +1,4 @@
-package collector_test
+package serving_test
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/serving"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -135,7 +136,7 @@ func benchHandler(b *testing.B, h http.Handler, series int, accept, encoding str
 // in a real store, text format and OpenMetrics, with and without gzip, three
 // ways in the same run:
 //
-//   - "collector": the serve command's handler, collector.NewHandler over
+//   - "collector": the serve command's handler, serving.NewHandler over
 //     the collector fed in exposition order (ForEachParamInLabelOrder), which
 //     writes the parameter family itself for the text formats;
 //   - "collector-labelorder": the registry path, promhttp.HandlerFor over a
@@ -157,7 +158,7 @@ func BenchmarkScrape(b *testing.B) {
 					b.Fatal(err)
 				}
 				reg := prometheus.NewRegistry()
-				benchHandler(b, collector.NewHandler(reg, c, serveOpts(reg)), n, f.accept, f.encoding)
+				benchHandler(b, serving.NewHandler(reg, c, serveOpts(reg)), n, f.accept, f.encoding)
 			})
 			b.Run(fmt.Sprintf("series=%d/%s/collector-labelorder", n, f.name), func(b *testing.B) {
 				c, err := collector.New(source, collector.ParamSourceFunc(st.ForEachParamInLabelOrder), collector.Options{})

@@ -1,4 +1,4 @@
-package collector
+package collector_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
@@ -20,6 +21,41 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/serving"
+)
+
+// The collector's fixtures and family names, from export_test.go.
+type (
+	Snapshot    = collector.Snapshot
+	ParamSource = collector.ParamSource
+	Options     = collector.Options
+	paramList   = collector.ParamList
+)
+
+var (
+	num                    = collector.Num
+	text                   = collector.Text
+	healthySnapshot        = collector.HealthySnapshot
+	healthyParams          = collector.HealthyParams
+	hostileSnapshot        = collector.HostileSnapshot
+	hostileParams          = collector.HostileParams
+	catalogSnapshot        = collector.CatalogSnapshot
+	catalogParams          = collector.CatalogParams
+	catalogOpts            = collector.CatalogOpts
+	testCatalog            = collector.TestCatalog
+	hostileCatalog         = collector.HostileCatalog
+	instrumentationFixture = collector.InstrumentationFixture
+	newTestCollector       = collector.NewTestCollector
+	compareGoldenGatherer  = collector.CompareGoldenGatherer
+)
+
+const (
+	paramValueName   = collector.ParamValueName
+	paramDisplayName = collector.ParamDisplayName
+	paramInfoName    = collector.ParamInfoName
+	paramStateName   = collector.ParamStateName
 )
 
 const (
@@ -53,14 +89,10 @@ var handlerCases = []struct {
 	{"no_modules", func() Snapshot { s := healthySnapshot(); s.Modules = nil; return s }, func() ParamSource { return healthyParams() }, Options{}},
 	{"catalog", catalogSnapshot, func() ParamSource { return catalogParams() }, catalogOpts(testCatalog())},
 	{"catalog_filters", catalogSnapshot, func() ParamSource { return catalogParams() },
-		Options{Include: []string{"P4.*", "P5.v3"}, Exclude: []string{"*.s*"}, MaxSeries: 3, Catalog: CatalogSourceFunc(testCatalog)}},
+		Options{Include: []string{"P4.*", "P5.v3"}, Exclude: []string{"*.s*"}, MaxSeries: 3, Catalog: collector.CatalogSourceFunc(testCatalog)}},
 	{"catalog_hostile", hostileSnapshot, func() ParamSource { return hostileParams() }, catalogOpts(hostileCatalog())},
 	{"label_order", healthySnapshot, func() ParamSource {
-		l := healthyParams()
-		slices.SortFunc(l, func(a, b storedParam) int {
-			return strings.Compare(a.devid+"\x00"+a.param+"\x00"+a.pool, b.devid+"\x00"+b.param+"\x00"+b.pool)
-		})
-		return l
+		return collector.InLabelValueOrder(healthyParams())
 	}, Options{}},
 }
 
@@ -215,13 +247,8 @@ func TestHandlerFastPathMatchesRegistry(t *testing.T) {
 				c := newTestCollector(t, tc.snap(), tc.params(), tc.opts)
 				opts := serveOpts(reg)
 				opts.EnableOpenMetricsTextCreatedSamples = created
-				h := NewHandler(reg, c, opts).(*metricsHandler)
-				registryPath := h.slow
-				var slowUsed bool
-				h.slow = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					slowUsed = true
-					registryPath.ServeHTTP(w, r)
-				})
+				var slowUsed atomic.Bool
+				h := serving.NewHandler(reg, registryPathSpy{c, &slowUsed}, opts)
 				fast := httptest.NewServer(h)
 				defer fast.Close()
 				// The registry path over the same families: reg and the
@@ -233,9 +260,9 @@ func TestHandlerFastPathMatchesRegistry(t *testing.T) {
 
 				for _, accept := range fastAccepts {
 					for _, ae := range []string{"", "gzip", "zstd"} {
-						slowUsed = false
+						slowUsed.Store(false)
 						got := get(t, fast.URL, accept, ae)
-						if slowUsed {
+						if slowUsed.Load() {
 							t.Fatalf("Accept %q, Accept-Encoding %q: answered by the registry path", accept, ae)
 						}
 						want := get(t, ref.URL, accept, ae)
@@ -267,7 +294,7 @@ func TestHandlerFastPathMatchesRegistry(t *testing.T) {
 
 				text := get(t, fast.URL, acceptText, "")
 				proto := get(t, fast.URL, acceptProto, "")
-				if !slowUsed {
+				if !slowUsed.Load() {
 					t.Error("protobuf was not answered by the registry path")
 				}
 				if got, want := byName(t, parseText(t, text.body)), byName(t, parseProto(t, proto.body)); !mapsEqual(got, want) {
@@ -281,6 +308,18 @@ func TestHandlerFastPathMatchesRegistry(t *testing.T) {
 			})
 		}
 	}
+}
+
+// registryPathSpy is a collector that notes when the handler's registry
+// path collects it: the fast path collects through NewDirectScrape instead.
+type registryPathSpy struct {
+	*collector.Collector
+	used *atomic.Bool
+}
+
+func (s registryPathSpy) Collect(ch chan<- prometheus.Metric) {
+	s.used.Store(true)
+	s.Collector.Collect(ch)
 }
 
 // firstDifference shows where two answers part, with some context.
@@ -309,15 +348,15 @@ func mapsEqual(a, b map[string]string) bool {
 // TestHandlerGolden: the golden expositions, served by the handler's text
 // path.
 func TestHandlerGolden(t *testing.T) {
-	for _, tc := range goldenCases {
-		t.Run(tc.name, func(t *testing.T) {
-			c := newTestCollector(t, tc.snap(), tc.params(), tc.opts)
-			srv := httptest.NewServer(NewHandler(prometheus.NewRegistry(), c, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
+	for _, tc := range collector.GoldenCases() {
+		t.Run(tc.Name, func(t *testing.T) {
+			c := newTestCollector(t, tc.Snap(), tc.Params(), tc.Opts)
+			srv := httptest.NewServer(serving.NewHandler(prometheus.NewRegistry(), c, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}))
 			defer srv.Close()
 			body := get(t, srv.URL, acceptText, "gzip").body
 			compareGoldenGatherer(t, prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 				return parseText(t, body), nil
-			}), tc.name)
+			}), tc.Name)
 		})
 	}
 }
@@ -327,7 +366,7 @@ func TestHandlerGolden(t *testing.T) {
 func TestHandlerAnswersLikePromhttp(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	c := newTestCollector(t, healthySnapshot(), healthyParams(), Options{})
-	fast := httptest.NewServer(NewHandler(reg, c, serveOpts(reg)))
+	fast := httptest.NewServer(serving.NewHandler(reg, c, serveOpts(reg)))
 	defer fast.Close()
 	refReg := prometheus.NewRegistry()
 	refReg.MustRegister(newTestCollector(t, healthySnapshot(), healthyParams(), Options{}))
@@ -357,7 +396,7 @@ func TestHandlerAnswersLikePromhttp(t *testing.T) {
 func TestHandlerNameFilter(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	c := newTestCollector(t, healthySnapshot(), healthyParams(), Options{})
-	srv := httptest.NewServer(NewHandler(reg, c, serveOpts(reg)))
+	srv := httptest.NewServer(serving.NewHandler(reg, c, serveOpts(reg)))
 	defer srv.Close()
 	for query, want := range map[string][]string{
 		"?name[]=" + paramValueName:                                {paramValueName},
@@ -390,7 +429,7 @@ func TestHandlerContinuesOnError(t *testing.T) {
 	var log logLines
 	opts := serveOpts(reg)
 	opts.ErrorLog = &log
-	srv := httptest.NewServer(NewHandler(failing, c, opts))
+	srv := httptest.NewServer(serving.NewHandler(failing, c, opts))
 	defer srv.Close()
 
 	a := get(t, srv.URL, acceptText, "")
@@ -438,7 +477,7 @@ func TestHandlerContinuesOnError(t *testing.T) {
 func TestHandlerHTTPErrorOnError(t *testing.T) {
 	failing := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return nil, errors.New("broken source") })
 	c := newTestCollector(t, healthySnapshot(), healthyParams(), Options{})
-	srv := httptest.NewServer(NewHandler(failing, c, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
+	srv := httptest.NewServer(serving.NewHandler(failing, c, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
 	defer srv.Close()
 	a := get(t, srv.URL, acceptText, "gzip")
 	if a.code != http.StatusInternalServerError || !strings.Contains(string(a.body), "broken source") || a.header.Get("Content-Encoding") != "" {
@@ -469,73 +508,3 @@ func (l *logLines) Println(v ...any) {
 }
 
 func (l *logLines) String() string { return l.b.String() }
-
-func TestAppendEscapedAndFloat(t *testing.T) {
-	for _, s := range []string{"", "plain", `a"b`, `a\b`, "a\nb", "\"\\\n\"", "zażółć"} {
-		mf := &dto.MetricFamily{Name: new(paramValueName), Help: new(s), Type: dto.MetricType_GAUGE.Enum(),
-			Metric: []*dto.Metric{{Label: []*dto.LabelPair{{Name: new("devid"), Value: new(s)}}, Gauge: &dto.Gauge{Value: new(1.0)}}}}
-		var want bytes.Buffer
-		if _, err := expfmt.MetricFamilyToText(&want, mf); err != nil {
-			t.Fatal(err)
-		}
-		got := "# HELP " + paramValueName + " " + string(appendEscaped(nil, s, false)) + "\n# TYPE " + paramValueName + " gauge\n" +
-			paramValueName + `{devid="` + string(appendEscaped(nil, s, true)) + `"} 1` + "\n"
-		if got != want.String() {
-			t.Errorf("%q: %q, expfmt %q", s, got, want.String())
-		}
-	}
-	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1, 2, 0.5, 1e21, 1e-7, math.NaN(), math.Inf(1), math.Inf(-1), math.MaxFloat64, 123.456} {
-		mf := &dto.MetricFamily{Name: new("x"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: new(f)}}}}
-		var want bytes.Buffer
-		if _, err := expfmt.MetricFamilyToText(&want, mf); err != nil {
-			t.Fatal(err)
-		}
-		if got := "# TYPE x gauge\nx " + string(appendFloat(nil, f)) + "\n"; got != want.String() {
-			t.Errorf("%v: %q, expfmt %q", f, got, want.String())
-		}
-	}
-}
-
-// TestTextFormatSpelling: HELP lines and values of a directly written gauge
-// family are spelled as expfmt spells them in each text format, for help
-// texts and values no fixture carries.
-func TestTextFormatSpelling(t *testing.T) {
-	helps := []string{"", "plain", `say "hi"`, `a\b`, "two\nlines", "\"\\\n\"", "zażółć"}
-	values := []float64{0, math.Copysign(0, -1), 1, -1, 2, -3, 0.5, 100, 1e21, 1e-7, 123456789, math.NaN(), math.Inf(1), math.Inf(-1),
-		math.MaxFloat64, math.SmallestNonzeroFloat64, 123.456, float64(1 << 53), 999999, -999999, 1e6, -1e6, 100000, 123456, 0.1, -7.5, 1e5 + 0.5}
-	for _, om := range []bool{false, true} {
-		f := textFormat{openMetrics: om}
-		for i, help := range helps {
-			v := values[i%len(values)]
-			mf := &dto.MetricFamily{Name: new(paramValueName), Help: new(help), Type: dto.MetricType_GAUGE.Enum(),
-				Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: new(v)}}}}
-			var want bytes.Buffer
-			var err error
-			if om {
-				_, err = expfmt.MetricFamilyToOpenMetrics(&want, mf)
-			} else {
-				_, err = expfmt.MetricFamilyToText(&want, mf)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := append(f.appendGaugeHeader(nil, paramValueName, help), paramValueName+" "...)
-			got = append(f.appendValue(got, v), '\n')
-			if string(got) != want.String() {
-				t.Errorf("OpenMetrics %v, help %q, value %v: %q, expfmt %q", om, help, v, got, want.String())
-			}
-		}
-		for _, v := range values {
-			mf := &dto.MetricFamily{Name: new("x"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: new(v)}}}}
-			var want bytes.Buffer
-			if om {
-				_, _ = expfmt.MetricFamilyToOpenMetrics(&want, mf)
-			} else {
-				_, _ = expfmt.MetricFamilyToText(&want, mf)
-			}
-			if got := "# TYPE x gauge\nx " + string(f.appendValue(nil, v)) + "\n"; got != want.String() {
-				t.Errorf("OpenMetrics %v, value %v: %q, expfmt %q", om, v, got, want.String())
-			}
-		}
-	}
-}

@@ -1,4 +1,4 @@
-package collector_test
+package serving_test
 
 // The scrape as users get it: each /metrics handler in a process of its own,
 // scraped over loopback HTTP by a net/http client (BenchmarkHTTPScrape) and
@@ -8,7 +8,7 @@ package collector_test
 //
 // The server processes are this test binary, started again with
 // BRAGERONE_BENCH_SERVE=<kind>:<modules>:<per module>, kind "exporter"
-// (collector.NewHandler, as serve runs it) or "baseline" (promhttp over a
+// (serving.NewHandler, as serve runs it) or "baseline" (promhttp over a
 // plain MustNewConstMetric collector); it prints its address and serves
 // until its standard input closes. BRAGERONE_BENCH_BEFORE=<test binary>
 // adds a third target, "before": the same kind "exporter" served by a
@@ -40,6 +40,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/serving"
 )
 
 const (
@@ -85,7 +86,7 @@ func serveBenchTarget(spec string) error {
 		if err != nil {
 			return err
 		}
-		h = collector.NewHandler(reg, c, serveOpts(reg))
+		h = serving.NewHandler(reg, c, serveOpts(reg))
 		if parts[0] == "static" {
 			h = replayHandler(h)
 		}

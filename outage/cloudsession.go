@@ -9,46 +9,6 @@ import (
 // Limits: "Session-down hysteresis default 15 s (0 disables it)").
 const DefaultHysteresis = 15 * time.Second
 
-// Session outage reason tokens (cloud-wire-facts.md §4.4). `connect` is a
-// session source, never a reason.
-const (
-	ReasonDisconnect      = "disconnect"
-	ReasonStop            = "stop"
-	ReasonHandshake503    = "handshake_503"
-	ReasonConnectError    = "connect_error"
-	ReasonEmptyQueue      = "empty_queue"
-	ReasonServerStop      = "server_stop"
-	ReasonEIOClose        = "eio_close"
-	ReasonReconnectError  = "reconnect_error"
-	ReasonSupervisorStale = "supervisor_stale"
-	ReasonForceReconnect  = "force_reconnect"
-	ReasonHardReset       = "hard_reset"
-)
-
-var sessionReasons = map[string]bool{
-	ReasonDisconnect: true, ReasonStop: true, ReasonHandshake503: true,
-	ReasonConnectError: true, ReasonEmptyQueue: true, ReasonServerStop: true,
-	ReasonEIOClose: true, ReasonReconnectError: true, ReasonSupervisorStale: true,
-	ReasonForceReconnect: true, ReasonHardReset: true,
-}
-
-// SessionReasons lists every reason token a session outage can carry.
-func SessionReasons() []string {
-	return []string{ReasonDisconnect, ReasonStop, ReasonHandshake503, ReasonConnectError,
-		ReasonEmptyQueue, ReasonServerStop, ReasonEIOClose, ReasonReconnectError,
-		ReasonSupervisorStale, ReasonForceReconnect, ReasonHardReset}
-}
-
-// NormalizeReason maps anything that is not a known reason token (including
-// "" and "connect") to "disconnect", so the outage reason stays one of a
-// fixed set.
-func NormalizeReason(reason string) string {
-	if sessionReasons[reason] {
-		return reason
-	}
-	return ReasonDisconnect
-}
-
 // SessionState is the phase of the exporter↔cloud session machine.
 type SessionState int
 
@@ -238,7 +198,7 @@ func (s *Session) ConnectFailed(reason string) {
 	if s.state == SessionUp {
 		return
 	}
-	if !sessionReasons[reason] {
+	if !IsSessionReason(reason) {
 		reason = ReasonConnectError
 	}
 	s.connectFailure = reason

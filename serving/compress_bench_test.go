@@ -1,4 +1,4 @@
-package collector_test
+package serving_test
 
 import (
 	stdgzip "compress/gzip"
@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/serving"
 )
 
 // resetWriter is a compressor that can be pooled.
@@ -67,7 +68,7 @@ func BenchmarkCompress(b *testing.B) {
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
 		rec := httptest.NewRecorder()
-		collector.NewHandler(reg, c, serveOpts(reg)).ServeHTTP(rec, req)
+		serving.NewHandler(reg, c, serveOpts(reg)).ServeHTTP(rec, req)
 		body := rec.Body.Bytes()
 		for _, cmp := range compressors {
 			b.Run(fmt.Sprintf("series=%d/%s", n, cmp.name), func(b *testing.B) {

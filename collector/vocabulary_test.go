@@ -1,0 +1,60 @@
+package collector
+
+import (
+	"testing"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/outage"
+	"github.com/bragerone/bragerone_exporter/realtime"
+	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+)
+
+// TestRecoveryActionSeriesFollowTheLadder counts every recovery step with
+// every outcome through the ladder's own bookkeeping and checks that each
+// lands in its own bragerone_recovery_actions_total series, labelled with
+// the ladder's step name and outcome.
+func TestRecoveryActionSeriesFollowTheLadder(t *testing.T) {
+	t0 := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	cfg := ladder.DefaultConfig()
+	st := ladder.State{}
+	results := map[ladder.Outcome]ladder.Result{ladder.OK: {OK: true}, ladder.Failed: {}, ladder.Aborted: {Aborted: true}}
+	for _, step := range ladder.RecoverySteps() {
+		for _, o := range ladder.Outcomes() {
+			st, _ = cfg.OnActionResult(st, step, results[o], t0)
+		}
+	}
+	s := FromStatus(&realtime.Status{At: t0, Ladder: st}, nil, t0)
+	got := gather(t, newTestCollector(t, s, nil, Options{}))["bragerone_recovery_actions_total"]
+	if len(got) != len(ladder.RecoverySteps())*len(ladder.Outcomes()) {
+		t.Errorf("%d recovery action series, want steps × outcomes = %d: %v",
+			len(got), len(ladder.RecoverySteps())*len(ladder.Outcomes()), got)
+	}
+	for _, step := range ladder.RecoverySteps() {
+		for _, o := range ladder.Outcomes() {
+			key := "result=" + o.String() + ",step=" + string(step)
+			if v, ok := got[key]; !ok || v < 1 {
+				t.Errorf("series {%s} = %v (present %v), want the counted action", key, v, ok)
+			}
+		}
+	}
+}
+
+// TestOutageReasonSeriesPreCreated checks that a fresh exporter exports a
+// zero series for every reason package outage can put on a session or
+// module outage, so increase() sees the first outage of each.
+func TestOutageReasonSeriesPreCreated(t *testing.T) {
+	s := Snapshot{Now: time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC), Modules: []ModuleState{{Devid: "D1"}}}
+	all := gather(t, newTestCollector(t, s, nil, Options{}))
+	session := all["bragerone_session_outages_total"]
+	for _, r := range outage.SessionReasons() {
+		if v, ok := session["reason="+r]; !ok || v != 0 {
+			t.Errorf("session outage reason %q: series %v (present %v), want 0", r, v, ok)
+		}
+	}
+	module := all["bragerone_module_outages_total"]
+	for _, r := range outage.Sources() {
+		if v, ok := module["devid=D1,reason="+r]; !ok || v != 0 {
+			t.Errorf("module outage reason %q: series %v (present %v), want 0", r, v, ok)
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package outage
+
+import "slices"
+
+// Session outage reason tokens (cloud-wire-facts.md §4.4): why the realtime
+// session was lost or a connect failed. They are client observations, not
+// plant diagnostics: the reason of a session outage record, the `reason`
+// label of bragerone_session_outages_total and what the transport's
+// classifier returns. `connect` is a session source, never a reason.
+const (
+	ReasonDisconnect      = "disconnect"       // coarse default: the session ended, cause not finer known
+	ReasonStop            = "stop"             // the exporter stopped the session itself
+	ReasonHandshake503    = "handshake_503"    // the cloud answered the handshake with 503 (or any text carrying 503)
+	ReasonConnectError    = "connect_error"    // the connect or namespace join failed
+	ReasonEmptyQueue      = "empty_queue"      // the client's packet queue ran dry
+	ReasonServerStop      = "server_stop"      // the server stopped communicating (ping timeout)
+	ReasonEIOClose        = "eio_close"        // the Engine.IO transport died (abort, transport error)
+	ReasonReconnectError  = "reconnect_error"  // a reconnect attempt failed
+	ReasonSupervisorStale = "supervisor_stale" // a supervisor found the session dead without a disconnect
+	ReasonForceReconnect  = "force_reconnect"  // recovery forced a reconnect
+	ReasonHardReset       = "hard_reset"       // recovery replaced the Socket.IO client
+)
+
+// sessionReasons is the vocabulary in its fixed order.
+var sessionReasons = []string{
+	ReasonDisconnect, ReasonStop, ReasonHandshake503, ReasonConnectError,
+	ReasonEmptyQueue, ReasonServerStop, ReasonEIOClose, ReasonReconnectError,
+	ReasonSupervisorStale, ReasonForceReconnect, ReasonHardReset,
+}
+
+// SessionReasons lists every reason token a session outage can carry, in a
+// fixed order. The slice is the caller's own.
+func SessionReasons() []string {
+	return slices.Clone(sessionReasons)
+}
+
+// IsSessionReason reports whether reason is one of SessionReasons.
+func IsSessionReason(reason string) bool {
+	return slices.Contains(sessionReasons, reason)
+}
+
+// NormalizeReason maps anything that is not a known reason token (including
+// "" and "connect") to "disconnect", so the outage reason stays one of a
+// fixed set.
+func NormalizeReason(reason string) string {
+	if IsSessionReason(reason) {
+		return reason
+	}
+	return ReasonDisconnect
+}
