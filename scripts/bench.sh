@@ -68,6 +68,13 @@ if [ -n "$BEFORE" ]; then
 		done
 		before_pkg=./collector/
 	fi
+	if [ ! -d "$before_tree/wire" ]; then
+		# Before package wire, the parameter update type was cloudclient's.
+		for f in "${harness[@]}"; do
+			sed -i -e 's/\bwire\.ParamUpdate\b/cloudclient.ParamUpdate/g' \
+				-e 's#bragerone_exporter/wire"$#bragerone_exporter/cloudclient"#' "$before_tree/${before_pkg#./}${f##*/}"
+		done
+	fi
 	cp scripts/footprint.sh "$before_tree/scripts/"
 	(cd "$before_tree" && $GO test -c -o "$OUT/before-serving.test" "$before_pkg")
 	echo "# before: $BEFORE ($(git rev-parse --short "$BEFORE")) in $before_tree" | tee -a "$OUT/env.txt"
