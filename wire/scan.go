@@ -65,14 +65,15 @@ func (s *Scanner) fail(msg string) error { return &SyntaxError{Offset: s.pos, Ms
 
 // SkipSpace moves past JSON whitespace.
 func (s *Scanner) SkipSpace() {
-	for s.pos < len(s.data) {
-		switch s.data[s.pos] {
-		case ' ', '\t', '\n', '\r':
-			s.pos++
-		default:
-			return
+	i := s.pos
+	for i < len(s.data) {
+		// Most bytes are not space: one comparison tells.
+		if c := s.data[i]; c > ' ' || c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			break
 		}
+		i++
 	}
+	s.pos = i
 }
 
 // atEnd reports whether only whitespace is left.
