@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// DefaultHysteresis is cloud_session_down_hysteresis_s (cloud-interface.md,
+// DefaultHysteresis is cloud_session_down_hysteresis_s (docs/spec.md I-8c,
 // Limits: "Session-down hysteresis default 15 s (0 disables it)").
 const DefaultHysteresis = 15 * time.Second
 
@@ -56,7 +56,7 @@ func DefaultSessionConfig(eps *Episodes) SessionConfig {
 }
 
 // Session tracks whether the exporter's Socket.IO session is up, with the
-// spec's down-hysteresis (cloud-interface.md, "Client session state").
+// spec's down-hysteresis (docs/spec.md I-3.2a to I-3.2c).
 type Session struct {
 	cfg   SessionConfig
 	state SessionState
@@ -260,7 +260,7 @@ func (s *Session) publishDown(since time.Time, reason string) SessionResult {
 // (or pending) publishes down and drops the window without touching last_*;
 // stopping while down finalises the open outage into last_* with its own
 // reason and records its episode, so a later start reports no restore that
-// spans the stopped time (cloud-wire-facts.md §4.4, §7.18).
+// spans the stopped time (docs/spec.md W-4.4b, W-7.18).
 func (s *Session) Stop(now time.Time) SessionResult {
 	adv, advanced := s.advance(now)
 	switch s.state {
