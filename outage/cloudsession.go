@@ -118,6 +118,16 @@ func (s *Session) result() SessionResult {
 	return SessionResult{Up: s.publishedUp(), State: s.state}
 }
 
+// enter moves the machine to st. The latest connect failure describes a
+// session trying to come back, so it ends when the session is up again or
+// stopped.
+func (s *Session) enter(st SessionState) {
+	s.state = st
+	if st == SessionUp || st == SessionIdle {
+		s.connectFailure = ""
+	}
+}
+
 func (s *Session) publishedUp() bool {
 	return s.state == SessionUp || s.state == SessionPendingDown
 }
@@ -127,17 +137,15 @@ func (s *Session) Connected(now time.Time) SessionResult {
 	adv, advanced := s.advance(now)
 	switch s.state {
 	case SessionIdle:
-		s.state = SessionUp
+		s.enter(SessionUp)
 		s.upSince = now
-		s.connectFailure = ""
 		r := s.result()
 		r.Changed = true
 		return r
 	case SessionPendingDown:
 		// Blink: no outage, no last_*, no episode; the up-window goes on.
-		s.state = SessionUp
+		s.enter(SessionUp)
 		s.pendingSince, s.pendingReason = time.Time{}, ""
-		s.connectFailure = ""
 		s.blinks++
 		r := s.result()
 		r.Blink = true
@@ -145,9 +153,8 @@ func (s *Session) Connected(now time.Time) SessionResult {
 	case SessionDown:
 		since, dur, reason := s.win.close(now)
 		ep := s.cfg.Episodes.Add(Episode{Layer: LayerCloud, StartedAt: since, EndedAt: now, DownFor: dur, Reason: reason})
-		s.state = SessionUp
+		s.enter(SessionUp)
 		s.upSince = now
-		s.connectFailure = ""
 		r := s.result()
 		r.Changed = true
 		r.Restored = true
@@ -182,7 +189,7 @@ func (s *Session) Disconnected(now time.Time, reason string) SessionResult {
 	if s.cfg.Hysteresis <= 0 {
 		return s.publishDown(now, reason)
 	}
-	s.state = SessionPendingDown
+	s.enter(SessionPendingDown)
 	s.pendingSince, s.pendingReason = now, reason
 	r := s.result()
 	r.Pending = true
@@ -243,7 +250,7 @@ func (s *Session) advance(now time.Time) (SessionResult, bool) {
 }
 
 func (s *Session) publishDown(since time.Time, reason string) SessionResult {
-	s.state = SessionDown
+	s.enter(SessionDown)
 	s.pendingSince, s.pendingReason = time.Time{}, ""
 	s.upSince = time.Time{}
 	s.win.open(since, reason)
@@ -265,10 +272,9 @@ func (s *Session) Stop(now time.Time) SessionResult {
 	adv, advanced := s.advance(now)
 	switch s.state {
 	case SessionUp, SessionPendingDown:
-		s.state = SessionIdle
+		s.enter(SessionIdle)
 		s.pendingSince, s.pendingReason = time.Time{}, ""
 		s.upSince = time.Time{}
-		s.connectFailure = ""
 		s.outages[ReasonStop]++
 		r := s.result()
 		r.Changed = true
@@ -279,8 +285,7 @@ func (s *Session) Stop(now time.Time) SessionResult {
 	case SessionDown:
 		since, dur, reason := s.win.close(now)
 		ep := s.cfg.Episodes.Add(Episode{Layer: LayerCloud, StartedAt: since, EndedAt: now, DownFor: dur, Reason: reason})
-		s.state = SessionIdle
-		s.connectFailure = ""
+		s.enter(SessionIdle)
 		r := s.result()
 		r.Episode = &ep
 		if advanced {
