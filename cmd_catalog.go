@@ -65,19 +65,11 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	defer s.close()
 
-	objectID, _, err := s.chooseObject(ctx, &c.cloudFlags)
-	if err != nil {
-		return err
-	}
-	all, err := s.listModules(ctx, objectID)
-	if err != nil {
-		return err
-	}
 	want := c.Modules
 	if c.Devid != "" {
 		want = []string{c.Devid}
 	}
-	modules, err := selectModules(all, want, objectID)
+	objectID, modules, err := s.namedModules(ctx, &c.cloudFlags, want)
 	if err != nil {
 		return err
 	}

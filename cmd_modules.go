@@ -44,15 +44,7 @@ func (c *modulesCmd) Run(ctx context.Context, g *Globals) error {
 		return err
 	}
 	defer s.close()
-	objectID, _, err := s.chooseObject(ctx, &c.cloudFlags)
-	if err != nil {
-		return err
-	}
-	all, err := s.listModules(ctx, objectID)
-	if err != nil {
-		return err
-	}
-	modules, err := selectModules(all, c.Modules, objectID)
+	objectID, modules, err := s.namedModules(ctx, &c.cloudFlags, c.Modules)
 	if err != nil {
 		return err
 	}

@@ -90,6 +90,21 @@ func (s *toolSession) listModules(ctx context.Context, objectID int) ([]cloudcli
 	return l.Modules, nil
 }
 
+// namedModules returns the chosen object and its modules named in want
+// (all of them when want is empty); a named module the object does not list
+// is an error (see selectModules).
+func (s *toolSession) namedModules(ctx context.Context, cf *cloudFlags, want []string) (objectID int, modules []cloudclient.Module, err error) {
+	if objectID, _, err = s.chooseObject(ctx, cf); err != nil {
+		return 0, nil, err
+	}
+	all, err := s.listModules(ctx, objectID)
+	if err != nil {
+		return 0, nil, err
+	}
+	modules, err = selectModules(all, want, objectID)
+	return objectID, modules, err
+}
+
 // selectModules keeps the modules named in want (all when want is empty),
 // in the order named. A named devid the object's list lacks is an error
 // (a typo must not look like a module with nothing to show), the same for

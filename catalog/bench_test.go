@@ -32,7 +32,7 @@ func BenchmarkDisplay(b *testing.B) {
 	}
 }
 
-// largeSite is the fixture site grown to the live bundle's size (spec §8):
+// largeSite is the fixture site grown to the live bundle's recorded size:
 // 1 500 inline definitions built by a builder, a 466-symbol menu and 1 500
 // labels.
 func largeSite(b *testing.B) *memFetcher {

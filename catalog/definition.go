@@ -9,7 +9,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/catalog/jsval"
 )
 
-// selector is one register reference of a definition (§3.1.3).
+// selector is one register reference of a definition (docs/spec.md ).
 type selector struct {
 	addr    Address
 	key     string  // addr.ChanIdx(), kept to read without allocating
@@ -32,14 +32,14 @@ func (s *selector) bitValue(r Reader) (float64, bool) {
 	if s.bit < 0 && s.mask == 0 {
 		return v, true
 	}
-	i := int64(v) // floats are truncated (§4.10 step 3)
+	i := int64(v) // floats are truncated (docs/spec.md A-4.10a)
 	if s.bit >= 0 {
 		return float64((i >> uint(s.bit)) & 1), true
 	}
 	return float64(i & s.mask), true
 }
 
-// condition is one clause of a rule (§3.1.6).
+// condition is one clause of a rule (docs/spec.md ).
 type condition struct {
 	op       string      // equalTo, notEqualTo, greaterThan, …
 	expected jsval.Value // normalised literal
@@ -52,13 +52,13 @@ type branch struct {
 	kind  string // "if", "elseif", "else"
 	conds []condition
 	then  jsval.Value
-	// status holds the visibility entries a branch's then may carry (§4.9
-	// step 3).
+	// status holds the visibility entries a branch's then may carry
+	// (docs/spec.md ).
 	status []statusEntry
 }
 
 // statusEntry is one visibility or status clause under a condition name
-// (§3.1.5): a register bit, or an if/then/else rule.
+// (docs/spec.md ): a register bit, or an if/then/else rule.
 type statusEntry struct {
 	cond string // upper case: INVISIBLE, DEVICE_AVAILABLE, …
 	sel  *selector
@@ -66,7 +66,7 @@ type statusEntry struct {
 	els  jsval.Value
 }
 
-// definition is a parameter definition normalised once (§3.1).
+// definition is a parameter definition normalised once (docs/spec.md ).
 type definition struct {
 	symbol    string
 	origin    string
@@ -78,18 +78,18 @@ type definition struct {
 	unitCode  string     // scalar unit code ("49", or text such as "C"); "" none
 	unitSel   []selector
 	status    []statusEntry
-	anyStatus []branch // any-rules whose then carries a status (§4.9 step 3)
+	anyStatus []branch // any-rules whose then carries a status (docs/spec.md)
 	minSel    []selector
 	maxSel    []selector
 	limMin    *float64
 	limMax    *float64
 	component string
-	composite bool // value2..value4: a composite widget (§4.9 step 2)
+	composite bool // value2..value4: a composite widget (docs/spec.md)
 	inputs    []selector
 }
 
-// looksLikeDefinition is §4.4's test: a pool, a scalar unit, any register
-// path, or one of the definition keys; an empty object is rejected.
+// looksLikeDefinition is the test of docs/spec.md A-4.4b: a pool, a scalar
+// unit, any register path, or one of the definition keys; an empty object is rejected.
 func looksLikeDefinition(o *jsval.Object, token string) bool {
 	if o.Len() == 0 {
 		return false
@@ -106,7 +106,7 @@ func looksLikeDefinition(o *jsval.Object, token string) bool {
 }
 
 // newDefinition normalises a definition object. A chunk may be a table keyed
-// by symbol; then the symbol's own entry is the definition (§3.1.1).
+// by symbol; then the symbol's own entry is the definition (docs/spec.md ).
 func newDefinition(symbol, origin string, o *jsval.Object) *definition {
 	if inner, ok := o.Value(symbol).(*jsval.Object); ok {
 		o = inner
@@ -119,9 +119,9 @@ func newDefinition(symbol, origin string, o *jsval.Object) *definition {
 	sels, valueRules := selectorsOrRules(o.Value("value"))
 	d.values = sels
 	// any/all/when: command rules and computed rules, told apart by whether
-	// their then carries a command (the reference client mixes them, §4.10
-	// pitfall). The computed rule list is these, else the value's rules
-	// (§4.10 step 1).
+	// their then carries a command (the reference client mixes them,
+	// docs/spec.md A-4.10b). The computed rule list is these, else the value's rules
+	// (docs/spec.md A-4.10a).
 	var anyRules []branch
 	for _, logic := range []string{"any", "all", "when"} {
 		list, _ := o.Value(logic).([]jsval.Value)
@@ -163,7 +163,8 @@ func newDefinition(symbol, origin string, o *jsval.Object) *definition {
 			}
 		}
 	}
-	// The legacy channel map (§3.1.4) fills what the explicit fields left empty.
+	// The legacy channel map (docs/spec.md) fills what the explicit
+	// fields left empty.
 	if use, ok := o.Value("use").(*jsval.Object); ok {
 		get := func(k string) []selector { s, _ := selectorsOrRules(use.Value(k)); return s }
 		if len(d.values) == 0 && len(d.rules) == 0 {
@@ -185,7 +186,7 @@ func newDefinition(symbol, origin string, o *jsval.Object) *definition {
 			d.maxSel = get("x")
 		}
 	}
-	// Inputs: every register a rule or status reads (§4.5 inverse index).
+	// Inputs: every register a rule or status reads (docs/spec.md A-4.5b inverse index).
 	addConds := func(cs []condition) {
 		for _, c := range cs {
 			d.inputs = append(d.inputs, c.targets...)
@@ -212,7 +213,7 @@ func newDefinition(symbol, origin string, o *jsval.Object) *definition {
 	return d
 }
 
-// computed says whether the value comes from rules (§4.10).
+// computed says whether the value comes from rules (docs/spec.md A-4.10a).
 func (d *definition) computed() bool { return len(d.rules) > 0 }
 
 // scalarCode is a scalar unit code as text: an integer ("49") or other text
@@ -288,7 +289,7 @@ func selectorsOrRules(v jsval.Value) ([]selector, []branch) {
 	return sels, nil
 }
 
-// parseSelector reads a register selector with the key aliases of §3.1.3:
+// parseSelector reads a register selector with the key aliases of docs/spec.md:
 // pool from group/pool (an integer pool 5 is "P5"), index from
 // number/index/idx, channel from use/path/pathType/chan.
 func parseSelector(o *jsval.Object) (selector, bool) {
@@ -344,7 +345,7 @@ func parseSelector(o *jsval.Object) (selector, bool) {
 		s.mask = int64(m)
 	}
 	// convert names a helper whose name changes per build; an unresolved
-	// identifier is as good as any (§4.11).
+	// identifier is as good as any (docs/spec.md ).
 	switch c := o.Value("convert").(type) {
 	case nil:
 	case bool:
@@ -362,7 +363,7 @@ func parseSelector(o *jsval.Object) (selector, bool) {
 	return s, true
 }
 
-// channelLetter maps a channel word to its letter (§3.1.3).
+// channelLetter maps a channel word to its letter (docs/spec.md ).
 func channelLetter(w string) byte {
 	w = strings.TrimSpace(w)
 	if strings.HasPrefix(w, "[t.") {
@@ -387,7 +388,7 @@ func channelLetter(w string) byte {
 	return 'v'
 }
 
-// parseBranches reads a rule list (§3.1.6).
+// parseBranches reads a rule list (docs/spec.md ).
 func parseBranches(list []jsval.Value) []branch {
 	var out []branch
 	for _, item := range list {
@@ -461,7 +462,7 @@ func parseConditions(v jsval.Value) []condition {
 	return out
 }
 
-// parseStatus reads a status field (§3.1.5): an object of condition name →
+// parseStatus reads a status field (docs/spec.md ): an object of condition name →
 // entries (selectors or rules), or a list, kept under "DEFAULT".
 func parseStatus(v jsval.Value) []statusEntry {
 	var out []statusEntry
@@ -504,7 +505,7 @@ func parseStatus(v jsval.Value) []statusEntry {
 }
 
 // conditionName normalises a status condition key to its bare upper-case
-// name (§3.1.5): [_0x4d['INVISIBLE']], ParameterStatus['INVISIBLE'],
+// name (docs/spec.md ): [_0x4d['INVISIBLE']], ParameterStatus['INVISIBLE'],
 // [t.INVISIBLE], t.INVISIBLE and invisible are all INVISIBLE.
 func conditionName(k string) string { return strings.ToUpper(memberName(k)) }
 
@@ -529,7 +530,7 @@ func memberName(s string) string {
 	return s
 }
 
-// normLiteral normalises a rule literal (§3.1.6): the minified booleans and
+// normLiteral normalises a rule literal (docs/spec.md ): the minified booleans and
 // undefined written as text become values; other text is left as it is.
 func normLiteral(v jsval.Value) jsval.Value {
 	s, ok := jsval.Text(v)
@@ -562,8 +563,8 @@ func resultOf(then jsval.Value) jsval.Value {
 	return then
 }
 
-// primaryAddress is §4.5: the value's first selector when the value is a
-// register list (the caveat of §4.5: prefer the selectors in value); else
+// primaryAddress is docs/spec.md A-4.5a: the value's first selector when the value is a
+// register list (the caveat of docs/spec.md A-4.5a: prefer the selectors in value); else
 // the first candidate of a depth-first walk of the raw definition, v before
 // s, u, x, n; else the address a pool-encoded symbol spells. A STATUS_P…
 // symbol is always described at its status register.
@@ -614,7 +615,7 @@ func (b *walkBudget) spend() bool {
 }
 
 // walkSelectors visits every object with a pool and an index, depth first
-// in key order (§4.5 step 1), to a bounded depth and node count.
+// in key order (docs/spec.md A-4.5a), to a bounded depth and node count.
 func walkSelectors(v jsval.Value, depth int, budget *walkBudget, fn func(selector)) {
 	if depth > 32 || !budget.spend() {
 		return
@@ -652,7 +653,7 @@ func poolEncoded(symbol, prefix string) (pool string, idx int, ok bool) {
 	return "P" + strconv.Itoa(pn), in, true
 }
 
-// composes says whether the value is composed from several words (§4.11):
+// composes says whether the value is composed from several words (docs/spec.md ):
 // two or more selectors, or one with convert or a weight other than 1.
 func (d *definition) composes() bool {
 	if len(d.values) >= 2 {

@@ -55,7 +55,7 @@ func selText(s []selector) string {
 	return strings.Join(out, " ")
 }
 
-// §3.1.1: the definition of a chunk is its default export (through a
+// docs/spec.md A-3.1.1: the definition of a chunk is its default export (through a
 // binding), else the largest literal; a table keyed by symbol gives the
 // symbol's entry; an array is not a definition.
 func TestDefinitionChunkForms(t *testing.T) {
@@ -83,7 +83,7 @@ func TestDefinitionChunkForms(t *testing.T) {
 	}
 }
 
-// §3.1.3: selector key aliases and channel words.
+// docs/spec.md A-3.1.3: selector key aliases and channel words.
 func TestSelectorAliases(t *testing.T) {
 	cases := map[string]string{
 		`{group:'P4',number:14,use:'v'}`:                               "P4.v14",
@@ -96,7 +96,7 @@ func TestSelectorAliases(t *testing.T) {
 		`{group:'P4',number:1,use:'[t.STATUS]'}`:                       "P4.s1",
 		`{group:'P4',number:1,use:'temperature'}`:                      "P4.t1",
 		`{group:'P4',number:1}`:                                        "P4.v1",
-		`{group:'P4',number:0,use:'s'}`:                                "P4.s0", // index 0 preserved (§4.13)
+		`{group:'P4',number:0,use:'s'}`:                                "P4.s0", // index 0 preserved (docs/spec.md A-4.13)
 		`{group:'P4',number:60,use:'v',convert:_0x35dce1,times:65536}`: "P4.v60/convert/x65536",
 	}
 	for src, want := range cases {
@@ -112,8 +112,8 @@ func TestSelectorAliases(t *testing.T) {
 	}
 }
 
-// §3.1.4: the legacy use map fills only what the explicit fields left
-// empty; §3.1.7 units from units, else unit_name, else a scalar unit.
+// docs/spec.md A-3.1.4: the legacy use map fills only what the explicit fields left
+// empty; docs/spec.md A-3.1.7 units from units, else unit_name, else a scalar unit.
 func TestLegacyUseMapAndUnits(t *testing.T) {
 	d := def(t, "PARAM_66", `{'units':0x1,'use':{'v':{'pool':'P4','chan':'v','idx':1},'u':{'pool':'P4','chan':'u','idx':1},
 		's':[{'pool':'P5','chan':'s','idx':40}],'n':{'pool':'P4','chan':'n','idx':1},'x':{'pool':'P4','chan':'x','idx':1}}}`)
@@ -132,7 +132,7 @@ func TestLegacyUseMapAndUnits(t *testing.T) {
 	}
 }
 
-// §3.1.5: condition names in every spelling normalise to the bare name; a
+// docs/spec.md A-3.1.5: condition names in every spelling normalise to the bare name; a
 // list-valued status sits under DEFAULT; rule entries are kept as rules.
 func TestStatusConditionNames(t *testing.T) {
 	d := def(t, "X", `{'status':{[_0x4d7e32['INVISIBLE']]:[{'group':'P6','number':13,'use':'s','bit':0}],
@@ -159,7 +159,7 @@ func TestStatusConditionNames(t *testing.T) {
 	}
 }
 
-// §3.1.6: rule literals normalised; command rules (then with a command)
+// docs/spec.md A-3.1.6: rule literals normalised; command rules (then with a command)
 // kept apart from computed ones; operators cleaned of prefixes.
 func TestRuleLists(t *testing.T) {
 	d := def(t, "X", `{'value':[{'group':'P4','number':2}],'any':[
@@ -178,7 +178,7 @@ func TestRuleLists(t *testing.T) {
 	}
 }
 
-// §4.4: a chunk whose base is the symbol first, then the index's inline
+// docs/spec.md A-4.4a: a chunk whose base is the symbol first, then the index's inline
 // definitions; a symbol with a broken chunk is counted and falls back to the
 // index; a symbol found nowhere is not described.
 func TestDefinitionLookup(t *testing.T) {
@@ -217,12 +217,12 @@ func TestDefinitionLookup(t *testing.T) {
 	}
 }
 
-// §4.5: the primary address.
+// docs/spec.md A-4.5a: the primary address.
 func TestPrimaryAddress(t *testing.T) {
 	cases := []struct{ symbol, src, want string }{
 		{"PARAM_A", `{value:[{group:'P4',number:7,use:'v'}],status:{INVISIBLE:[{group:'P4',number:7,use:'s',bit:7}]}}`, "P4.v7"},
-		// The value's selectors win over the walk (the caveat of §4.5): the walk
-		// would meet the status selector first.
+		// The value's selectors win over the walk (the caveat of
+		// docs/spec.md A-4.5a): the walk would meet the status selector first.
 		{"PARAM_B", `{status:{INVISIBLE:[{group:'P4',number:3,use:'v'}]},value:[{group:'P4',number:8,use:'v'}]}`, "P4.v8"},
 		// Walk: v first, then s, u, x, n.
 		{"PARAM_C", `{unit:[{group:'P4',number:1,use:'u'}],status:[{group:'P5',number:2,use:'s'}]}`, "P5.s2"},
@@ -247,7 +247,7 @@ func TestPrimaryAddress(t *testing.T) {
 	}
 }
 
-// §4.5: the inverse index — a register → the parameter it primarily
+// docs/spec.md A-4.5b: the inverse index — a register → the parameter it primarily
 // describes (first in menu order), and every parameter that reads it.
 func TestInverseIndex(t *testing.T) {
 	c, _ := loadSite(t, Options{}, modA, modB)

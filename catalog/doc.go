@@ -11,9 +11,9 @@
 // transform, enum labels, visibility rules, computed value, multi-register
 // composition, limits and menu path. Each Module also holds the inverse
 // index from a register address (P4.v7) to the parameter that describes it.
-// The asset formats and the resolution chain are those of the spec
-// assets-catalog.md (§1–§6); the rule each piece implements is cited where
-// it is implemented.
+// The asset formats and the resolution chain are those of the asset spec
+// (docs/spec.md ); the rule each piece implements is
+// cited where it is implemented.
 //
 // JavaScript is parsed, never run. Parsing uses github.com/tdewolff/parse/v2
 // (its ES2020 parser): the assets are minified, obfuscated Vite bundles whose

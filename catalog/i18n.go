@@ -7,7 +7,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/catalog/jsval"
 )
 
-// parseNamespace reads a translation chunk (§3.3): the default export
+// parseNamespace reads a translation chunk (docs/spec.md A-3.3a): the default export
 // (`export default <expr>`, `export {X as default}`), else the largest
 // object literal. A string export becomes {<binding name>: text} (or
 // {"__default__": text} when anonymous); anything else is empty. ok is false
@@ -33,7 +33,7 @@ func parseNamespace(src []byte) (ns *jsval.Object, ok bool) {
 	return jsval.NewObject(), empty
 }
 
-// nsNameRE is the shape of a namespace name (§4.6 step 2).
+// nsNameRE is the shape of a namespace name (docs/spec.md A-4.6).
 var nsNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // translations are the loaded namespaces of one language, keyed by lower
@@ -41,7 +41,7 @@ var nsNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 type translations map[string]*jsval.Object
 
 // maxLabelHops bounds the re-resolution of labels that are tokens again
-// (§4.6 step 3: at most 4 more hops).
+// (docs/spec.md A-4.6: at most 4 more hops).
 const maxLabelHops = 4
 
 // lookup resolves one i18n token ("parameters.PARAM_66",
@@ -77,7 +77,7 @@ func walkPath(v jsval.Value, path string, depth int) jsval.Value {
 	return walkPath(o.Value(head), rest, depth+1)
 }
 
-// resolve is §4.6: the token's string, resolved again while it is itself a
+// resolve is docs/spec.md A-4.6: the token's string, resolved again while it is itself a
 // token of a loaded namespace, at most maxLabelHops more times. Only loaded
 // namespaces are consulted, so a label such as "ver.2" never costs a fetch.
 func (t translations) resolve(token string) (string, bool) {
@@ -105,7 +105,7 @@ func namespaceOf(token string) string {
 	return strings.ToLower(ns)
 }
 
-// escapeLeakRE finds escapes left in decoded text (§5: an "escape leak"
+// escapeLeakRE finds escapes left in decoded text (docs/spec.md A-5b: an "escape leak"
 // means a string was not decoded, or was escaped twice upstream).
 var escapeLeakRE = regexp.MustCompile(`\\x[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|\\u\{[0-9A-Fa-f]+\}`)
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// §3.3: the chunk forms of a translation namespace.
+// docs/spec.md A-3.3a: the chunk forms of a translation namespace.
 func TestNamespaceForms(t *testing.T) {
 	cases := []struct {
 		name, src, key, want string
@@ -31,7 +31,7 @@ func TestNamespaceForms(t *testing.T) {
 	}
 }
 
-// §4.6: a label token is resolved in its namespace along a dotted path;
+// docs/spec.md A-4.6: a label token is resolved in its namespace along a dotted path;
 // a label that is itself a token is resolved again, at most 4 more times;
 // only loaded namespaces are consulted.
 func TestLabelResolution(t *testing.T) {
@@ -79,7 +79,7 @@ func TestLabelResolution(t *testing.T) {
 	}
 }
 
-// §6.1: a translation namespace that cannot be fetched or parsed is counted
+// docs/spec.md A-6.1: a translation namespace that cannot be fetched or parsed is counted
 // and left empty; names then fall back to the symbol, the rest is built.
 func TestTranslationFailure(t *testing.T) {
 	f := siteFetcher(t)
@@ -113,7 +113,7 @@ func TestAlarmName(t *testing.T) {
 	}
 }
 
-// §5: strings that still hold escapes after decoding are "escape leaks".
+// docs/spec.md A-5b: strings that still hold escapes after decoding are "escape leaks".
 func TestEscapeLeaks(t *testing.T) {
 	ns, _ := parseNamespace([]byte(`export default {'a':'Moc\x20kot\u0142a','b':{'c':'twice \\x20 escaped','d':'\\u{1F600}'},'e':'\\u00'}`))
 	budget := walkBudget(maxWalkNodes)
@@ -122,7 +122,7 @@ func TestEscapeLeaks(t *testing.T) {
 	}
 }
 
-// §4.6 step 3 end to end: a label that is a token of a namespace nothing
+// docs/spec.md A-4.6 end to end: a label that is a token of a namespace nothing
 // else needs makes Load fetch that namespace, hop after hop; a namespace
 // the import map does not offer is never fetched.
 func TestLabelHopsLoadNamespaces(t *testing.T) {

@@ -22,8 +22,9 @@ type indexData struct {
 	parseErr bool           // the bundle did not parse whole
 }
 
-// buildIndex reads an index bundle: the text scans (§1.4 a–c), then the
-// syntax tree (§1.4 d–e). A bundle that does not parse whole still gives
+// buildIndex reads an index bundle: the text scans
+// (docs/spec.md A-1.4a to A-1.4c), then the syntax tree
+// (docs/spec.md A-1.4d, A-1.4e). A bundle that does not parse whole still gives
 // its text scans and whatever the recovery parser kept.
 func buildIndex(src []byte, indexPath string) *indexData {
 	text := strings.ToValidUTF8(string(src), "\uFFFD")
@@ -45,7 +46,7 @@ func (d *indexData) usable() bool {
 	return d.assets.size() > 0 || len(d.menus) > 0 || len(d.i18n) > 0
 }
 
-// languageConfig is §1.4 d's object.
+// languageConfig is the object of docs/spec.md A-1.4d.
 type languageConfig struct {
 	offered []string // lower-cased ids of the non-development translations
 	deflt   string   // defaultTranslation, lower case
@@ -55,7 +56,7 @@ type languageConfig struct {
 // window.X = …, nested, inside an IIFE, export default), the first object
 // literal with a "translations" array literal of which at least 70 % of the
 // object elements carry both "id" and "flag", and a string literal
-// "defaultTranslation" (§1.4 d).
+// "defaultTranslation" (docs/spec.md A-1.4d).
 func findLanguageConfig(p *jsval.Program) *languageConfig {
 	var found *languageConfig
 	p.WalkLiterals(func(e js.IExpr, site jsval.Site) bool {
@@ -132,13 +133,13 @@ func looksLikeLanguageConfig(o *js.ObjectExpr) bool {
 	return objects > 0 && float64(withIDFlag) >= 0.7*float64(objects)
 }
 
-// descriptorKeys mark a unit descriptor (§1.4 e).
+// descriptorKeys mark a unit descriptor (docs/spec.md A-1.4e).
 var descriptorKeys = []string{"text", "options", "value", "valuePrepare"}
 
 // findUnitTable picks, among the top-level declarators initialised with an
 // object literal, the one with the most descriptor-shaped entries under
 // integer keys (hex keys included: 0x31 is "49"); the first wins ties
-// (§1.4 e). Only the winner is evaluated.
+// (docs/spec.md A-1.4e). Only the winner is evaluated.
 func findUnitTable(p *jsval.Program) map[string]*jsval.Object {
 	var best *jsval.Decl
 	bestN := 0
@@ -200,16 +201,16 @@ func unitKey(k string) string {
 	return jsval.FormatNumber(f)
 }
 
-// tokenRE is the shape of a symbol (§1.4 f).
+// tokenRE is the shape of a symbol (docs/spec.md A-1.4f).
 var tokenRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]+$`)
 
-// indexDefinitions finds inline definitions of the wanted symbols (§1.4 f,
-// §4.4 a and d): every property of the bundle keyed by the symbol whose
-// value evaluates to an object that looks like a definition; a later one
-// overrides an earlier one. The reference client's fallbacks to "inline
-// candidate" and "root" objects are not copied: they hand a whole unrelated
-// object to any symbol not found, while a symbol's own key is all this
-// search needs.
+// indexDefinitions finds inline definitions of the wanted symbols
+// (docs/spec.md A-1.4f, A-4.4a): every property of the bundle keyed by the
+// symbol whose value evaluates to an object that looks like a definition; a
+// later one overrides an earlier one. The reference client's fallbacks to
+// "inline candidate" and "root" objects are not copied: they hand a whole
+// unrelated object to any symbol not found, while a symbol's own key is all
+// this search needs.
 func indexDefinitions(p *jsval.Program, wanted map[string]bool) map[string]*jsval.Object {
 	out := map[string]*jsval.Object{}
 	if len(wanted) == 0 {

@@ -9,7 +9,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/catalog/jsval"
 )
 
-// §1.4 d and §5 row 38: the language configuration is found wherever it
+// docs/spec.md A-1.4d, A-5.38: the language configuration is found wherever it
 // sits, with bare or quoted keys.
 func TestSpecFormsInCatalogRow38ConfigPlacement(t *testing.T) {
 	cfg := `{'translations':[{'id':'PL','flag':'pl'},{id:'EN',flag:'gb'}],defaultTranslation:'pl'}`
@@ -32,9 +32,9 @@ func TestSpecFormsInCatalogRow38ConfigPlacement(t *testing.T) {
 	}
 }
 
-// §1.4 d: at least 70 % of the object elements carry id and flag; the
+// docs/spec.md A-1.4d: at least 70 % of the object elements carry id and flag; the
 // default translation is a string literal; empty lists are "not found";
-// syntax errors give "not found" without failing (§5 row 42).
+// syntax errors give "not found" without failing (docs/spec.md A-5.42).
 func TestLanguageConfigShape(t *testing.T) {
 	for name, c := range map[string]struct {
 		src  string
@@ -60,7 +60,7 @@ func TestLanguageConfigShape(t *testing.T) {
 	}
 }
 
-// §4.1 and §1.4 d: the language asked for, else the default translation,
+// docs/spec.md A-1.4d, A-4.1: the language asked for, else the default translation,
 // else en; a language not offered is a LanguageError listing the offered
 // ones; a development language is not offered.
 func TestLanguageChoice(t *testing.T) {
@@ -90,7 +90,7 @@ func TestLanguageChoice(t *testing.T) {
 	}
 }
 
-// §1.4 e: top-level object declarations; entries with text/options/value/
+// docs/spec.md A-1.4e: top-level object declarations; entries with text/options/value/
 // valuePrepare under integer keys (hex keys normalised: 0x31 is 49); the one
 // with most entries wins, the first on ties.
 func TestUnitTable(t *testing.T) {
@@ -116,7 +116,7 @@ func TestUnitTable(t *testing.T) {
 	}
 }
 
-// §1.4 f / §4.4 a: inline definitions under a symbol's key, built by
+// docs/spec.md A-1.4f, A-4.4a: inline definitions under a symbol's key, built by
 // builders, the last occurrence winning; a non-definition object under the
 // key (an empty one, a permission table) does not count.
 func TestIndexDefinitions(t *testing.T) {

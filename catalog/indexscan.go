@@ -7,10 +7,10 @@ import (
 	"strings"
 )
 
-// The index scans of spec §1.4 a–c read the bundle as text: they still work
-// when the file does not parse.
+// The index scans of docs/spec.md A-1.4a to A-1.4c read the bundle as text:
+// they still work when the file does not parse.
 
-// assetRef is one hashed file named in the index (§1.4 a).
+// assetRef is one hashed file named in the index (docs/spec.md A-1.4a).
 type assetRef struct {
 	path string // on the assets origin, "/assets/PARAM_66-Ab12.js"
 	base string // "PARAM_66"
@@ -23,16 +23,16 @@ type assetTable struct {
 	byName map[string]assetRef // "base-hash" and the file name without .js
 }
 
-// assetRE is §1.4 a's pattern: a lazy base (".", "/", "-" allowed) and a
-// hash (which may hold or end with "-"). The trailing \b is an addition: it
-// keeps "diode-state.json" from reading as "diode-state.js". Scans use
+// assetRE is the pattern of docs/spec.md A-1.4a: a lazy base (".", "/", "-"
+// allowed) and a hash (which may hold or end with "-"). The trailing \b is an
+// addition: it keeps "diode-state.json" from reading as "diode-state.js". Scans use
 // forEachAssetName, which finds the same names faster; the pattern stays as
 // the definition the fuzz test holds it to.
 var assetRE = regexp.MustCompile(`([A-Za-z0-9._/-]+?)-([A-Za-z0-9_-]+)\.js\b`)
 
 // scanAssets builds the asset table from the whole text (one pass: the
 // reference client's two-part scan could lose a name straddling its cut).
-// Lookup by base returns the last file found (§1.4 a).
+// Lookup by base returns the last file found (docs/spec.md A-1.4a).
 func scanAssets(text, indexPath string) *assetTable {
 	t := &assetTable{byBase: map[string][]assetRef{}, byName: map[string]assetRef{}}
 	forEachAssetName(text, func(raw, base, hash string) {
@@ -155,7 +155,7 @@ func (t *assetTable) lookupName(name string) (assetRef, bool) {
 func (t *assetTable) size() int { return len(t.byBase) }
 
 // joinAsset resolves a file name met in the index against the index's path
-// (§1.5): a relative join, except that a leading "assets/" is dropped when
+// (docs/spec.md A-1.5): a relative join, except that a leading "assets/" is dropped when
 // the index already sits under /assets/ (Vite's preload lists spell files
 // that way). Paths never climb above the origin's root.
 func joinAsset(indexPath, raw string) string {
@@ -174,12 +174,13 @@ func joinAsset(indexPath, raw string) string {
 	return path.Join(path.Dir(indexPath), raw)
 }
 
-// menuMapRE is §1.4 b's pattern: a router entry importing a device menu.
+// menuMapRE is the pattern of docs/spec.md A-1.4b: a router entry importing a
+// device menu.
 var menuMapRE = regexp.MustCompile(`['"](?:(?:\.\./)+config/router|/src/config/router)/deviceMenu/(\d+)/([A-Za-z0-9_.-]+)\.ts['"]` +
 	`\s*:\s*\(\)\s*=>\s*[A-Za-z_$][\w$]*\s*\(\s*\(\)\s*=>\s*import\s*\(\s*['"]\./([A-Za-z0-9_.-]+-[A-Za-z0-9_-]+)\.js['"]\s*\)`)
 
 // scanMenuMap maps each deviceMenu number to its chunk stem ("0-Zz99"): the
-// variant whose stem is "0" wins, else the first met (§1.4 b).
+// variant whose stem is "0" wins, else the first met (docs/spec.md A-1.4b).
 func scanMenuMap(text string) map[int]string {
 	out := map[int]string{}
 	zero := map[int]bool{}
@@ -198,8 +199,8 @@ func scanMenuMap(text string) map[int]string {
 	return out
 }
 
-// i18nRE is §1.4 c's pattern for every language at once. It also accepts
-// any number of "../" (or /src/) before resources/ and a "$" in the helper
+// i18nRE is the pattern of docs/spec.md A-1.4c for every language at once. It
+// also accepts any number of "../" (or /src/) before resources/ and a "$" in the helper
 // name, which the reference client's pattern rejects for no reason of the
 // format.
 var i18nRE = regexp.MustCompile(`["'](?:(?:\.\./)+|/src/)resources/languages/([^/"']+)/([^"']+)\.json["']\s*:\s*\(\)\s*=>\s*[A-Za-z_$][\w$]*\s*\(\s*\(\)\s*=>\s*import\s*\(\s*["']\./([^"']+\.js)["']`)
@@ -226,7 +227,7 @@ func scanI18nMap(text string) map[string]map[string]i18nImport {
 	return out
 }
 
-// i18nPath resolves a translation file to a path (§1.4 c): the asset table
+// i18nPath resolves a translation file to a path (docs/spec.md A-1.4c): the asset table
 // entry with that full name; else the entry under base = namespace whose
 // hash is what follows "<namespace>-" in the file name (the hash may hold
 // "-"; an unhashed file accepts any entry of its base); else the file joined
@@ -253,5 +254,5 @@ func i18nPath(t *assetTable, indexPath string, imp i18nImport) string {
 	return joinAsset(indexPath, "./"+imp.file)
 }
 
-// indexCandidateRE finds index bundles named by an HTML page (§1.2).
+// indexCandidateRE finds index bundles named by an HTML page (docs/spec.md A-1.2a).
 var indexCandidateRE = regexp.MustCompile(`/assets/(index-[A-Za-z0-9_-]+\.js)`)

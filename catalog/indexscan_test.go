@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// §1.4 a: every <base>-<hash>.js literal, base normalised to its last path
+// docs/spec.md A-1.4a: every <base>-<hash>.js literal, base normalised to its last path
 // part, lazy base (a hyphenated name splits at its first hyphen), hashes
 // holding or ending in "-", duplicates skipped, the last entry of a base
-// wins; §5 row 39.
+// wins; docs/spec.md A-5.39.
 func TestScanAssets(t *testing.T) {
 	text := `import("./PARAM_66-Ab12Cd.js");["assets/module.menu-BNvCCsxi.js","../parameters/write/FOO-x1.js"];` +
 		`q(()=>import("./info-Bpu026-3.js"));import('./tariff-Db9Vj8s-.js');"./0-r9AwvEAY.js";"./201-DKEZsk-M.js";` +
@@ -51,8 +51,8 @@ func TestScanAssets(t *testing.T) {
 	}
 }
 
-// §1.5: relative join onto the index path, a leading assets/ dropped when the
-// index sits under /assets/.
+// docs/spec.md A-1.5: relative join onto the index path, a leading assets/
+// dropped when the index sits under /assets/.
 func TestJoinAsset(t *testing.T) {
 	cases := []struct{ index, raw, want string }{
 		{"/assets/index-Q1.js", "./PARAM_66-Ab.js", "/assets/PARAM_66-Ab.js"},
@@ -70,7 +70,7 @@ func TestJoinAsset(t *testing.T) {
 	}
 }
 
-// §1.4 b: the router map in its three spellings; variant 0 wins, else the
+// docs/spec.md A-1.4b: the router map in its three spellings; variant 0 wins, else the
 // first variant.
 func TestScanMenuMap(t *testing.T) {
 	text := `{"../config/router/deviceMenu/7/module.menu.ts":()=>h(()=>import("./module.menu-Xy12.js"),__vite__mapDeps([3])),
@@ -87,7 +87,7 @@ func TestScanMenuMap(t *testing.T) {
 	}
 }
 
-// §1.4 c: the i18n import map for every language, namespaces compared
+// docs/spec.md A-1.4c: the i18n import map for every language, namespaces compared
 // without case, whatever follows import(…) ignored; chunk resolution order.
 func TestScanI18nMap(t *testing.T) {
 	text := `const L={"../../resources/languages/pl/units.json":()=>q(()=>import("./units-K9p-.js"),[])['then'](m=>m.default),
@@ -125,7 +125,7 @@ func TestScanI18nMap(t *testing.T) {
 	}
 }
 
-// §1.2: candidates from "/" then "/assets/", de-duplicated in order; a
+// docs/spec.md A-1.2a: candidates from "/" then "/assets/", de-duplicated in order; a
 // candidate that fails, or is an HTML page, gives way to the next; then
 // index-main.js and index.js; nothing → ErrNoIndex, counted.
 func TestDiscovery(t *testing.T) {
@@ -247,7 +247,7 @@ func TestIndexLanguages(t *testing.T) {
 	}
 }
 
-// checkAssetScan holds forEachAssetName to the pattern of §1.4 a: the same
+// checkAssetScan holds forEachAssetName to the pattern of docs/spec.md A-1.4a: the same
 // names in the same order (for names within maxAssetName).
 func checkAssetScan(t *testing.T, text string) {
 	run := 0

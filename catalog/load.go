@@ -84,7 +84,7 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 		l.fail(StageIndex, idx.path, idx.prog.Err)
 	}
 
-	// Language (§4.1): asked for, else the default translation, else en.
+	// Language (docs/spec.md ): asked for, else the default translation, else en.
 	offered := idx.languages()
 	lang := strings.ToLower(strings.TrimSpace(opt.Language))
 	if lang == "" {
@@ -97,11 +97,11 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 		return nil, &LanguageError{Language: lang, Offered: offered}
 	}
 
-	// Menus, once per deviceMenu (§4.2).
+	// Menus, once per deviceMenu (docs/spec.md ).
 	menus := l.loadMenus(ctx, idx, modules)
 
 	// What each module's menu shows under its permissions, and the
-	// definitions of every symbol some module shows (§4.4).
+	// definitions of every symbol some module shows (docs/spec.md A-4.4a).
 	shown := make(map[string][]visibleToken, len(modules))
 	wanted := map[string]bool{}
 	for _, spec := range modules {
@@ -143,7 +143,7 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 		titleNamespaces(routes, need)
 	}
 	tr := l.loadTranslations(ctx, idx, lang, need)
-	// Labels that are tokens of further namespaces (§4.6 step 3), as many
+	// Labels that are tokens of further namespaces (docs/spec.md ), as many
 	// rounds as a label may hop.
 	fresh := tr
 	for hop := 0; hop < maxLabelHops && len(fresh) > 0; hop++ {
@@ -214,7 +214,7 @@ func (d *indexData) languages() []string {
 	return out
 }
 
-// discover finds and reads the index bundle (§1.2): every index named by
+// discover finds and reads the index bundle (docs/spec.md A-1.2a): every index named by
 // the HTML of "/" and "/assets/" in order, then a previously known index,
 // then index-main.js and index.js; the first that reads as an index wins.
 func (l *loader) discover(ctx context.Context) (*indexData, error) {
@@ -276,7 +276,7 @@ func looksLikeHTML(b []byte) bool {
 	return strings.HasPrefix(s, "<")
 }
 
-// menuPathFor picks a device menu's chunk (§4.2 step 1): the deviceMenu
+// menuPathFor picks a device menu's chunk (docs/spec.md ): the deviceMenu
 // map's stem when the asset table has it, else the module.menu asset, else
 // the 0 asset.
 func menuPathFor(idx *indexData, deviceMenu int) (string, bool) {
@@ -327,8 +327,8 @@ func (l *loader) loadMenus(ctx context.Context, idx *indexData, modules []Module
 	return menus
 }
 
-// loadDefinitions resolves each wanted symbol (§4.4): a chunk whose base is
-// the symbol, else the index's inline definitions. A chunk that cannot be
+// loadDefinitions resolves each wanted symbol (docs/spec.md A-4.4a): a chunk
+// whose base is the symbol, else the index's inline definitions. A chunk that cannot be
 // fetched or parsed is counted and the symbol falls back to the index.
 func (l *loader) loadDefinitions(ctx context.Context, idx *indexData, wanted map[string]bool) map[string]*definition {
 	defs := map[string]*definition{}
@@ -371,7 +371,7 @@ func (l *loader) loadDefinitions(ctx context.Context, idx *indexData, wanted map
 	return defs
 }
 
-// parseDefinitionChunk finds a chunk's definition object (§3.1.1): the
+// parseDefinitionChunk finds a chunk's definition object (docs/spec.md ): the
 // default export (through its binding), else the largest literal. An array
 // is not a definition.
 func parseDefinitionChunk(src []byte) (*jsval.Object, bool) {
@@ -387,7 +387,7 @@ func parseDefinitionChunk(src []byte) (*jsval.Object, bool) {
 }
 
 // loadTranslations fetches the wanted namespaces of one language that the
-// import map offers (§1.4 c, §3.3); a namespace the map lacks is simply
+// import map offers (docs/spec.md A-1.4c, A-3.3a); a namespace the map lacks is simply
 // absent.
 func (l *loader) loadTranslations(ctx context.Context, idx *indexData, lang string, want map[string]bool) translations {
 	tr := translations{}

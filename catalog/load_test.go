@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The worked example of spec §4.14, end to end over the fixture site:
+// The worked example of docs/spec.md, end to end over the fixture site:
 // P4.v7 = 53 with unit register P4.u7 = 49 is "Boiler power 5.3 kW", found
 // from the register through the inverse index.
 func TestWorkedExample(t *testing.T) {
@@ -102,7 +102,7 @@ func TestFixtureDisplay(t *testing.T) {
 	}
 }
 
-// §6.1: an index that does not parse whole still gives its text scans and
+// docs/spec.md: an index that does not parse whole still gives its text scans and
 // what recovery kept (counted under index); a missing unit table is counted
 // under units.
 func TestIndexStageFailures(t *testing.T) {
@@ -130,7 +130,7 @@ func regexpReplace(s, re, repl string) string {
 	return regexp.MustCompile(re).ReplaceAllString(s, repl)
 }
 
-// §6.2: the fingerprint is stable across identical loads and a renamed
+// docs/spec.md A-6.2a: the fingerprint is stable across identical loads and a renamed
 // (redeployed) index, and changes with the described content.
 func TestFingerprint(t *testing.T) {
 	c1, _ := loadSite(t, Options{})

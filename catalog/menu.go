@@ -7,7 +7,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/catalog/jsval"
 )
 
-// The four parameter sections of a route (§3.2.2).
+// The four parameter sections of a route (docs/spec.md A-3.2.2).
 var sectionNames = [4]string{"read", "write", "status", "special"}
 
 const sectionWrite = 1
@@ -30,7 +30,7 @@ func (s *sections) empty() bool {
 	return true
 }
 
-// route is one node of a device menu (§3.2.2).
+// route is one node of a device menu (docs/spec.md A-3.2.2).
 type route struct {
 	path, name  string
 	displayName string
@@ -46,7 +46,7 @@ const (
 	maxRoutes     = 10_000
 )
 
-// parseMenu reads a device-menu chunk (§3.2.1): the export (or the largest
+// parseMenu reads a device-menu chunk (docs/spec.md A-3.2.1): the export (or the largest
 // literal), then the first route list found through routes, deviceMenu,
 // menu and items, then any value, to depth 5.
 func parseMenu(src []byte) ([]*route, bool) {
@@ -133,7 +133,7 @@ func parseRoutes(list []jsval.Value, depth int, budget *walkBudget) []*route {
 			r.children = parseRoutes(kids, depth+1, budget)
 		}
 		// A node with neither a path nor a name (a redirect) is pruned
-		// (§3.2.2).
+		// (docs/spec.md A-3.2.2).
 		if strings.TrimSpace(r.path) == "" && strings.TrimSpace(r.name) == "" {
 			continue
 		}
@@ -154,7 +154,7 @@ func parseSections(o *jsval.Object) sections {
 			}
 		case jsval.Source:
 			// A generated list the evaluator could not expand: recover its
-			// quoted public symbols (§3.2.2).
+			// quoted public symbols (docs/spec.md A-3.2.2).
 			for _, tok := range mapListTokens(string(v)) {
 				s[i] = append(s[i], menuEntry{token: tok})
 			}
@@ -164,7 +164,7 @@ func parseSections(o *jsval.Object) sections {
 }
 
 // paramCallRE takes the quoted second argument of a readable helper call,
-// E(A.WRITE,'URUCHOMIENIE_KOTLA') (§3.2.2).
+// E(A.WRITE,'URUCHOMIENIE_KOTLA') (docs/spec.md A-3.2.2).
 var paramCallRE = regexp.MustCompile(`\b[A-Za-z_$][\w$]*\([^,]*?,\s*(['"])([A-Za-z0-9_]+)['"]\s*\)`)
 
 func parseEntry(v jsval.Value) (menuEntry, bool) {
@@ -211,7 +211,7 @@ func mapListTokens(src string) []string {
 	return out
 }
 
-// permissionName normalises a permission requirement (§4.3 step 1): an
+// permissionName normalises a permission requirement (docs/spec.md A-4.3a): an
 // obfuscated or enum subscript is its member name, and a short build prefix
 // (A.DISPLAY_MENU_HEATING) is dropped.
 func permissionName(s string) string {
@@ -225,7 +225,7 @@ func permissionName(s string) string {
 	return permPrefixRE.ReplaceAllString(s, "")
 }
 
-// filterRoutes applies a module's permissions (§4.3): entries whose
+// filterRoutes applies a module's permissions (docs/spec.md A-4.3b): entries whose
 // requirement is not held are dropped (string entries are kept); a route
 // whose own requirement fails survives only if it has children or its
 // route-level sections still hold entries. A nil set filters nothing.
@@ -268,7 +268,7 @@ type visibleToken struct {
 
 // visibleTokens lists the symbols of a (filtered) menu in menu order: a
 // pre-order walk, meta.parameters then route-level parameters, sections in
-// order read, write, status, special (§4.3 "visible tokens").
+// order read, write, status, special (docs/spec.md A-4.3c "visible tokens").
 func visibleTokens(routes []*route) []visibleToken {
 	var out []visibleToken
 	at := map[string]int{}
@@ -297,10 +297,10 @@ func visibleTokens(routes []*route) []visibleToken {
 	return out
 }
 
-// titleTokenRE is a bare menu title token (§3.2.2, §4.12).
+// titleTokenRE is a bare menu title token (docs/spec.md A-3.2.2, A-4.12).
 var titleTokenRE = regexp.MustCompile(`^(MAINMENU|MENUSERWIS|MENUPALNIKA|MENU)_[A-Z0-9_]+$`)
 
-// routeTitle is §4.12 step 2: the displayName through the title overlay
+// routeTitle is docs/spec.md A-4.12: the displayName through the title overlay
 // (a routes.X path, a flat menu key or a title namespace), else the route
 // name as a routes path; else any other translation of the displayName;
 // else the raw displayName, name, path, or "-".
@@ -329,7 +329,7 @@ func routeTitle(r *route, tr translations) string {
 	return "-"
 }
 
-// overlayTitle looks a title up in the overlay of §4.12 step 1: the routes
+// overlayTitle looks a title up in the overlay of docs/spec.md A-4.12: the routes
 // namespace (a "routes." prefix dropped), then the flat menu namespace,
 // then a title token's own namespace (its key, "__default__", or its only
 // value).
@@ -360,7 +360,7 @@ func overlayTitle(key string, tr translations) (string, bool) {
 	return "", false
 }
 
-// menuPath is §4.12 step 3: the titles of the route and its ancestors,
+// menuPath is docs/spec.md A-4.12: the titles of the route and its ancestors,
 // skipping empty ones and "-".
 func menuPath(path []*route, tr translations) []string {
 	var out []string

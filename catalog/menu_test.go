@@ -25,7 +25,7 @@ func mustMenu(t *testing.T, src string) []*route {
 	return r
 }
 
-// §3.2.1: the export shapes of a menu chunk.
+// docs/spec.md A-3.2.1: the export shapes of a menu chunk.
 func TestMenuExportShapes(t *testing.T) {
 	route := `{path:'a',name:'modules.menu.a',meta:{parameters:{read:['PARAM_1']}}}`
 	for name, src := range map[string]string{
@@ -45,7 +45,7 @@ func TestMenuExportShapes(t *testing.T) {
 	}
 }
 
-// §3.2.2: entries as objects or strings, helper calls in the obfuscated and
+// docs/spec.md A-3.2.2: entries as objects or strings, helper calls in the obfuscated and
 // readable spellings, generated write lists (evaluated, and recovered from
 // text when the evaluator cannot expand them), sections in meta or on the
 // route, non-list children, redirect-only nodes pruned.
@@ -79,7 +79,7 @@ func TestMenuEntries(t *testing.T) {
 	}
 }
 
-// §4.3 step 1: permission names normalised.
+// docs/spec.md A-4.3a: permission names normalised.
 func TestPermissionName(t *testing.T) {
 	for in, want := range map[string]string{
 		"DISPLAY_MENU_DHW":                  "DISPLAY_MENU_DHW",
@@ -95,7 +95,7 @@ func TestPermissionName(t *testing.T) {
 	}
 }
 
-// §4.3: the example of the spec — {DISPLAY_MENU_DHW, LEVEL_1} leaves only
+// docs/spec.md A-4.3b: the example of the spec — {DISPLAY_MENU_DHW, LEVEL_1} leaves only
 // PARAM_P30_2; no permission set leaves both; no level hierarchy (MAX does
 // not imply 1); string entries are kept; a route failing its own
 // requirement survives only with children or route-level entries.
@@ -129,7 +129,7 @@ func TestPermissionFilter(t *testing.T) {
 	}
 }
 
-// §4.2: a deviceMenu without a map entry falls back to module.menu, then 0;
+// docs/spec.md A-4.2: a deviceMenu without a map entry falls back to module.menu, then 0;
 // with neither, the module has an empty menu and the failure is counted; a
 // menu chunk that cannot be fetched costs that menu only.
 func TestMenuSelection(t *testing.T) {
@@ -166,7 +166,7 @@ func TestMenuSelection(t *testing.T) {
 	}
 }
 
-// §4.12: panel titles through the overlay (routes.X, a flat menu key, a
+// docs/spec.md A-4.12: panel titles through the overlay (routes.X, a flat menu key, a
 // title token's own namespace), the route name, other translations, then
 // raw text; ancestors joined, "-" skipped.
 func TestMenuPath(t *testing.T) {

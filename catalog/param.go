@@ -11,15 +11,15 @@ import (
 // Param is one described parameter of one module.
 type Param struct {
 	Symbol   string         // "PARAM_P4_7"
-	Address  Address        // primary register (§4.5), e.g. P4.v7
-	Parts    []Address      // the words of a composed value (§4.11); empty when single
-	Name     string         // translated label (§4.6); the symbol when the assets carry none
-	Unit     string         // as displayed: "°C", "kW", "" (§4.7), for the load-time unit code
-	Menu     []string       // panel path, translated (§4.12)
-	Enum     map[int]string // value labels (§4.7.4) of the load-time unit, nil when not an enum
-	Min, Max *float64       // limits in display units (§4.8) at load time; see Range for live ones
+	Address  Address        // primary register (docs/spec.md A-4.5a), e.g. P4.v7
+	Parts    []Address      // the words of a composed value (docs/spec.md ); empty when single
+	Name     string         // translated label (docs/spec.md ); the symbol when the assets carry none
+	Unit     string         // as displayed: "°C", "kW", "" (docs/spec.md ), for the load-time unit code
+	Menu     []string       // panel path, translated (docs/spec.md)
+	Enum     map[int]string // value labels (docs/spec.md) of the load-time unit, nil when not an enum
+	Min, Max *float64       // limits in display units (docs/spec.md) at load time; see Range for live ones
 	Writable bool           // listed in a write section of the menu, or carrying command rules
-	// Computed says the value comes from the definition's rules (§4.10).
+	// Computed says the value comes from the definition's rules (docs/spec.md A-4.10a).
 	Computed bool
 
 	def      *definition
@@ -35,7 +35,7 @@ type Param struct {
 
 // unitAt is the unit the value is shown in now: the definition's unit
 // register, else the family's u channel, else the definition's scalar code
-// (§4.7.2 step 1); the load-time code when no register can be read.
+// (docs/spec.md ); the load-time code when no register can be read.
 func (p *Param) unitAt(r Reader) *unit {
 	if p.hasUReg && r != nil {
 		if v, ok := p.unitReg.raw(r); ok {
@@ -59,7 +59,7 @@ func (p *Param) UnitFor(r Reader) string {
 }
 
 // rawValue reads the register value: composed from its words when the
-// definition composes (§4.11), else the primary register as is.
+// definition composes (docs/spec.md ), else the primary register as is.
 func (p *Param) rawValue(r Reader) (float64, bool) {
 	if r == nil {
 		return 0, false
@@ -73,7 +73,7 @@ func (p *Param) rawValue(r Reader) (float64, bool) {
 	return r.read(p.Address, p.Address.ChanIdx())
 }
 
-// compose is §4.11: Σ word × times, a word masked to 16 bits when its
+// compose is docs/spec.md: Σ word × times, a word masked to 16 bits when its
 // selector converts. Every word must be present: a value missing a word is
 // not shown (the reference client adds the words it has, which shows a wrong
 // value while one is missing).
@@ -93,11 +93,11 @@ func compose(sels []selector, r Reader) (float64, bool) {
 }
 
 // Display is the value as the app displays it: a computed value evaluated
-// (§4.10), a composed value (§4.11) or the register, through the unit's
-// transform (§4.7.3), with its enum label (§4.7.4). value is NaN when the
-// display value is not a number (a computed state or a time of day); the
-// label then says it. ok is false when nothing can be shown (missing
-// values, or no rule applies).
+// (docs/spec.md A-4.10a), a composed value (docs/spec.md) or the
+// register, through the unit's transform (docs/spec.md A-4.7.3a), with its enum
+// label (docs/spec.md ). value is NaN when the display value is not a
+// number (a computed state or a time of day); the label then says it. ok is
+// false when nothing can be shown (missing values, or no rule applies).
 func (p *Param) Display(r Reader) (value float64, label string, ok bool) {
 	if p.override != nil && p.override.scale != nil {
 		raw, ok := p.rawValue(r)
@@ -143,14 +143,14 @@ func presentComputed(res jsval.Value, u *unit) (float64, string, bool) {
 	return v, label, true
 }
 
-// Visible says whether the app shows the parameter now (§4.9); hidden
+// Visible says whether the app shows the parameter now (docs/spec.md ); hidden
 // parameters are still exported raw.
 func (p *Param) Visible(r Reader) bool {
 	v, _ := p.def.visibility(r, p.ctx)
 	return v
 }
 
-// Range gives the limits in display units now (§4.8): the definition's
+// Range gives the limits in display units now (docs/spec.md ): the definition's
 // limit registers, else the family's n and x channels, transformed; else
 // the definition's static limits.
 func (p *Param) Range(r Reader) (min, max *float64) {
@@ -189,10 +189,10 @@ func (p *Param) ShowsClock(r Reader) bool {
 }
 
 // RawFromClock converts a time of day to the raw register value of a
-// parameter that shows one (§4.7.3: raw n shows (n−1)×10 minutes after
-// midnight), for a write. The time must fall on the register's 10-minute
-// steps; the raw value is refused outside the limits, which for this unit
-// are register values.
+// parameter that shows one (docs/spec.md A-4.7.3b: raw n shows
+// (n−1)×10 minutes after midnight), for a write. The time must fall on the
+// register's 10-minute steps; the raw value is refused outside the limits,
+// which for this unit are register values.
 func (p *Param) RawFromClock(text string, r Reader) (float64, error) {
 	if !p.ShowsClock(r) {
 		return 0, ErrNotClock

@@ -22,15 +22,16 @@ type resolver struct {
 
 // buildModule resolves one module from the tokens its menu shows under its
 // permissions: every shown symbol with a definition turned into a Param,
-// and the inverse index (§4.2–§4.13). A symbol the permissions hide is not
-// among them, so it is not described, whatever another module says about it.
+// and the inverse index (docs/spec.md ). A symbol the
+// permissions hide is not among them, so it is not described, whatever another
+// module says about it.
 func (rs *resolver) buildModule(spec ModuleSpec, shown []visibleToken) *Module {
 	m := &Module{devid: spec.DevID}
 	ctx := newRuleContext(spec.DevID, spec.ConnectedAt)
 	for _, vt := range shown {
 		d := rs.defs[vt.symbol]
 		if d == nil {
-			continue // no definition anywhere: not described (§4.4 step 3)
+			continue // no definition anywhere: not described (docs/spec.md A-4.4b)
 		}
 		p := rs.newParam(d, vt, ctx, spec.Values)
 		if p == nil {

@@ -8,13 +8,13 @@ import (
 	"github.com/bragerone/bragerone_exporter/catalog/jsval"
 )
 
-// One evaluator serves computed values (§4.10), status rules and
-// visibility (§4.9): bit and mask, every operator, storeGetter conditions
-// and else branches, wherever a rule appears (the reference client has two
-// evaluators that disagree).
+// One evaluator serves computed values (docs/spec.md A-4.10a), status rules and
+// visibility (docs/spec.md, A-4.10a): bit and mask, every operator,
+// storeGetter conditions and else branches, wherever a rule appears (the
+// reference client has two evaluators that disagree).
 
 // ruleContext is the runtime state storeGetter paths read:
-// {devid, modulesMap: {<devid>: {connectedAt}}} (§4.10).
+// {devid, modulesMap: {<devid>: {connectedAt}}} (docs/spec.md A-4.10a).
 type ruleContext struct {
 	vars *jsval.Object
 }
@@ -93,7 +93,7 @@ func (b *branch) holds(r Reader, ctx *ruleContext) bool {
 
 // selectBranch returns the first if/elseif branch whose conditions all
 // hold, else the first else branch (the default the reference client's
-// computed evaluator ignores, §10 item 5).
+// computed evaluator ignores, docs/spec.md A-4.10a).
 func selectBranch(bs []branch, r Reader, ctx *ruleContext) *branch {
 	for i := range bs {
 		if bs[i].kind != "else" && bs[i].holds(r, ctx) {
@@ -210,8 +210,8 @@ func regexFromLiteral(v jsval.Value) *regexp.Regexp {
 	return re
 }
 
-// computedValue evaluates a computed definition (§4.10): the selected
-// branch's result, normalised (§4.10 step 4). ok is false when no branch
+// computedValue evaluates a computed definition (docs/spec.md A-4.10a): the selected
+// branch's result, normalised (docs/spec.md A-4.10a). ok is false when no branch
 // applies.
 func (d *definition) computedValue(r Reader, ctx *ruleContext) (jsval.Value, bool) {
 	b := selectBranch(d.rules, r, ctx)
@@ -222,7 +222,7 @@ func (d *definition) computedValue(r Reader, ctx *ruleContext) (jsval.Value, boo
 	return v, v != nil
 }
 
-// normalizeResult is §4.10 step 4: enum leftovers to member names, integral
+// normalizeResult is docs/spec.md A-4.10a: enum leftovers to member names, integral
 // numbers to their decimal text, booleans to 1/0, an object's value
 // followed; anything else is no result.
 func normalizeResult(v jsval.Value, depth int) jsval.Value {
@@ -247,7 +247,7 @@ func normalizeResult(v jsval.Value, depth int) jsval.Value {
 	return nil
 }
 
-// Visibility reasons (§4.9), kept for diagnostics and tests.
+// Visibility reasons (docs/spec.md ), kept for diagnostics and tests.
 const (
 	visibleNoMapping    = "visible:no-mapping"
 	hiddenComposite     = "hidden:composite-component"
@@ -259,7 +259,7 @@ const (
 	conditionDeviceAvbl = "DEVICE_AVAILABLE"
 )
 
-// visibility mirrors the app's isParameterVisible (§4.9).
+// visibility mirrors the app's isParameterVisible (docs/spec.md ).
 func (d *definition) visibility(r Reader, ctx *ruleContext) (bool, string) {
 	if d == nil {
 		return true, visibleNoMapping

@@ -37,7 +37,7 @@ func displayOf(p *Param, r Reader) display {
 	return display{v, l, ok}
 }
 
-// §4.10: computed values — the first if/elseif whose conditions all hold,
+// docs/spec.md A-4.10a: computed values — the first if/elseif whose conditions all hold,
 // a condition holding when any selector satisfies it, bit and mask, every
 // operator, storeGetter, the else default, result normalisation, and the
 // label from the unit's enum table.
@@ -122,7 +122,7 @@ func TestComputedValues(t *testing.T) {
 	}
 }
 
-// §4.10 pitfall: rules whose then carries a command are write actions, not
+// docs/spec.md A-4.10b pitfall: rules whose then carries a command are write actions, not
 // computed values; the register is read directly.
 func TestCommandRulesAreNotComputed(t *testing.T) {
 	src := `{'unit':0x1,'value':[{'group':'P4','number':0x1e,'use':'v'}],'any':[{'if':[{'operation':t.equalTo,'expected':!0,'value':[{'group':'P4','number':0x1e,'use':'v'}]}],'then':{'command':'e.WRITE','value':!1}},{'else':null}]}`
@@ -135,7 +135,7 @@ func TestCommandRulesAreNotComputed(t *testing.T) {
 	}
 }
 
-// §4.10: when no rule applies and the definition has a plain value
+// docs/spec.md A-4.10c: when no rule applies and the definition has a plain value
 // selector, the register is read directly.
 func TestComputedFallsBackToDirectRead(t *testing.T) {
 	src := `{'unit':0x2f,'value':[{'group':'P4','number':1}],'any':[{'if':[{'operation':'equalTo','expected':0,'value':[{'group':'P4','number':2}]}],'then':{'value':'e.OFF'}}]}`
@@ -145,7 +145,7 @@ func TestComputedFallsBackToDirectRead(t *testing.T) {
 	}
 }
 
-// §4.11: multi-register values.
+// docs/spec.md A-4.11: multi-register values.
 func TestMultiRegister(t *testing.T) {
 	src := `{'value':[{'group':'P4','number':0x3b,'use':'v','convert':_0x35dce1},{'group':'P4','number':0x3c,'use':'v','convert':_0x35dce1,'times':0x10000}]}`
 	p := testParam(t, "PARAM_P4_59", src, nil)
@@ -178,7 +178,7 @@ func TestMultiRegister(t *testing.T) {
 	}
 }
 
-// §4.7 and §4.8 through Display and Range: the unit register of the family
+// docs/spec.md A-4.7.2, A-4.8 through Display and Range: the unit register of the family
 // selects unit and transform (live, and at load time for the static
 // fields); limits from the definition's registers, else the n/x channels,
 // transformed; else static limits.
@@ -239,7 +239,7 @@ func TestRawFromDisplay(t *testing.T) {
 	}
 }
 
-// §4.9: visibility, in the app's order.
+// docs/spec.md A-4.9: visibility, in the app's order.
 func TestVisibility(t *testing.T) {
 	cases := []struct {
 		name, src string

@@ -14,7 +14,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/catalog/jsval"
 )
 
-// linearTransform is a recognised unit value transform (§4.7.3): display =
+// linearTransform is a recognised unit value transform (docs/spec.md A-4.7.3a): display =
 // ((raw + add) × mul) ÷ div, rounded to digits decimals when digits ≥ 0.
 type linearTransform struct {
 	add    float64
@@ -61,7 +61,7 @@ func (t linearTransform) invert(display float64) (float64, error) {
 const maxTransformSource = 16 << 10
 
 // recogniseTransform matches a unit's value function against the patterns
-// of §4.7.3: x*k, x/k, (x±a)*k, x±a (and x±a divided), each optionally
+// of docs/spec.md A-4.7.3a: x*k, x/k, (x±a)*k, x±a (and x±a divided), each optionally
 // wrapped as Number((…).toFixed(n)), Number(…).toFixed(n) or (…).toFixed(n).
 // Numbers may be hex, signed or written .5; the register parameter may have
 // any name (_0x4f is a name, not a hex literal); a block body that only
@@ -303,9 +303,9 @@ var (
 	minus1x10RE = regexp.MustCompile(`\([A-Za-z_$][\w$]*-1\)\*10\b`)
 )
 
-// normalizeJS is §4.7.3's pre-normalisation for text patterns: x['name'] →
-// x.name, radix literals to decimal (an identifier such as _0x4fdb4d is
-// left alone), whitespace removed.
+// normalizeJS is the pre-normalisation of docs/spec.md A-4.7.3a for text
+// patterns: x['name'] → x.name, radix literals to decimal (an identifier such
+// as _0x4fdb4d is left alone), whitespace removed.
 func normalizeJS(src string) string {
 	s := bracketRE.ReplaceAllString(src, ".$1")
 	s = radixRE.ReplaceAllStringFunc(s, func(m string) string {
@@ -319,7 +319,7 @@ func normalizeJS(src string) string {
 	return spaceRE.ReplaceAllString(s, "")
 }
 
-// isTimeOfDay recognises unit 66's formatter (§4.7.3): it names
+// isTimeOfDay recognises unit 66's formatter (docs/spec.md A-4.7.3b): it names
 // units.202.0, pads to two digits and computes (x-1)*10 minutes.
 func isTimeOfDay(src string) bool {
 	if len(src) > maxTransformSource {

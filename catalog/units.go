@@ -10,7 +10,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/catalog/jsval"
 )
 
-// unit is a unit descriptor resolved for one language (§3.5, §4.7.2).
+// unit is a unit descriptor resolved for one language (docs/spec.md A-3.5, A-4.7.2).
 type unit struct {
 	code      string
 	symbol    string          // the unit as displayed: "°C", "kW", ""
@@ -60,7 +60,7 @@ func (t *unitTable) getNum(v float64) *unit {
 // get returns the unit of a code: the descriptor of the code (its key
 // normalised to an integer text), or, for an integer code the table lacks,
 // a synthesised {text: "units.<code>"}; a non-numeric code has none
-// (§4.7.2 step 2).
+// (docs/spec.md A-4.7.2).
 func (t *unitTable) get(code string) *unit {
 	if code == "" {
 		return nil
@@ -111,7 +111,7 @@ func (t *unitTable) build(code string) *unit {
 			}
 		}
 	}
-	// The enum table (§4.7.2 step 4): options; none when the descriptor is a
+	// The enum table (docs/spec.md A-4.7.2): options; none when the descriptor is a
 	// plain unit; else the descriptor itself.
 	var table *jsval.Object
 	if o, ok := desc.Value("options").(*jsval.Object); ok {
@@ -139,7 +139,7 @@ func (t *unitTable) build(code string) *unit {
 	return u
 }
 
-// label looks a display value up in the enum table (§4.7.4): the trimmed
+// label looks a display value up in the enum table (docs/spec.md A-4.7.4): the trimmed
 // text, its integer form (true is 1), then the normalised forms of keys and
 // value ([kn.ON] matches e.ON, BoilerState['STOP'] matches STOP).
 func (u *unit) label(v jsval.Value) (string, bool) {
@@ -206,7 +206,7 @@ var (
 	wnRE        = regexp.MustCompile(`^wn\.\d+$`)
 )
 
-// normalizeUnitLabel cleans a unit text (§4.7.1): trimmed, CR/LF as spaces;
+// normalizeUnitLabel cleans a unit text (docs/spec.md A-4.7.1): trimmed, CR/LF as spaces;
 // empty, all-digit and wn.<digits> texts are no unit; C/degC is °C, F/degF
 // is °F.
 func normalizeUnitLabel(s string) string {

@@ -24,7 +24,7 @@ var enUnits = func(t testing.TB) translations {
 	}
 }
 
-// §4.7.3 and §5 row 40: the value-transform patterns, in readable and
+// docs/spec.md A-4.7.3a, A-5.40: the value-transform patterns, in readable and
 // obfuscated spelling.
 func TestRecogniseTransform(t *testing.T) {
 	cases := []struct {
@@ -80,7 +80,7 @@ func TestRecogniseTransform(t *testing.T) {
 	}
 }
 
-// §4.7.3: unit 66, the time of day.
+// docs/spec.md A-4.7.3b: unit 66, the time of day.
 func TestTimeOfDay(t *testing.T) {
 	src := `k=>{if(k===0x0)return'units.202.0';const _0xm=(k-0x1)*0xa;return String(Math['floor'](_0xm/0x3c))['padStart'](0x2,'0')+':'+String(_0xm%0x3c)['padStart'](0x2,'0')}`
 	if !isTimeOfDay(src) {
@@ -102,7 +102,7 @@ func TestTimeOfDay(t *testing.T) {
 	}
 }
 
-// §4.7.2: the unit through the descriptor table — code 49's descriptor
+// docs/spec.md A-4.7.2: the unit through the descriptor table — code 49's descriptor
 // says units.31 (kW), not units["49"] (the reference client's simple path);
 // a code missing from the table is synthesised as units.<code>; a text that
 // does not resolve shows as the token; blanks, digits and wn.N are no unit;
@@ -145,7 +145,7 @@ func TestUnitDescriptorPath(t *testing.T) {
 	}
 }
 
-// §4.7.4: enum labels — direct keys, integer forms (true is 1), then the
+// docs/spec.md A-4.7.4: enum labels — direct keys, integer forms (true is 1), then the
 // normalised forms ([kn.ON] ~ e.ON, BoilerState['STOP'] ~ STOP); an option
 // that does not resolve is its raw text.
 func TestEnumLabels(t *testing.T) {

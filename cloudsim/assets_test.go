@@ -18,18 +18,19 @@ import (
 	"github.com/tdewolff/parse/v2/js"
 )
 
-// Discovery facts of the asset spec (assets-catalog.md), copied as written.
+// Discovery facts of the asset spec (docs/spec.md A-1.2a, A-1.4a to A-1.4c),
+// copied as written.
 var (
-	// §1.2: the index bundle named by the page and the listing.
+	// docs/spec.md A-1.2a: the index bundle named by the page and the listing.
 	specIndexRE = regexp.MustCompile(`/assets/(index-[A-Za-z0-9_-]+\.js)`)
-	// §1.4 (a): the asset table, a lazy base and a hash.
+	// docs/spec.md A-1.4a: the asset table, a lazy base and a hash.
 	specAssetRE = regexp.MustCompile(`([A-Za-z0-9._/-]+?)-([A-Za-z0-9_-]+)\.js`)
-	// §1.4 (b): the device-menu router map.
+	// docs/spec.md A-1.4b: the device-menu router map.
 	specMenuRE = regexp.MustCompile(`['"](?:(?:\.\./)+config/router|/src/config/router)/deviceMenu/(\d+)/([A-Za-z0-9_.-]+)\.ts['"]` +
 		`\s*:\s*\(\)\s*=>\s*[A-Za-z_$][\w$]*\s*\(\s*\(\)\s*=>\s*import\s*\(\s*['"]\./([A-Za-z0-9_.-]+-[A-Za-z0-9_-]+)\.js['"]\s*\)`)
 )
 
-// §1.4 (c): the i18n import map of one language.
+// docs/spec.md A-1.4c: the i18n import map of one language.
 func specI18nRE(lang string) *regexp.Regexp {
 	return regexp.MustCompile(`["']\.\./\.\./resources/languages/` + regexp.QuoteMeta(lang) +
 		`/([^"']+)\.json["']:\s*\(\)\s*=>\s*\w+\s*\(\s*\(\)\s*=>\s*import\s*\(\s*["']\./([^"']+\.js)["']`)
@@ -50,7 +51,7 @@ func get(t *testing.T, c *Cloud, path string) resp {
 	return r
 }
 
-// assetTable applies §1.4 (a) and §1.5 to an index: base → file paths on
+// assetTable applies docs/spec.md A-1.4a, A-1.5 to an index: base → file paths on
 // the site, in first-seen order.
 func assetTable(index []byte) map[string][]string {
 	table := map[string][]string{}
@@ -70,7 +71,7 @@ func assetTable(index []byte) map[string][]string {
 
 func TestAssetsDiscoverableBySpecRules(t *testing.T) {
 	c := startCloud(t, Options{})
-	// §1.2: the page and the listing both name exactly the served index.
+	// docs/spec.md A-1.2a: the page and the listing both name exactly the served index.
 	for _, page := range []string{"/", "/assets/"} {
 		var found []string
 		for _, m := range specIndexRE.FindAllSubmatch(get(t, c, page).body, -1) {
@@ -84,7 +85,7 @@ func TestAssetsDiscoverableBySpecRules(t *testing.T) {
 	}
 	index := get(t, c, "/assets/"+c.IndexAsset()).body
 
-	// §1.4 (a): every hit of the asset table is a served JavaScript file,
+	// docs/spec.md A-1.4a: every hit of the asset table is a served JavaScript file,
 	// and every served chunk is in the table.
 	table := assetTable(index)
 	var bases []string
@@ -110,12 +111,12 @@ func TestAssetsDiscoverableBySpecRules(t *testing.T) {
 	}
 	// Lookup by base returns the last entry: the two languages' chunks of
 	// one namespace share a base, so a consumer must resolve i18n chunks by
-	// full name (§1.4 c), which the hashes with hyphens below check.
+	// full name (docs/spec.md A-1.4c), which the hashes with hyphens below check.
 	if len(table["parameters"]) != 2 || len(table["units"]) != 2 {
 		t.Errorf("per-language chunks should share a base: parameters %v units %v", table["parameters"], table["units"])
 	}
 
-	// §1.4 (b): deviceMenu → menu chunk; the variant "0" wins, else the first.
+	// docs/spec.md A-1.4b: deviceMenu → menu chunk; the variant "0" wins, else the first.
 	chosen := map[string]string{}
 	var order []string
 	for _, m := range specMenuRE.FindAllSubmatch(index, -1) {
@@ -149,7 +150,7 @@ func TestAssetsDiscoverableBySpecRules(t *testing.T) {
 		t.Errorf("the variant 101 chunk %s should have a hyphen inside its hash", c.AssetFile("menu/101"))
 	}
 
-	// §1.4 (c): every namespace of both languages, resolved by full name.
+	// docs/spec.md A-1.4c: every namespace of both languages, resolved by full name.
 	wantNS := slices.Sorted(maps.Keys(translations("en")))
 	for _, lang := range simLanguages {
 		var got []string
@@ -166,7 +167,7 @@ func TestAssetsDiscoverableBySpecRules(t *testing.T) {
 			if err := parseJS(get(t, c, "/assets/"+file).body); err != nil {
 				t.Errorf("%s: %v", file, err)
 			}
-			// The hash is split with the namespace (§1.4 c); splitting at
+			// The hash is split with the namespace (docs/spec.md A-1.4c); splitting at
 			// the last hyphen goes wrong for these two, which is the point.
 			if (lang == "en" && ns == "units") || (lang == "pl" && ns == "parameters") {
 				if i := strings.LastIndexByte(stem, '-'); stem[:i] == ns {
@@ -208,14 +209,15 @@ func TestEveryServedAssetParsesAsJavaScript(t *testing.T) {
 }
 
 // TestIndexCarriesTheSpecParts checks the parts of the index a catalog
-// extracts (§1.4 d–f) and the live bundle's spellings (§5) are present.
+// extracts (docs/spec.md A-1.4d to A-1.4f) and the live bundle's spellings
+// (docs/spec.md A-5.1 to A-5.43) are present.
 func TestIndexCarriesTheSpecParts(t *testing.T) {
 	index := string(bundleFor(0).files[AssetIndexName()].body)
 	for _, want := range []string{
-		"'defaultTranslation':'pl'", "'translations':[", "{id:'EN',flag:'en'", "'dev':!0", // §1.4 d
-		"0x31:{'text':'units.31','value':", "['toFixed'](0x1)", "'padStart'](0x2,'0')", "[kn.ON]:", "\"BoilerState['STOP']\":", // §1.4 e
-		"??'parameters.PARAM_P4_'+", "!==void 0x0?", "`parameters.STATUS_P5_${", "...{[", // §1.4 f builders
-		"['map'](", "export{", " as default}", "void 0x0", "!0", "_0x", // §5
+		"'defaultTranslation':'pl'", "'translations':[", "{id:'EN',flag:'en'", "'dev':!0", // docs/spec.md A-1.4d
+		"0x31:{'text':'units.31','value':", "['toFixed'](0x1)", "'padStart'](0x2,'0')", "[kn.ON]:", "\"BoilerState['STOP']\":", // docs/spec.md A-1.4e
+		"??'parameters.PARAM_P4_'+", "!==void 0x0?", "`parameters.STATUS_P5_${", "...{[", // docs/spec.md A-1.4f builders
+		"['map'](", "export{", " as default}", "void 0x0", "!0", "_0x", // docs/spec.md A-5.18, A-5.19, A-5.22, A-5.23, A-5.35
 	} {
 		if !strings.Contains(index, want) {
 			t.Errorf("index lacks %q", want)
@@ -229,7 +231,8 @@ func TestIndexCarriesTheSpecParts(t *testing.T) {
 		}
 	}
 	// Every unit transform is written in a form the spec recognises
-	// (§4.7.3): the register variable first, hex literals, obfuscated name.
+	// (docs/spec.md A-4.7.3a, A-5.40): the register variable first, hex
+	// literals, obfuscated name.
 	for _, u := range simUnits {
 		if u.display != nil && !regexp.MustCompile(`^(Number\(+)?%\[1\]s[*/+-]|^Number\(\(\(%\[1\]s-`).MatchString(u.value) {
 			t.Errorf("unit %#x transform %q is not a recognised form", u.code, u.value)
@@ -402,7 +405,7 @@ func TestDescribedRegistersStayCoherent(t *testing.T) {
 }
 
 func TestWideCounterWords(t *testing.T) {
-	// The spec's example (§4.11): P4.v59 = -27473, P4.v60 = 0 → 38063.
+	// The spec's example (docs/spec.md A-4.11): P4.v59 = -27473, P4.v60 = 0 → 38063.
 	if lo, hi := splitWide(38063); lo != -27473 || hi != 0 || wideTotal(lo, hi) != 38063 {
 		t.Fatalf("38063 → %d %d", lo, hi)
 	}
@@ -454,7 +457,7 @@ func TestModuleRowsSelectMenusAndPermissions(t *testing.T) {
 	if hidden == 0 || len(sb) == 0 {
 		t.Fatalf("same deviceMenu, different permissions, same symbols: %v / %v", sa, sb)
 	}
-	// Route-level entries keep a route whose own permission fails (§4.3).
+	// Route-level entries keep a route whose own permission fails (docs/spec.md A-4.3b).
 	if !slices.Contains(sb, "PARAM_P4_8") || slices.Contains(b.Permissions, "DISPLAY_MENU_INFO") {
 		t.Errorf("%s should see PARAM_P4_8 through the info route's route-level entries: %v", b.Devid, sb)
 	}

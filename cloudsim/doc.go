@@ -17,7 +17,7 @@
 //
 // The static site shares the REST origin, so the assets URL is the cloud's
 // URL. It serves the web app the way the live site does, written from the
-// asset spec (assets-catalog.md) in the live bundle's minified, obfuscated
+// asset spec (docs/spec.md A-rows) in the live bundle's minified, obfuscated
 // style (hex literals, _0x… names, quoted and computed keys, !0, void 0x0,
 // builder functions, ['map'] calls, hex-escaped strings, export{x as
 // default}):

@@ -46,7 +46,7 @@ const (
 	// set; with no session, the next one to bind) a Socket.IO CONNECT_ERROR
 	// for /ws after its join, once, carrying {"message": Body, default
 	// "Unauthorized"}: a connect_error while connected
-	// (cloud-wire-facts §7.20).
+	// (docs/spec.md W-7.20).
 	FaultConnectError FaultKind = "connect_error"
 	// FaultStallTransport black-holes the connection of every connected
 	// session (bound to Devid when set; with no session, the next one to

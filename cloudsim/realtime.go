@@ -435,7 +435,8 @@ func (c *Cloud) emit(devid string, name any, payload any) int {
 	return len(targets)
 }
 
-// pushParams sends a §2.1 delta as app:modules:parameters:change.
+// pushParams sends a delta (docs/spec.md W-2.1a) as
+// app:modules:parameters:change (docs/spec.md W-3.3a).
 func (c *Cloud) pushParams(devid string, delta map[string]any) {
 	c.emit(devid, EventParametersChange, delta)
 }

@@ -478,7 +478,7 @@ func menuFor(deviceMenu int) *simMenu {
 	return first
 }
 
-// visibleTokens applies the permission rules of the asset spec (§4.3) to a
+// visibleTokens applies the permission rules of the asset spec (docs/spec.md A-4.3b) to a
 // menu: entries whose permission the module lacks are dropped; a route whose
 // own permission fails survives only with children or with route-level
 // entries left. Tokens come back in menu order, each once, with the chain of

@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// paramForm is how one parameter is written in a prime body (§2.1 allows
-// a bare scalar, an object with value and meta, or a meta-only object).
+// paramForm is how one parameter is written in a prime body
+// (docs/spec.md W-2.1a): a bare scalar, an object with value and meta, or a
+// meta-only object.
 type paramForm uint8
 
 const (
@@ -247,7 +248,8 @@ func (c *Cloud) buildEvents(m *module, now int64) {
 	})
 }
 
-// splitKey turns "P4.v12" into ("P4", "v12"), checking the §2.1 grammar.
+// splitKey turns "P4.v12" into ("P4", "v12"), checking the key grammar
+// of docs/spec.md W-2.1a.
 func splitKey(key string) (pool, chanKey string, err error) {
 	pool, chanKey, ok := strings.Cut(key, ".")
 	if !ok || len(pool) < 2 || pool[0] != 'P' || len(chanKey) < 2 {
@@ -262,7 +264,7 @@ func splitKey(key string) (pool, chanKey string, err error) {
 	return pool, chanKey, nil
 }
 
-// primeBody is the §2.1 body of one parameter.
+// primeBody is the body of one parameter in a prime (docs/spec.md W-2.1a).
 func (p *param) primeBody() any {
 	switch p.form {
 	case formBare:

@@ -426,11 +426,11 @@ func writeCatalogFamily(w io.Writer, f exposition.Format, name, help string, ser
 		b = f.AppendValue(b, x.value)
 		b = append(b, '\n')
 		if len(b) >= exposition.FlushSize {
-			if _, err := w.Write(b); err != nil {
+			var err error
+			if b, err = exposition.Flush(w, b); err != nil {
 				*bp = b
 				return err
 			}
-			b = b[:0]
 		}
 	}
 	_, err := w.Write(b)

@@ -117,11 +117,11 @@ func writeParamFamily(w io.Writer, f exposition.Format, series []paramSeries) er
 		b = f.AppendValue(b, s.value)
 		b = append(b, '\n')
 		if len(b) >= exposition.FlushSize {
-			if _, err := w.Write(b); err != nil {
+			var err error
+			if b, err = exposition.Flush(w, b); err != nil {
 				*bp = b
 				return err
 			}
-			b = b[:0]
 		}
 	}
 	_, err := w.Write(b)

@@ -152,3 +152,43 @@ func TestDefinesSymbol(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckerCatchesDocumentCitations requires one message per comment line
+// that cites an interface document or a bare section, in line and block
+// comments alike, and none for strings, row citations or pending paths.
+func TestCheckerCatchesDocumentCitations(t *testing.T) {
+	root := writeTree(t, map[string]string{
+		"pkg/old.go": "package pkg\n\n" +
+			"// Decide follows cloud-wire-facts.md §7.3 and the\n" +
+			"// ladder (cloud-interface.md, \"Zombie recovery ladder\").\n" +
+			"func Decide() {}\n\n" +
+			"/* Units follow\n   assets-catalog.md. */\n" +
+			"var unit = 1 // bare section: §4.4 step 3\n",
+		"pkg/new.go": "package pkg\n\n" +
+			"// Cited follows docs/spec.md W-7.3, A-4.4b.\n" +
+			"var cited = \"cloud-wire-facts.md §7.3 in a string is not a comment\"\n",
+		"pending/a.go":   "package pending\n\n// Still cites cloud-interface.md.\nfunc A() {}\n",
+		"one/pending.go": "package one\n\n// Still cites §4.7.\nfunc B() {}\n",
+		"one/done.go":    "package one\n\n// Cites §4.7 though its neighbour is pending.\nfunc C() {}\n",
+	})
+	got := checkNoDocumentCitations(root, []string{"pending/", "one/pending.go"})
+	want := []string{
+		`pkg/old.go:3 comment cites "cloud-wire-facts"`,
+		`pkg/old.go:4 comment cites "cloud-interface"`,
+		`pkg/old.go:8 comment cites "assets-catalog"`,
+		`pkg/old.go:9 comment cites "§"`,
+		`one/done.go:3 comment cites "§"`,
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d problems, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for _, w := range want {
+		found := false
+		for _, g := range got {
+			found = found || strings.HasPrefix(g, w+":")
+		}
+		if !found {
+			t.Errorf("no problem %q in:\n%s", w, strings.Join(got, "\n"))
+		}
+	}
+}

@@ -73,6 +73,17 @@ type Family struct {
 // FlushSize is how much text a family writer hands to the response at once.
 const FlushSize = 32 << 10
 
+// Flush hands b to w and returns it emptied for reuse. On a write error b is
+// returned unchanged (to go back to the pool) with the error. Family writers
+// call it once their buffer holds FlushSize bytes, checking the size inline
+// (a call per series would cost more than the check).
+func Flush(w io.Writer, b []byte) ([]byte, error) {
+	if _, err := w.Write(b); err != nil {
+		return b, err
+	}
+	return b[:0], nil
+}
+
 var textBuffers = sync.Pool{New: func() any {
 	b := make([]byte, 0, FlushSize+1024)
 	return &b

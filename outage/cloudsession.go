@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// DefaultHysteresis is cloud_session_down_hysteresis_s (cloud-interface.md,
+// DefaultHysteresis is cloud_session_down_hysteresis_s (docs/spec.md I-8c,
 // Limits: "Session-down hysteresis default 15 s (0 disables it)").
 const DefaultHysteresis = 15 * time.Second
 
@@ -56,7 +56,7 @@ func DefaultSessionConfig(eps *Episodes) SessionConfig {
 }
 
 // Session tracks whether the exporter's Socket.IO session is up, with the
-// spec's down-hysteresis (cloud-interface.md, "Client session state").
+// spec's down-hysteresis (docs/spec.md I-3.2a to I-3.2c).
 type Session struct {
 	cfg   SessionConfig
 	state SessionState
@@ -118,6 +118,16 @@ func (s *Session) result() SessionResult {
 	return SessionResult{Up: s.publishedUp(), State: s.state}
 }
 
+// enter moves the machine to st. The latest connect failure describes a
+// session trying to come back, so it ends when the session is up again or
+// stopped.
+func (s *Session) enter(st SessionState) {
+	s.state = st
+	if st == SessionUp || st == SessionIdle {
+		s.connectFailure = ""
+	}
+}
+
 func (s *Session) publishedUp() bool {
 	return s.state == SessionUp || s.state == SessionPendingDown
 }
@@ -127,17 +137,15 @@ func (s *Session) Connected(now time.Time) SessionResult {
 	adv, advanced := s.advance(now)
 	switch s.state {
 	case SessionIdle:
-		s.state = SessionUp
+		s.enter(SessionUp)
 		s.upSince = now
-		s.connectFailure = ""
 		r := s.result()
 		r.Changed = true
 		return r
 	case SessionPendingDown:
 		// Blink: no outage, no last_*, no episode; the up-window goes on.
-		s.state = SessionUp
+		s.enter(SessionUp)
 		s.pendingSince, s.pendingReason = time.Time{}, ""
-		s.connectFailure = ""
 		s.blinks++
 		r := s.result()
 		r.Blink = true
@@ -145,9 +153,8 @@ func (s *Session) Connected(now time.Time) SessionResult {
 	case SessionDown:
 		since, dur, reason := s.win.close(now)
 		ep := s.cfg.Episodes.Add(Episode{Layer: LayerCloud, StartedAt: since, EndedAt: now, DownFor: dur, Reason: reason})
-		s.state = SessionUp
+		s.enter(SessionUp)
 		s.upSince = now
-		s.connectFailure = ""
 		r := s.result()
 		r.Changed = true
 		r.Restored = true
@@ -182,7 +189,7 @@ func (s *Session) Disconnected(now time.Time, reason string) SessionResult {
 	if s.cfg.Hysteresis <= 0 {
 		return s.publishDown(now, reason)
 	}
-	s.state = SessionPendingDown
+	s.enter(SessionPendingDown)
 	s.pendingSince, s.pendingReason = now, reason
 	r := s.result()
 	r.Pending = true
@@ -243,7 +250,7 @@ func (s *Session) advance(now time.Time) (SessionResult, bool) {
 }
 
 func (s *Session) publishDown(since time.Time, reason string) SessionResult {
-	s.state = SessionDown
+	s.enter(SessionDown)
 	s.pendingSince, s.pendingReason = time.Time{}, ""
 	s.upSince = time.Time{}
 	s.win.open(since, reason)
@@ -260,15 +267,14 @@ func (s *Session) publishDown(since time.Time, reason string) SessionResult {
 // (or pending) publishes down and drops the window without touching last_*;
 // stopping while down finalises the open outage into last_* with its own
 // reason and records its episode, so a later start reports no restore that
-// spans the stopped time (cloud-wire-facts.md §4.4, §7.18).
+// spans the stopped time (docs/spec.md W-4.4b, W-7.18).
 func (s *Session) Stop(now time.Time) SessionResult {
 	adv, advanced := s.advance(now)
 	switch s.state {
 	case SessionUp, SessionPendingDown:
-		s.state = SessionIdle
+		s.enter(SessionIdle)
 		s.pendingSince, s.pendingReason = time.Time{}, ""
 		s.upSince = time.Time{}
-		s.connectFailure = ""
 		s.outages[ReasonStop]++
 		r := s.result()
 		r.Changed = true
@@ -279,8 +285,7 @@ func (s *Session) Stop(now time.Time) SessionResult {
 	case SessionDown:
 		since, dur, reason := s.win.close(now)
 		ep := s.cfg.Episodes.Add(Episode{Layer: LayerCloud, StartedAt: since, EndedAt: now, DownFor: dur, Reason: reason})
-		s.state = SessionIdle
-		s.connectFailure = ""
+		s.enter(SessionIdle)
 		r := s.result()
 		r.Episode = &ep
 		if advanced {

@@ -36,7 +36,7 @@ func runSession(s *Session, ops []sessionOp) []SessionResult {
 }
 
 // TestSessionTable covers every row of the spec's "Client session state"
-// table and the rules of cloud-wire-facts.md §4.4/§4.5 listed with it.
+// table and the rules of docs/spec.md W-4.4a, W-4.4b, W-4.5 listed with it.
 func TestSessionTable(t *testing.T) {
 	type check func(t *testing.T, rs []SessionResult, snap SessionSnapshot, eps []Episode)
 	tests := []struct {

@@ -10,7 +10,7 @@
 // not safe for concurrent use: one owner mutates them and hands out the
 // snapshot copies to readers.
 //
-// The three signals are deliberately separate (cloud-interface.md, "two
+// The three signals are deliberately separate (docs/spec.md I-1d, I-3.3d, "two
 // separate connectivity signals" and "Live push health must not be merged
 // into the session or module online bits").
 package outage

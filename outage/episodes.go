@@ -10,7 +10,7 @@ import (
 // Layer names which signal an episode belongs to.
 type Layer string
 
-// Episode layers (cloud-wire-facts.md §4.4).
+// Episode layers (docs/spec.md W-4.4d).
 const (
 	LayerCloud     Layer = "cloud"
 	LayerModule    Layer = "module"

@@ -9,7 +9,7 @@ import (
 )
 
 // Module outage reasons are the source of the observation that took the
-// module offline (cloud-wire-facts.md §4.4).
+// module offline (docs/spec.md W-4.4c).
 const (
 	SourceREST    = "rest"
 	SourceWS      = "ws"
@@ -37,8 +37,8 @@ type Row struct {
 	// ConnectedAt is epoch seconds; 0 (also a null on the wire) = offline.
 	ConnectedAt int64
 	// Unparsed marks a row whose connectedAt could not be parsed: it is
-	// skipped, not counted as seen and changes nothing (cloud-wire-facts.md
-	// §2.3); being listed, it is not derived-missing either.
+	// skipped, not counted as seen and changes nothing
+	// (docs/spec.md W-2.3c); being listed, it is not derived-missing either.
 	Unparsed bool
 	Gateway  Gateway
 }
@@ -70,7 +70,7 @@ type ModulesConfig struct {
 	Episodes *Episodes
 	// GetModulesFailOfflineAfter is get_modules_fail_offline_after.
 	//
-	// Deprecated: it has no effect (cloud-interface.md, "Module online
+	// Deprecated: it has no effect (docs/spec.md I-3.1g, "Module online
 	// state" rules). Unusable polls never take a module offline, however
 	// many there are; callers should log a deprecation warning when it is set.
 	GetModulesFailOfflineAfter int
@@ -90,7 +90,7 @@ type moduleState struct {
 }
 
 // Modules tracks module↔cloud online state per subscribed devid
-// (cloud-interface.md, "Module online state"; cloud-wire-facts.md §4.3).
+// (docs/spec.md I-3.1a to I-3.1f, W-4.3a).
 type Modules struct {
 	cfg     ModulesConfig
 	mods    map[string]*moduleState

@@ -73,7 +73,7 @@ func TestModuleRow1_Online_PollRowConnectedAtZero_Offline(t *testing.T) {
 }
 
 // A degraded row (connectedAt null, gateway {} or null) arrives with
-// ConnectedAt 0 and an empty gateway: it must count as offline (§7.6).
+// ConnectedAt 0 and an empty gateway: it must count as offline (docs/spec.md W-7.6).
 func TestModuleRow1_Online_DegradedRowNullConnectedAt_Offline(t *testing.T) {
 	m := onlineModules(t, nil)
 	poll(t, m, rows(Row{Devid: "A"}, on("B", 1700000001)), 10)
@@ -198,7 +198,7 @@ func TestModuleRow6_Offline_WSNonZeroConnectedAt_Online(t *testing.T) {
 	}
 }
 
-// §4.4 test: down via ws at t=0, metadata update via rest at t=8, up at
+// docs/spec.md W-4.4c test: down via ws at t=0, metadata update via rest at t=8, up at
 // t=8 → last_down_for_s=8, last_reason=ws.
 func TestModuleOutageRecord_DownViaWS_MetadataViaREST_UpAt8(t *testing.T) {
 	m := NewModules(ModulesConfig{Subscribed: []string{"A", "B"}})

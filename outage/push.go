@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// DefaultStaleAfter is the live-silence threshold (cloud-interface.md,
+// DefaultStaleAfter is the live-silence threshold (docs/spec.md I-3.3a, I-8b,
 // Limits: "Live-silence threshold before zombie prime 180 s").
 const DefaultStaleAfter = 180 * time.Second
 
@@ -38,7 +38,7 @@ func (p PushState) String() string {
 type PushConfig struct {
 	// StaleAfter is the live silence after which push is unhealthy while the
 	// session is up. ≤ 0: stale detection is off and an up session is
-	// always healthy (cloud-wire-facts.md §4.6).
+	// always healthy (docs/spec.md W-4.6a).
 	StaleAfter time.Duration
 	// Episodes receives a live_stale episode per resume; nil records none.
 	Episodes *Episodes
@@ -94,7 +94,7 @@ type PushResult struct {
 }
 
 // Status computes the health at now without changing anything
-// (cloud-wire-facts.md §4.6, rules in table order).
+// (docs/spec.md I-3.3a to I-3.3c, W-4.6a, rules in table order).
 func (p *Push) Status(now time.Time, link Link) PushStatus {
 	st := PushStatus{HasResumed: p.hasResumed, LastResumedAfter: p.lastResumedAfter, LastLive: p.lastLive}
 	switch {
@@ -106,7 +106,7 @@ func (p *Push) Status(now time.Time, link Link) PushStatus {
 	case p.lastLive.IsZero() || p.lastLive.Before(link.UpSince):
 		// No live update stamped since the current up-window began: too
 		// early to tell, until the window itself is StaleAfter old. Then it
-		// is a zombie like any other (cloud-interface.md: "no live parameter
+		// is a zombie like any other (docs/spec.md I-3.3a: "no live parameter
 		// update for 180 s, session still up"), or a zombie that survived a
 		// reconnect would hide behind "unknown" for good.
 		silent := nonNegative(now.Sub(link.UpSince))

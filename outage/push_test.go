@@ -6,7 +6,7 @@ import (
 )
 
 // TestPushTable covers every row of the spec's "Live push health" table and
-// the rules of cloud-wire-facts.md §4.6.
+// the rules of docs/spec.md W-4.6a, W-4.6c.
 func TestPushTable(t *testing.T) {
 	up := func(since float64) Link { return Link{Up: true, UpSince: at(since)} }
 	down := Link{}

@@ -2,7 +2,7 @@ package outage
 
 import "slices"
 
-// Session outage reason tokens (cloud-wire-facts.md §4.4): why the realtime
+// Session outage reason tokens (docs/spec.md W-4.4a to W-4.4d): why the realtime
 // session was lost or a connect failed. They are client observations, not
 // plant diagnostics: the reason of a session outage record, the `reason`
 // label of bragerone_session_outages_total and what the transport's

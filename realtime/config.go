@@ -80,8 +80,8 @@ type Config struct {
 	OnEvent func(kind transport.EventKind)
 }
 
-// DefaultConfig returns the spec's defaults (cloud-interface.md, Limits;
-// cloud-wire-facts.md §3.1, §4.1).
+// DefaultConfig returns the spec's defaults (docs/spec.md I-8c;
+// docs/spec.md W-3.1f, W-4.1d, W-4.1e).
 func DefaultConfig() Config {
 	return Config{
 		PollInterval:       60 * time.Second,

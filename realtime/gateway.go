@@ -112,7 +112,7 @@ func New(cfg Config) (*Gateway, error) {
 		modules:  outage.NewModules(outage.ModulesConfig{Episodes: eps}),
 		runCtx:   context.Background(),
 		// Reconnects back off up to the supervisor's pace
-		// (cloud-wire-facts §3.1: attempts about every 15 s).
+		// (docs/spec.md W-3.1c: attempts about every 15 s).
 		lifeCfg: lifecycle.Config{ReconnectBackoff: cfg.ReconnectBackoff, ReconnectMax: cfg.SupervisorInterval},
 	}
 	g.owedModules = map[string]store.PrimeMark{}

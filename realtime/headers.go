@@ -10,7 +10,7 @@ import (
 )
 
 // tokenResolveTimeout bounds the token resolution before a connect
-// (cloud-wire-facts §3.1: provider bounded at 20 s).
+// (docs/spec.md W-3.1d, W-3.1g: provider bounded at 20 s).
 const tokenResolveTimeout = 20 * time.Second
 
 // HandshakeHeaders returns the transport's header function: every connect

@@ -30,7 +30,7 @@ func (g *Gateway) ladderInput(now time.Time) ladder.Input {
 
 // ladderTick runs once per poll interval, after the module-list poll: while
 // the session is down it REST-primes; while it is up but silent it climbs the
-// recovery ladder (cloud-interface.md, "Zombie recovery ladder").
+// recovery ladder (docs/spec.md I-3.4a to I-3.4e).
 func (g *Gateway) ladderTick(ctx context.Context) {
 	if g.life.Stopping {
 		return

@@ -674,7 +674,7 @@ func (s *scenario) sessionOutageReason() string {
 // failure no network fault brings out of this client library: a session the
 // library has closed while its end never reaches the gateway (in the field,
 // python-engineio dropping the disconnect on aiohttp's CLOSED message,
-// cloud-wire-facts §7.2), and a teardown of it that hangs. Every session it
+// docs/spec.md W-7.2), and a teardown of it that hangs. Every session it
 // makes passes everything through until the scenario arms it.
 type seamTransport struct {
 	transport.Transport

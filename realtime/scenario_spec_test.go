@@ -9,10 +9,11 @@ import (
 	"github.com/bragerone/bragerone_exporter/realtime"
 )
 
-// Faults of cloud-interface.md beyond the field failures: 503/408 storms on
-// each of handshake, module list, prime and bind; a token revoked at the
-// cloud; event 22 for a module not watched; modules leaving and joining the
-// account; and the reason of a module outage.
+// Faults of the interface beyond the field failures
+// (docs/spec.md I-3.1e, I-5.5, I-7b): 503/408 storms on each of handshake,
+// module list, prime and bind; a token revoked at the cloud; event 22 for a
+// module not watched; modules leaving and joining the account; and the reason
+// of a module outage.
 
 func (s *scenario) modulesOnline() bool {
 	for _, d := range s.sim.Devids() {

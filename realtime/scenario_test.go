@@ -17,7 +17,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
-// One scenario per field failure of cloud-wire-facts.md §7. Each switches
+// One scenario per field failure of docs/spec.md W-7.1 to W-7.21. Each switches
 // the fault on at the simulated cloud, checks what the exporter shows while
 // it lasts and after recovery, and checks that nothing is lost: every value
 // the cloud holds, including those changed during the fault, is the value
@@ -114,7 +114,7 @@ func rawListing(t *testing.T, sim *cloudsim.Cloud) string {
 	return string(data)
 }
 
-// §7.1: the transport stays up, pings flow, pushes stop.
+// docs/spec.md W-7.1: the transport stays up, pings flow, pushes stop.
 func TestScenario01ZombieSocket(t *testing.T) {
 	s := startScenario(t, scenarioSetup{gw: func(c *realtime.Config) {
 		zombieLadder(c)
@@ -156,7 +156,7 @@ func TestScenario01ZombieSocket(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.2: the TCP connection dies without a close frame (and, here, the
+// docs/spec.md W-7.2: the TCP connection dies without a close frame (and, here, the
 // handshakes of the reconnects stall for a while).
 func TestScenario02EngineIOAbortWithoutDisconnect(t *testing.T) {
 	s := startScenario(t, scenarioSetup{})
@@ -207,7 +207,7 @@ func shortHeartbeat(o *cloudsim.Options) {
 	o.PingTimeout = 500 * time.Millisecond
 }
 
-// §7.2, the session dead without a disconnect: the connection goes silent
+// docs/spec.md W-7.2, the session dead without a disconnect: the connection goes silent
 // (nothing arrives, the cloud's close of it stalls) while the client still
 // believes it is connected.
 func TestScenario02SessionDeadWithoutDisconnect(t *testing.T) {
@@ -314,7 +314,7 @@ func TestScenario02ReportedEndIsNotSupervisorStale(t *testing.T) {
 	}
 }
 
-// §7.3: Engine.IO opens but the /ws join is never acknowledged; the connect
+// docs/spec.md W-7.3: Engine.IO opens but the /ws join is never acknowledged; the connect
 // times out, the leftover transport is reset and the next attempt is clean.
 func TestScenario03HalfOpenAfterConnectTimeout(t *testing.T) {
 	t.Run("during a run", func(t *testing.T) {
@@ -364,7 +364,7 @@ func TestScenario03HalfOpenAfterConnectTimeout(t *testing.T) {
 	})
 }
 
-// §7.4: after a reconnect the CURRENT namespace SID is bound, and pushes
+// docs/spec.md W-7.4: after a reconnect the CURRENT namespace SID is bound, and pushes
 // reach the new session.
 func TestScenario04StaleSIDBind(t *testing.T) {
 	s := startScenario(t, scenarioSetup{})
@@ -403,8 +403,8 @@ func TestScenario04StaleSIDBind(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.5: 502/503/504 with HTML bodies everywhere, 408 E_DISPATCH_EVENT_TIMEOUT
-// and read timeouts, while the session is lost too.
+// docs/spec.md W-7.5: 502/503/504 with HTML bodies everywhere, 408
+// E_DISPATCH_EVENT_TIMEOUT and read timeouts, while the session is lost too.
 func TestScenario05ServiceUnavailableStorm(t *testing.T) {
 	s := startScenario(t, scenarioSetup{client: func(c *cloudclient.Config) { c.Timeout = 300 * time.Millisecond }})
 	s.waitUp()
@@ -459,7 +459,8 @@ func TestScenario05ServiceUnavailableStorm(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.6: module rows with gateway {} / null, connectedAt null and null strings.
+// docs/spec.md W-7.6: module rows with gateway {} / null, connectedAt null and
+// null strings.
 func TestScenario06DegradedModuleRows(t *testing.T) {
 	s := startScenario(t, scenarioSetup{})
 	s.waitUp()
@@ -484,9 +485,9 @@ func TestScenario06DegradedModuleRows(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.7: errors, [], {"unexpected":true} and rows of foreign modules keep the
-// last known state and only grow the streak; a listing with a sibling but
-// without this module takes it offline, reason derived.
+// docs/spec.md W-7.7: errors, [], {"unexpected":true} and rows of foreign
+// modules keep the last known state and only grow the streak; a listing with a
+// sibling but without this module takes it offline, reason derived.
 func TestScenario07UnusableListingsInventNoOffline(t *testing.T) {
 	s := startScenario(t, scenarioSetup{})
 	s.waitUp()
@@ -531,7 +532,7 @@ func TestScenario07UnusableListingsInventNoOffline(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.8: a failed poll in flight across an ordinary disconnect still counts;
+// docs/spec.md W-7.8: a failed poll in flight across an ordinary disconnect still counts;
 // a REST result must not overwrite a newer connection-status event.
 func TestScenario08PollAndRealtimeRace(t *testing.T) {
 	t.Run("failed poll in flight across a disconnect", func(t *testing.T) {
@@ -575,7 +576,7 @@ func TestScenario08PollAndRealtimeRace(t *testing.T) {
 	})
 }
 
-// §7.9: the token expires during a long outage; the reconnect resolves a
+// docs/spec.md W-7.9: the token expires during a long outage; the reconnect resolves a
 // fresh one, and falls back to the last one when the auth backend is down.
 func TestScenario09TokenExpiryDuringOutage(t *testing.T) {
 	t.Run("fresh token after expiry", func(t *testing.T) {
@@ -631,7 +632,8 @@ func TestScenario09TokenExpiryDuringOutage(t *testing.T) {
 	})
 }
 
-// §7.10: every escalation logs in afresh; without credentials the token is kept.
+// docs/spec.md W-7.10: every escalation logs in afresh; without credentials the
+// token is kept.
 func TestScenario10FreshLoginPerRecoveryStep(t *testing.T) {
 	t.Run("with credentials", func(t *testing.T) {
 		s := startScenario(t, scenarioSetup{gw: zombieLadder})
@@ -701,7 +703,7 @@ func cooldownLadder(c *realtime.Config) {
 	c.Ladder.CooldownMax = time.Hour
 }
 
-// §7.11: a module flapping offline→online during the cooldown clears it and
+// docs/spec.md W-7.11: a module flapping offline→online during the cooldown clears it and
 // recovers at once; a failed login re-arms the cooldown.
 func TestScenario11ModuleFlapDuringCooldown(t *testing.T) {
 	flap := func(s *scenario, devid string) {
@@ -759,7 +761,7 @@ func TestScenario11ModuleFlapDuringCooldown(t *testing.T) {
 	})
 }
 
-// §7.12: while cooling down, zombie primes are not counted, so no hard
+// docs/spec.md W-7.12: while cooling down, zombie primes are not counted, so no hard
 // restart fires the moment the cooldown ends.
 func TestScenario12NoStreakDuringCooldown(t *testing.T) {
 	s := startScenario(t, scenarioSetup{gw: func(c *realtime.Config) {
@@ -803,7 +805,7 @@ func TestScenario12NoStreakDuringCooldown(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.13: requests issued while a forced re-login has dropped the token wait
+// docs/spec.md W-7.13: requests issued while a forced re-login has dropped the token wait
 // for the login; none fails for want of a token.
 func TestScenario13NoTokenRaceDuringRelogin(t *testing.T) {
 	s := startScenario(t, scenarioSetup{gw: zombieLadder})
@@ -853,7 +855,7 @@ func TestScenario13NoTokenRaceDuringRelogin(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.14: the exporter persists no token; what applies is that an empty or
+// docs/spec.md W-7.14: the exporter persists no token; what applies is that an empty or
 // unusable token installed before start is discarded, not used or waited on.
 func TestScenario14EmptyTokenDiscarded(t *testing.T) {
 	for name, tok := range map[string]cloudclient.Token{
@@ -875,7 +877,8 @@ func TestScenario14EmptyTokenDiscarded(t *testing.T) {
 	}
 }
 
-// §7.15: login answered 500 ER_DUP_ENTRY is retried, at start and in recovery.
+// docs/spec.md W-7.15: login answered 500 ER_DUP_ENTRY is retried, at start and
+// in recovery.
 func TestScenario15LoginDuplicateEntry(t *testing.T) {
 	s := startScenario(t, scenarioSetup{
 		gw:     zombieLadder,
@@ -901,7 +904,7 @@ func TestScenario15LoginDuplicateEntry(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.16: event 22 re-primes that module.
+// docs/spec.md W-7.16: event 22 re-primes that module.
 func TestScenario16ModuleMemoryUpdated(t *testing.T) {
 	s := startScenario(t, scenarioSetup{})
 	s.waitUp()
@@ -928,7 +931,7 @@ func TestScenario16ModuleMemoryUpdated(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.17: no snapshot on (re)connect: modules/connect with the current SID,
+// docs/spec.md W-7.17: no snapshot on (re)connect: modules/connect with the current SID,
 // the listen emits, then a REST prime bring the values changed meanwhile.
 func TestScenario17NoSnapshotOnReconnect(t *testing.T) {
 	// No polls: only the prime that follows the reconnect can bring values.
@@ -953,7 +956,7 @@ func TestScenario17NoSnapshotOnReconnect(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.18: stop while down records no restore spanning the stopped time and
+// docs/spec.md W-7.18: stop while down records no restore spanning the stopped time and
 // publishes no second outage.
 func TestScenario18StopWhileDown(t *testing.T) {
 	s := startScenario(t, scenarioSetup{})
@@ -990,7 +993,7 @@ func TestScenario18StopWhileDown(t *testing.T) {
 	}
 }
 
-// §7.19: modules/connect answers 201 accepted-not-bound: not bound, and the
+// docs/spec.md W-7.19: modules/connect answers 201 accepted-not-bound: not bound, and the
 // exporter keeps trying to bind until it is.
 func TestScenario19ConnectAcceptedNotBound(t *testing.T) {
 	s := startScenario(t, scenarioSetup{})
@@ -1044,7 +1047,7 @@ func TestScenario19ConnectAcceptedNotBound(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.20: a connect_error after having been connected counts as a
+// docs/spec.md W-7.20: a connect_error after having been connected counts as a
 // disconnect, with the reason classified. Here the cloud revokes the token
 // and refuses the joined namespace (a CONNECT_ERROR "Unauthorized"), then
 // every join on that token: the session comes back on a fresh login without
@@ -1078,8 +1081,8 @@ func TestScenario20ConnectErrorAfterConnected(t *testing.T) {
 	s.nothingLost()
 }
 
-// §7.21: a disconnect shorter than the hysteresis is a blink, not an outage;
-// a longer one is published.
+// docs/spec.md W-7.21: a disconnect shorter than the hysteresis is a blink, not
+// an outage; a longer one is published.
 func TestScenario21SessionBlink(t *testing.T) {
 	t.Run("blink", func(t *testing.T) {
 		s := startScenario(t, scenarioSetup{gw: func(c *realtime.Config) { c.SessionHysteresis = 3 * time.Second }})

@@ -102,7 +102,7 @@ func (g *Gateway) bindAndPrime(ctx context.Context, s transport.Session, modules
 
 var errSessionGone = errors.New("session ended before it was bound")
 
-// listen emits the subscription events of cloud-wire-facts §3.2: each event
+// listen emits the subscription events of docs/spec.md W-3.2, W-8c: each event
 // with {"modules":…} and with {"devids":…}, group_id an int. A failed emit is
 // logged and the others still go out.
 func (g *Gateway) listen(s transport.Session, modules []string, objectID int) {

@@ -6,7 +6,7 @@
 // Go values: nil, bool, float64, string, []Value, *Object, Source (text of an
 // expression that is kept, not evaluated) and *Func (an object-building arrow
 // function that calls may expand). The conversion rules are the JavaScript
-// forms of the asset spec (assets-catalog.md §5); nothing is ever executed,
+// forms of the asset spec (docs/spec.md ); nothing is ever executed,
 // and every rule is bounded: a nesting depth, an evaluation step budget and a
 // length cap on kept source text.
 //

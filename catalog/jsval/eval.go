@@ -8,7 +8,7 @@ import (
 	"github.com/tdewolff/parse/v2/js"
 )
 
-// Func is an object-building function (spec §5 row 32): calling it binds its
+// Func is an object-building function (docs/spec.md ): calling it binds its
 // parameters, destructuring and defaults included, and evaluates what it
 // returns. Functions that do not build an object stay Source text (row 34).
 type Func struct {
@@ -118,7 +118,7 @@ func (p *Program) eval(e js.IExpr, en env, depth int) Value {
 	return p.source(e)
 }
 
-// literal converts a literal node (spec §5 rows 4-15, 17).
+// literal converts a literal node (docs/spec.md ).
 func (p *Program) literal(n *js.LiteralExpr) Value {
 	switch n.TokenType {
 	case js.TrueToken:

@@ -84,7 +84,7 @@ func exportOf(t *testing.T, src string) (Value, *Program) {
 	return v, p
 }
 
-// TestSpecForms is the table of spec assets-catalog.md §5: every JavaScript
+// TestSpecForms is the table of docs/spec.md: every JavaScript
 // form the assets use, each with the result the spec gives. Rows 38 (config
 // placement), 39 (hashes with hyphens) and 40 (obfuscated transforms) are
 // properties of the catalog's scans and live in package catalog

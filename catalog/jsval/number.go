@@ -9,7 +9,7 @@ import (
 
 // ParseNumber converts the text of a numeric literal: decimal, float,
 // exponent, hexadecimal, octal and binary, with "_" separators and a BigInt
-// "n" suffix (spec §5 rows 4-6). Text that is not a valid literal, such as
+// "n" suffix (docs/spec.md ). Text that is not a valid literal, such as
 // 0xZZ or 0b12, is rejected so that the caller keeps it as text (row 7).
 func ParseNumber(text string) (float64, bool) {
 	s := strings.TrimSpace(text)
@@ -83,7 +83,8 @@ func parseRadix(digits string, base int) (float64, bool) {
 }
 
 // FormatNumber is JavaScript's Number::toString, used wherever a number
-// becomes text: numeric keys (spec §5 row 2) and string concatenation (row 28).
+// becomes text: numeric keys (docs/spec.md) and string concatenation
+// (docs/spec.md ).
 func FormatNumber(f float64) string {
 	switch {
 	case math.IsNaN(f):

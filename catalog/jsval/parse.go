@@ -203,10 +203,10 @@ func (p *Program) Binding(name string) (Value, bool) {
 	return p.declValue(d, 0), true
 }
 
-// Export resolves the module's default export (spec §3.1.1, §3.3, §5 rows
-// 22 and 37): `export default <expr>` evaluated, `export default IDENT` and
-// `export {x as default}` through the binding. name is the exported
-// binding's name, "" for an anonymous default.
+// Export resolves the module's default export
+// (docs/spec.md A-3.1.1, A-3.3a, A-5.22, A-5.37): `export default <expr>`
+// evaluated, `export default IDENT` and `export {x as default}` through the
+// binding. name is the exported binding's name, "" for an anonymous default.
 func (p *Program) Export() (v Value, name string, ok bool) {
 	for _, ts := range p.stmts {
 		es, isExport := ts.stmt.(*js.ExportStmt)
@@ -381,7 +381,7 @@ func (p *Program) EvalAt(e js.IExpr, s Site) Value {
 }
 
 // PropertyKey returns the key of a property written as a bare name, a
-// string or a number (spec §5 rows 1-2); static is false for computed and
+// string or a number (docs/spec.md A-5.1, A-5.2); static is false for computed and
 // spread properties and methods.
 func PropertyKey(pr *js.Property) (key string, static bool) {
 	if pr.Spread || pr.Name == nil || pr.Name.IsComputed() {

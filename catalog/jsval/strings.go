@@ -6,7 +6,7 @@ import (
 )
 
 // DecodeString converts the text of a string literal, quotes included, to
-// its value (spec §5 rows 8-15). Malformed escapes never fail: the backslash
+// its value (docs/spec.md A-5.8 to A-5.15). Malformed escapes never fail: the backslash
 // is dropped and the rest is kept as written.
 func DecodeString(lit string) string {
 	if len(lit) >= 2 && (lit[0] == '\'' || lit[0] == '"' || lit[0] == '`') && lit[len(lit)-1] == lit[0] {

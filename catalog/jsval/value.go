@@ -82,7 +82,7 @@ func Text(v Value) (string, bool) {
 
 // IsObfuscatedName says whether s is an obfuscator's identifier (_0x1a2b).
 // Such a name that nothing binds stands for an unknown value, and the
-// nullish rules treat it as undefined (spec §5 row 29).
+// nullish rules treat it as undefined (docs/spec.md ).
 func IsObfuscatedName(s string) bool {
 	if len(s) < 4 || !strings.HasPrefix(s, "_0x") {
 		return false
@@ -97,7 +97,7 @@ func IsObfuscatedName(s string) bool {
 }
 
 // Nullish says whether v is null/undefined or an unresolved obfuscated
-// identifier (spec §5 row 29).
+// identifier (docs/spec.md ).
 func Nullish(v Value) bool {
 	switch v := v.(type) {
 	case nil:

@@ -5,8 +5,8 @@
 // no clock and does no I/O; the gateway runs the actions and reports their
 // results back through OnActionResult.
 //
-// Rules implement cloud-interface.md ("Zombie recovery ladder" table and its
-// rules) and cloud-wire-facts.md §4.7 and §7.1, §7.10–§7.12; each rule cites
+// Rules implement docs/spec.md I-3.4a to I-3.4h ("Zombie recovery ladder" table and its
+// rules) and docs/spec.md W-4.7a, W-7.1, W-7.10 to W-7.12; each rule cites
 // the line it implements.
 package ladder
 
@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-// Defaults (cloud-interface.md, Limits; cloud-wire-facts.md §4.1).
+// Defaults (docs/spec.md I-8b, W-4.1a).
 const (
 	DefaultStaleAfter                = 180 * time.Second
 	DefaultZombiePrimes              = 2
@@ -29,7 +29,7 @@ const (
 )
 
 // Config holds the ladder's knobs. A zero field means what "0 means" says
-// in cloud-wire-facts.md §4.1, not the default: use DefaultConfig for the
+// in docs/spec.md W-4.1c, not the default: use DefaultConfig for the
 // defaults.
 type Config struct {
 	// StaleAfter: live silence before zombie handling; 0 disables it.
@@ -42,7 +42,7 @@ type Config struct {
 	// manager rebuild instead, so N-1 transport recycles run before the
 	// first rebuild (1 = rebuild without recycling); 0 = never rebuild.
 	// The spec's knob has this meaning: with its default 2, one recycle runs
-	// (cloud-wire-facts.md §4.7 recycle 1 and timeline).
+	// (docs/spec.md W-4.7d, W-4.7f recycle 1 and timeline).
 	RecyclesBeforeRebuild int
 	// RebuildsBeforeQuarantine: rebuilds without live traffic before quarantine; 0 = no quarantine.
 	RebuildsBeforeQuarantine int
@@ -233,7 +233,7 @@ type Input struct {
 	InFlight bool
 }
 
-// age is the zombie age of §4.7: the live age if any live update was ever
+// age is the zombie age of docs/spec.md W-4.7a: the live age if any live update was ever
 // seen, otherwise the overall publish age.
 func (in Input) age() (time.Duration, bool) {
 	if in.AnyLiveSeen {
@@ -248,7 +248,7 @@ type Decision struct {
 	Actions []Action
 	// ForceLogin: the recovery step (hard restart, recycle, rebuild,
 	// resubscribe) must attempt a fresh login first when credentials are
-	// available (cloud-interface.md, ladder rules, first bullet).
+	// available (docs/spec.md I-3.4f, ladder rules, first bullet).
 	ForceLogin bool
 	// Zombie: the session is up and silent for at least StaleAfter.
 	Zombie bool
@@ -289,13 +289,15 @@ func (d Decision) Step() Action {
 // ShouldPrime reports whether d asks for a REST prime.
 func (d Decision) ShouldPrime() bool { return d.Has(Prime) || d.Has(ZombiePrime) }
 
-// OnTick decides what one connectivity poll tick does (§4.7 "Per poll tick").
+// OnTick decides what one connectivity poll tick does
+// (docs/spec.md W-4.7a, W-4.7b "Per poll tick").
 func (c Config) OnTick(st State, in Input) (State, Decision) {
-	// §4.7 1: "If the session is down, just REST-prime."
+	// docs/spec.md I-3.2g: "If the session is down, just REST-prime."
 	if !in.SessionUp {
 		return st, Decision{Actions: []Action{Prime}, Skipped: SkipSessionDown}
 	}
-	// §4.7 2: "if stale ≤ 0, or age is null, or age < 180, skip (no prime this tick)".
+	// docs/spec.md W-4.7a: "if stale ≤ 0, or age is null, or age < 180, skip
+	// (no prime this tick)".
 	if c.StaleAfter <= 0 {
 		return st, Decision{Skipped: SkipDisabled}
 	}
@@ -313,26 +315,27 @@ func (c Config) OnTick(st State, in Input) (State, Decision) {
 		return st, d
 	}
 	switch {
-	// §4.7: "all known subscribed modules offline (unknown counts as
+	// docs/spec.md I-3.4h: "all known subscribed modules offline (unknown counts as
 	// online): skip recovery and just prime"; spec: "Recovery is skipped
 	// while every subscribed module is known offline."
 	case in.AllSubscribedOffline:
 		return primeOnly(SkipModulesOffline)
-	// §4.7: "in quarantine: prime only"; spec step 5 "realtime recovery is
-	// paused and REST primes continue".
+	// docs/spec.md I-3.4e, W-4.7b: "in quarantine: prime only"; spec step 5
+	// "realtime recovery is paused and REST primes continue".
 	case st.Quarantined(in.Now):
 		return primeOnly(SkipQuarantine)
-	// §4.7: "in cooldown: prime only. The streak is not increased" (§7.12).
+	// docs/spec.md W-4.7b: "in cooldown: prime only. The streak is not
+	// increased" (docs/spec.md W-7.12).
 	case st.CoolingDown(in.Now):
 		return primeOnly(SkipCooldown)
 	case in.InFlight:
 		return primeOnly(SkipInFlight)
 	}
-	// §4.7: "prime_streak += 1 … If prime_streak ≥ 2, reset it and call
+	// docs/spec.md I-3.4b: "prime_streak += 1 … If prime_streak ≥ 2, reset it and call
 	// _recover_zombie_session"; spec step 2 "two consecutive zombie primes".
 	st.PrimeStreak++
 	d.PrimeStreak = st.PrimeStreak
-	if c.ZombiePrimes <= 0 { // §4.1: zombie_hard_restart_after 0 = REST-prime only
+	if c.ZombiePrimes <= 0 { // docs/spec.md W-4.1c: zombie_hard_restart_after 0 = REST-prime only
 		return primeOnly(SkipPrimeOnly)
 	}
 	if st.PrimeStreak < c.ZombiePrimes {
@@ -349,33 +352,34 @@ func (c Config) OnTick(st State, in Input) (State, Decision) {
 // the streaks and picks the step. Cooldown and quarantine are armed by
 // OnActionResult, once the step's outcome is known.
 func (c Config) escalate(st State) (State, Action) {
-	// §4.7: "If hard_restart_streak ≥ 3, go to recycle"; §4.1: 0 = never recycle.
+	// docs/spec.md W-4.7c: "If hard_restart_streak ≥ 3, go to recycle";
+	// docs/spec.md W-4.1c: 0 = never recycle.
 	if c.HardRestartsBeforeRecycle <= 0 || st.HardRestartStreak < c.HardRestartsBeforeRecycle {
-		// §4.7 hard restart 1: "hard_restart_streak += 1".
+		// docs/spec.md W-4.7c hard restart 1: "hard_restart_streak += 1".
 		st.HardRestartStreak++
 		return st, HardRestart
 	}
-	// §4.7 recycle 1: "recycle_streak += 1. If recycle_streak ≥ 2 … go to
-	// rebuild instead"; §4.1: 0 = never rebuild.
+	// docs/spec.md W-4.7d recycle 1: "recycle_streak += 1. If recycle_streak ≥ 2 … go to
+	// rebuild instead"; docs/spec.md W-4.1c: 0 = never rebuild.
 	st.RecycleStreak++
 	if c.RecyclesBeforeRebuild > 0 && st.RecycleStreak >= c.RecyclesBeforeRebuild {
-		// §4.7 rebuild 1: "Reset the streaks; rebuild_count += 1". The
+		// docs/spec.md W-4.7e rebuild 1: "Reset the streaks; rebuild_count += 1". The
 		// recycle streak is kept: it is the cooldown exponent that gives
 		// 600 s after the first rebuild and 1200 s after the second.
 		st.PrimeStreak, st.HardRestartStreak = 0, 0
 		st.RebuildCount++
 		return st, Rebuild
 	}
-	// §4.7 recycle 2: "Otherwise reset the hard and prime streaks."
+	// docs/spec.md W-4.7d recycle 2: "Otherwise reset the hard and prime streaks."
 	st.PrimeStreak, st.HardRestartStreak = 0, 0
 	return st, Recycle
 }
 
-// Cooldown is the cooldown armed at the given recycle streak (§4.1:
+// Cooldown is the cooldown armed at the given recycle streak (docs/spec.md W-4.1b:
 // min(base · 2^max(0, recycle_streak − 1), max)).
 func (c Config) Cooldown(recycleStreak int) time.Duration {
 	if c.CooldownBase <= 0 {
-		return 0 // §4.1: zombie_recovery_cooldown_s 0 = no cooldown
+		return 0 // docs/spec.md W-4.1c: zombie_recovery_cooldown_s 0 = no cooldown
 	}
 	d := c.CooldownBase
 	for i := 1; i < recycleStreak; i++ {
@@ -421,7 +425,7 @@ func (r Result) outcome() Outcome {
 }
 
 // OnActionResult records the outcome of action a and arms cooldown or
-// quarantine as §4.7 prescribes. The returned Decision carries
+// quarantine as docs/spec.md W-4.7c to W-4.7e prescribes. The returned Decision carries
 // CooldownFor/QuarantineFor and, when quarantine was entered, the action
 // EnterQuarantine (for logs and counters); it never asks to run anything.
 func (c Config) OnActionResult(st State, a Action, r Result, now time.Time) (State, Decision) {
@@ -430,25 +434,27 @@ func (c Config) OnActionResult(st State, a Action, r Result, now time.Time) (Sta
 	switch a {
 	case HardRestart:
 		// Spec step 2 cooldown column: "success arms no cooldown; aborted
-		// (forced re-login failed) arms cooldown". §4.7 hard restart 2: "if
-		// that fails, arm cooldown and abort". A failed reconnect arms
+		// (forced re-login failed) arms cooldown". docs/spec.md W-4.7c hard
+		// restart 2: "if that fails, arm cooldown and abort". A failed reconnect arms
 		// nothing: the streak escalates to step 3 instead.
 		if r.Aborted {
 			c.armCooldown(&st, now, &d)
 		}
 	case Recycle:
-		// §4.7 recycle 3: "on failure arm cooldown and abort"; recycle 6:
+		// docs/spec.md W-4.7d recycle 3: "on failure arm cooldown and abort"; recycle 6:
 		// "Always arm cooldown (300 s when recycle_streak=1)".
 		c.armCooldown(&st, now, &d)
 	case Rebuild:
-		// §4.7 rebuild 2: "Forced login; on failure arm cooldown and abort."
+		// docs/spec.md W-4.7e rebuild 2: "Forced login; on failure arm cooldown
+		// and abort."
 		if r.Aborted {
 			c.armCooldown(&st, now, &d)
 			break
 		}
-		// §4.7 rebuild 6: "If rebuild_count ≥ 3, arm quarantine (6 h; the
-		// prime and hard streaks reset). Otherwise arm cooldown"; §4.1: 0 =
-		// no quarantine / no pause, so a cooldown is armed instead.
+		// docs/spec.md I-3.4e, W-4.7e rebuild 6: "If rebuild_count ≥ 3, arm
+		// quarantine (6 h; the prime and hard streaks reset). Otherwise arm
+		// cooldown"; docs/spec.md W-4.1c: 0 = no quarantine / no pause, so a
+		// cooldown is armed instead.
 		if c.RebuildsBeforeQuarantine > 0 && c.QuarantineFor > 0 && st.RebuildCount >= c.RebuildsBeforeQuarantine {
 			st.QuarantineUntil = now.Add(c.QuarantineFor)
 			st.PrimeStreak, st.HardRestartStreak = 0, 0
@@ -460,7 +466,8 @@ func (c Config) OnActionResult(st State, a Action, r Result, now time.Time) (Sta
 		c.armCooldown(&st, now, &d)
 	case Resubscribe:
 		// Spec ladder rules: "Failed auth or resubscribe re-arms cooldown";
-		// §4.7 module-online: "An exception or a False result re-arms cooldown."
+		// docs/spec.md I-3.4g module-online: "An exception or a False result
+		// re-arms cooldown."
 		if !r.OK || r.Aborted {
 			c.armCooldown(&st, now, &d)
 		}
@@ -468,7 +475,7 @@ func (c Config) OnActionResult(st State, a Action, r Result, now time.Time) (Sta
 	return st, d
 }
 
-// OnLiveUpdate resets all zombie state on a live update (§4.6: "Every live
+// OnLiveUpdate resets all zombie state on a live update (docs/spec.md W-4.6d: "Every live
 // update also resets all zombie state: prime, hard and recycle streaks,
 // rebuild count, cooldown, quarantine and the module-online debounce";
 // spec step 5 "cleared by a live parameter update"). Counters are kept.
@@ -477,11 +484,11 @@ func OnLiveUpdate(st State) State {
 }
 
 // OnModuleOnline decides the module-online recovery when a subscribed
-// module flips offline→online (§4.7 "Module-online recovery"; spec: "If a
-// subscribed module returns online while still zombie, cooldown or
-// quarantine is cleared and recovery runs at once"; §7.11).
+// module flips offline→online (docs/spec.md I-3.4g, W-4.7g "Module-online
+// recovery"; spec: "If a subscribed module returns online while still zombie, cooldown or
+// quarantine is cleared and recovery runs at once"; docs/spec.md W-7.11).
 func (c Config) OnModuleOnline(st State, in Input) (State, Decision) {
-	// §4.7: "Skipped if: a recovery is already in flight; … the session is
+	// docs/spec.md W-4.7g: "Skipped if: a recovery is already in flight; … the session is
 	// down; the last such attempt was less than 90 s ago; or age < 180 s".
 	if in.InFlight {
 		return st, Decision{Skipped: SkipInFlight}
@@ -505,7 +512,7 @@ func (c Config) OnModuleOnline(st State, in Input) (State, Decision) {
 	}
 	st.LastModuleOnlineRecovery = in.Now
 	d := Decision{Zombie: true, Age: age, ForceLogin: true}
-	// §4.7: "If cooling down or quarantined: clear both, do a forced login
+	// docs/spec.md I-3.4g: "If cooling down or quarantined: clear both, do a forced login
 	// (failure → cooldown), then resubscribe()."
 	if st.CoolingDown(in.Now) || st.Quarantined(in.Now) {
 		st.CooldownUntil, st.QuarantineUntil = time.Time{}, time.Time{}
@@ -513,7 +520,7 @@ func (c Config) OnModuleOnline(st State, in Input) (State, Decision) {
 		d.PrimeStreak = st.PrimeStreak
 		return st, d
 	}
-	// §4.7: "Otherwise: _recover_zombie_session(max(1, prime_streak))."
+	// docs/spec.md W-4.7g: "Otherwise: _recover_zombie_session(max(1, prime_streak))."
 	d.PrimeStreak = max(1, st.PrimeStreak)
 	st, step := c.escalate(st)
 	d.Actions = []Action{step}

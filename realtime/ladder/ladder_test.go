@@ -174,7 +174,7 @@ func TestLadderStep5_RebuildCapReached_Quarantine6h_PrimesContinue(t *testing.T)
 		t.Fatalf("quarantine counted and streaks reset: %+v", st)
 	}
 	// Entering quarantine resets the prime and hard streaks whatever they are
-	// (§4.7 rebuild 6).
+	// (docs/spec.md W-4.7e rebuild 6).
 	if q, _ := c.OnActionResult(State{RebuildCount: 3, PrimeStreak: 1, HardRestartStreak: 2}, Rebuild, Result{OK: true}, at(4000)); q.PrimeStreak != 0 || q.HardRestartStreak != 0 {
 		t.Fatalf("quarantine must reset the prime and hard streaks: %+v", q)
 	}
@@ -350,7 +350,7 @@ func TestLadderRule_SessionDown_PrimeOnly(t *testing.T) {
 	}
 }
 
-// §7.12: while cooling down zombie primes are not counted, so no hard
+// docs/spec.md W-7.12: while cooling down zombie primes are not counted, so no hard
 // reconnect fires the moment the cooldown ends.
 func TestLadderRule_CooldownDoesNotGrowStreak(t *testing.T) {
 	c := DefaultConfig()
@@ -523,7 +523,7 @@ func TestLadderCountersPerStepAndResult(t *testing.T) {
 }
 
 // TestLadderDefaultTimeline drives the full default timeline of
-// cloud-wire-facts.md §4.7: ticks every 60 s, the stream dead from t0, every
+// docs/spec.md W-4.7f: ticks every 60 s, the stream dead from t0, every
 // action succeeding without bringing live traffic back.
 func TestLadderDefaultTimeline(t *testing.T) {
 	c := DefaultConfig()

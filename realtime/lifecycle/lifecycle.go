@@ -12,9 +12,10 @@
 // package ladder's; this machine runs the step it chose and reports the
 // step's result (FinishStep) for the ladder to record.
 //
-// Rules implement cloud-interface.md ("Client session state", the ladder's
-// rules, the modules/connect rules) and cloud-wire-facts.md §3.1, §4.5 and
-// §4.7; each rule cites the line it implements.
+// Rules implement the client session state, the recovery ladder's rules and
+// the modules/connect rules (docs/spec.md I-3.2a to I-3.2g, I-3.4f, I-4h and
+// docs/spec.md W-3.1a to W-3.1g, W-4.5, W-4.7a to W-4.7i); each rule cites
+// the row it implements.
 package lifecycle
 
 import (
@@ -31,7 +32,7 @@ type Config struct {
 	// lost session is immediate.
 	ReconnectBackoff time.Duration
 	// ReconnectMax caps the reconnect pause (the gateway passes its
-	// supervisor interval: cloud-wire-facts §3.1, attempts about every 15 s).
+	// supervisor interval: docs/spec.md W-3.1c, attempts about every 15 s).
 	ReconnectMax time.Duration
 }
 
@@ -308,7 +309,7 @@ func (m *machine) step(ev Event) {
 	case ReloginFinished:
 		m.st.Relogging = false
 	case Stop:
-		// cloud-wire-facts §4.2 stop(): the session is published down with
+		// docs/spec.md W-4.2b, stop: the session is published down with
 		// reason stop and closed by the gateway; nothing starts after it.
 		m.st.Stopping = true
 		m.st.SessionUp = false
@@ -352,9 +353,8 @@ func (m *machine) dialOK(e DialOK) {
 	m.st.Session++
 	m.st.SessionUp = true
 	m.do(Attach{Session: m.st.Session})
-	// cloud-interface.md: "After every realtime reconnect the current SID is
-	// posted again"; "Every realtime reconnect must be followed by a fresh
-	// prime".
+	// After every realtime reconnect the current SID is posted again and a
+	// fresh prime follows (docs/spec.md I-4h, I-1c).
 	m.bind(false, false)
 }
 
@@ -373,13 +373,14 @@ func (m *machine) dialFailed(e DialFailed) {
 	if e.AuthRejected && !m.st.Relogging {
 		// The cloud refused our token (revoked server-side, or expired
 		// early): it still looks valid here, so without a fresh login every
-		// attempt would be refused (cloud-interface.md, Authentication 7).
+		// attempt would be refused (docs/spec.md I-5.7).
 		m.st.Relogging = true
 		m.do(Relogin{})
 	}
 	if !e.PrimedOnce {
-		// cloud-interface.md: while down the store is kept current over
-		// REST; at start nothing else would fill it until the next poll.
+		// While down the store is kept current over REST
+		// (docs/spec.md I-3.2g); at start nothing else would fill it until
+		// the next poll.
 		m.do(PrimeWhileDown{})
 	}
 	m.scheduleReconnect()
@@ -414,7 +415,7 @@ func (m *machine) bindFinished(e BindFinished) {
 		m.st.PrimeOwed, m.st.OwedMark = true, e.Mark
 	}
 	if m.st.StepAwaitsConnect && e.Session == m.st.Session {
-		// cloud-wire-facts §4.7: the step awaits resubscribe(); its result
+		// docs/spec.md W-4.7c: the step awaits resubscribe(); its result
 		// is the bind's.
 		m.finishStep(ladder.Result{OK: e.Bound})
 	}
@@ -425,7 +426,7 @@ func (m *machine) supervise(e SupervisorTick) {
 		return
 	}
 	if m.st.SessionUp && e.SilentlyDead {
-		// cloud-interface.md: an Engine.IO abort that skips the disconnect
+		// docs/spec.md I-3.2e: an Engine.IO abort that skips the disconnect
 		// callback. Replaced on the next health tick if still so: the
 		// library marks a session closed an instant before it reports the
 		// end, so one sighting alone may be a disconnect in flight.
@@ -452,8 +453,8 @@ func (m *machine) health(e HealthTick) {
 	if !m.st.SessionUp || seq != m.st.Session || !e.SilentlyDead {
 		return
 	}
-	// cloud-interface.md: the Engine.IO abort row: down at once, the
-	// leftover teardown bounded, the client replaced if it hangs.
+	// docs/spec.md I-3.2e, the Engine.IO abort: down at once, the leftover
+	// teardown bounded, the client replaced if it hangs.
 	m.tearDown(outage.ReasonSupervisorStale, true)
 	if e.Abandoned {
 		m.replaceTransport()
@@ -487,8 +488,8 @@ func (m *machine) finishStep(r ladder.Result) {
 // the new session has been bound (or its connect failed).
 func (m *machine) runStep(e StepReady) {
 	if e.Aborted {
-		// cloud-wire-facts §4.7: "forced fresh login; if that fails, arm
-		// cooldown and abort" (the ladder arms it).
+		// docs/spec.md W-4.7c to W-4.7e: a forced fresh login; if that
+		// fails, arm cooldown and abort (the ladder arms it).
 		m.finishStep(ladder.Result{Aborted: true})
 		return
 	}
@@ -506,13 +507,13 @@ func (m *machine) runStep(e StepReady) {
 	m.st.StepAwaitsConnect = true
 	switch e.Step {
 	case ladder.HardRestart:
-		// §4.7 hard restart 3: force_reconnect: down with force_reconnect,
+		// docs/spec.md W-4.7c, hard restart: down with force_reconnect,
 		// reconnect on the same transport (new Engine.IO and namespace
 		// SIDs), then bind with the new SID, listen, prime.
 		m.tearDown(outage.ReasonForceReconnect, false)
 	case ladder.Recycle, ladder.Rebuild:
-		// §4.7 recycle 4: hard_reset: down with hard_reset, then a new
-		// Socket.IO client and a full connect. §4.7 rebuild 3-5 replaces
+		// docs/spec.md W-4.7d, recycle: down with hard_reset, then a new
+		// Socket.IO client and a full connect. The rebuild (docs/spec.md W-4.7e) replaces
 		// the "realtime manager" that holds that client and registers its
 		// hooks before connecting. Here every piece of that manager is
 		// already fresh on every transport replacement: a new transport
@@ -526,7 +527,7 @@ func (m *machine) runStep(e StepReady) {
 		m.tearDown(outage.ReasonHardReset, false)
 		m.replaceTransport()
 	case ladder.Resubscribe:
-		// §4.7 module-online recovery: resubscribe() the current session:
+		// docs/spec.md W-4.7g, W-4.7h: resubscribe() the current session:
 		// bind it afresh and prime.
 		if !m.st.SessionUp {
 			m.finishStep(ladder.Result{OK: false})

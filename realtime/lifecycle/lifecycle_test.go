@@ -372,7 +372,7 @@ func TestLifecycleTable(t *testing.T) {
 			want: up,
 		},
 
-		// ---- recovery steps (cloud-interface.md ladder; §4.7) ----
+		// ---- recovery steps (docs/spec.md I-3.4b to I-3.4f, W-4.7c to W-4.7h) ----
 		{
 			name: "StepChosen_Idle_StartsWithForcedLogin",
 			st:   up, ev: StepChosen{Step: ladder.HardRestart, ForceLogin: true}, now: 1,
