@@ -153,7 +153,7 @@ func TestModulesConnectEmptyAndMissingSID(t *testing.T) {
 	}
 }
 
-// primeExample is the prime example of the wire facts (§2.1); its decoding is
+// primeExample is the prime example of docs/spec.md W-2.1a; its decoding is
 // tested in wire/.
 const primeExample = `{"FTTCTBSLCE":{"P4":{"v1":{"value":21.5,"storable":true,"updatedAt":1757000000},"s1":3,"u1":{"value":1}},
                "P5":{"s40":{"value":10}},

@@ -390,11 +390,7 @@ func checkCitations(root string, tbl specTable) []string {
 // comments may still cite the interface documents directly instead of rows
 // of docs/spec.md: their rewrite is still to come. Each entry is removed once
 // its comments cite rows; the list is meant to end empty.
-var pendingCitationPaths = []string{
-	"realtime/transport/",
-	"cloudclient/",
-	"wire/",
-}
+var pendingCitationPaths = []string{}
 
 // documentCiteRE finds a citation of an interface document in a comment: its
 // name, or a section sign, whose document the reader would have to guess.

@@ -16,7 +16,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
-// wireExamplePrime is the prime example of the wire facts (§2.1).
+// wireExamplePrime is the prime example of docs/spec.md W-2.1a.
 const wireExamplePrime = `{"FTTCTBSLCE":{"P4":{"v1":{"value":21.5,"storable":true,"updatedAt":1757000000},"s1":3,"u1":{"value":1}},
                "P5":{"s40":{"value":10}},
                "P6":{"u13":{"storable":1}}}}`

@@ -15,7 +15,7 @@ import (
 // of the session outage reasons (package outage) or the caller's default, and that it reads the text the same
 // whatever the shape carrying it.
 func FuzzClassify(f *testing.F) {
-	// The wire-facts vectors and the Engine.IO reason strings.
+	// The reference test vectors (docs/spec.md W-3.4b) and the Engine.IO reason strings.
 	for _, s := range []string{
 		"HTTP 503 during handshake", `{"error":503}`, "queue is empty", "packet queue is empty",
 		"Server has stopped communicating", "ping timeout", "aiohttp WSMsgType.CLOSED", "code 257",
