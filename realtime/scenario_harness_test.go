@@ -378,6 +378,27 @@ func matches(labels map[string]string, pairs []string) bool {
 	return true
 }
 
+// labelSets returns the label sets of every sample of name, each as
+// "k=v,…" with the names in order, sorted.
+func (s *scenario) labelSets(name string) []string {
+	s.t.Helper()
+	var out []string
+	for _, sm := range s.series(name) {
+		names := make([]string, 0, len(sm.labels))
+		for k := range sm.labels {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		kv := make([]string, len(names))
+		for i, k := range names {
+			kv[i] = k + "=" + sm.labels[k]
+		}
+		out = append(out, strings.Join(kv, ","))
+	}
+	sort.Strings(out)
+	return out
+}
+
 // is reports whether the metric is present with exactly value v.
 func (s *scenario) is(v float64, name string, labelPairs ...string) bool {
 	s.t.Helper()
@@ -460,7 +481,14 @@ const scenarioDeadline = 5 * time.Second
 // with what the exporter showed.
 func (s *scenario) eventually(what string, cond func() bool) {
 	s.t.Helper()
-	deadline := time.Now().Add(scenarioDeadline)
+	s.eventuallyWithin(what, scenarioDeadline, cond)
+}
+
+// eventuallyWithin is eventually with its own deadline d, for a condition
+// paced by a longer clock than the gateway's (a token's lifetime).
+func (s *scenario) eventuallyWithin(what string, d time.Duration, cond func() bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
 			s.t.Fatalf("timed out waiting for %s; the exporter shows:%s", what, s.dump())
@@ -524,6 +552,22 @@ func (s *scenario) waitBound() string {
 		return true
 	})
 	return sid
+}
+
+// waitBoundAndPrimed waits until the session is bound at the simulator, no
+// resubscribe is in flight and the first prime is stored: from then on
+// nothing primes unless the test makes it (a prime made by the poll tick
+// before the session came up may otherwise still be followed by the bind's).
+func (s *scenario) waitBoundAndPrimed() {
+	s.t.Helper()
+	s.eventually("the session bound and primed", func() bool {
+		st := s.gw.Status()
+		if !st.Connected || !st.Ready || st.Binding != 0 {
+			return false
+		}
+		ss, ok := s.simSession(st.NamespaceSID)
+		return ok && ss.Connected && len(ss.Bound) > 0
+	})
 }
 
 // waitNewBound waits for a bound session other than old.
