@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
@@ -139,15 +139,5 @@ func (c *Config) validate() error {
 }
 
 func sortedUnique(in []string) []string {
-	out := append([]string(nil), in...)
-	sort.Strings(out)
-	j := 0
-	for i, s := range out {
-		if s == "" || (i > 0 && s == out[i-1]) {
-			continue
-		}
-		out[j] = s
-		j++
-	}
-	return out[:j]
+	return slices.DeleteFunc(slices.Compact(slices.Sorted(slices.Values(in))), func(s string) bool { return s == "" })
 }
