@@ -1,11 +1,12 @@
 package transport
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // Event names the cloud pushes on the namespace.
@@ -70,18 +71,18 @@ func WireName(name any) (string, bool) {
 //   - a name ending in "alarms:quantity:change" → EventAlarmsQuantity
 //   - "60", "61", "63" → EventOther named after the task event they alias
 //   - anything else → EventOther with the name unchanged
-func Normalize(wire string, payload json.RawMessage) (EventKind, string) {
-	name := strings.TrimSpace(wire)
+func Normalize(wireName string, payload json.RawMessage) (EventKind, string) {
+	name := strings.TrimSpace(wireName)
 	switch {
 	case name == NameMemoryUpdated:
 		return EventMemoryUpdated, NameMemoryUpdated
 	case strings.HasSuffix(name, "parameters:change"):
-		if isObject(payload) {
+		if wire.FirstByte(payload) == '{' {
 			return EventParamsChange, name
 		}
 		return EventOther, name
 	case name == NameSnapshot:
-		if isObject(payload) {
+		if wire.FirstByte(payload) == '{' {
 			return EventSnapshot, name
 		}
 		return EventOther, name
@@ -94,9 +95,4 @@ func Normalize(wire string, payload json.RawMessage) (EventKind, string) {
 		return EventOther, alias
 	}
 	return EventOther, name
-}
-
-func isObject(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) > 0 && t[0] == '{'
 }
