@@ -134,13 +134,18 @@ func (s *Scanner) SkipValue(depth int) error {
 // OpenArray moves past the '[' at Pos (and any space after it); empty
 // reports an array with no elements, whose ']' is consumed too. Otherwise
 // Pos is at the first element.
-func (s *Scanner) OpenArray(depth int) (empty bool, err error) {
+func (s *Scanner) OpenArray(depth int) (empty bool, err error) { return s.open(depth, ']') }
+
+// open moves past the opening bracket at Pos of a container that closer
+// ends, and any space after it; empty reports a container with nothing in
+// it, whose closer is consumed too.
+func (s *Scanner) open(depth int, closer byte) (empty bool, err error) {
 	if depth >= MaxDepth {
 		return false, s.fail("nesting too deep")
 	}
-	s.pos++ // '['
+	s.pos++ // '[' or '{'
 	s.SkipSpace()
-	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+	if s.pos < len(s.data) && s.data[s.pos] == closer {
 		s.pos++
 		return true, nil
 	}
@@ -167,18 +172,7 @@ func (s *Scanner) NextElement() (more bool, err error) {
 }
 
 // openObject is OpenArray for an object.
-func (s *Scanner) openObject(depth int) (empty bool, err error) {
-	if depth >= MaxDepth {
-		return false, s.fail("nesting too deep")
-	}
-	s.pos++ // '{'
-	s.SkipSpace()
-	if s.pos < len(s.data) && s.data[s.pos] == '}' {
-		s.pos++
-		return true, nil
-	}
-	return false, nil
-}
+func (s *Scanner) openObject(depth int) (empty bool, err error) { return s.open(depth, '}') }
 
 // key reads a member's key and its ':', leaving Pos at the value. raw is the
 // text between the quotes; esc reports that it needs unescaping.
