@@ -86,7 +86,10 @@ const (
 	HardRestart Action = "hard_restart"
 	// Recycle: step 3, hard-reset (replace) the Socket.IO client.
 	Recycle Action = "transport_recycle"
-	// Rebuild: step 4, rebuild the realtime manager.
+	// Rebuild: step 4, rebuild the realtime manager. Every connect already
+	// builds a fresh library manager, so its session work is a recycle's
+	// (see package lifecycle); it differs in the ladder's accounting: it
+	// counts towards quarantine and has its own, longer cooldown.
 	Rebuild Action = "manager_rebuild"
 	// EnterQuarantine: step 5, pause realtime recovery; REST primes go on.
 	EnterQuarantine Action = "quarantine"
