@@ -22,6 +22,7 @@ import (
 const (
 	EventParametersChange = "app:modules:parameters:change"
 	EventConnectionStatus = "app:module:connection:status:changed"
+	EventAlarmsQuantity   = "app:modules:alarms:quantity:change"
 	// EventMemoryUpdated is SIGMA_NETWORK_EVENT_MODULE_MEMORY_UPDATED: the
 	// event name on the wire is the JSON number 22, not a string.
 	EventMemoryUpdated = 22
@@ -475,6 +476,13 @@ func (c *Cloud) ModuleOnline(devid string) bool {
 // bound to the module.
 func (c *Cloud) EmitMemoryUpdated(devid string) {
 	c.emit(devid, EventMemoryUpdated, map[string]any{"devid": devid})
+}
+
+// EmitAlarmsQuantity pushes {"alarmsQuantity":{devid:n}} to the sessions
+// bound to the module. It changes no alarm row: a later REST answer reports
+// the module's rows as they are.
+func (c *Cloud) EmitAlarmsQuantity(devid string, n int) {
+	c.emit(devid, EventAlarmsQuantity, map[string]any{"alarmsQuantity": map[string]any{devid: n}})
 }
 
 // fireTransportFaults applies the one-shot close_transport, abort_transport,

@@ -359,3 +359,17 @@ func TestHandshake503Fault(t *testing.T) {
 	}
 	connected(t, c, tok)
 }
+
+func TestAlarmsQuantityPush(t *testing.T) {
+	c := startCloud(t, Options{})
+	tok := login(t, c)
+	d := c.Devids()[0]
+	a := connected(t, c, tok)
+	bind(t, c, tok, "wsid", a.SID(), []string{d})
+	c.EmitAlarmsQuantity(d, 3)
+	ev := a.next(EventAlarmsQuantity)
+	q, _ := ev.payload["alarmsQuantity"].(map[string]any)
+	if ev.numeric || len(ev.payload) != 1 || q[d] != float64(3) {
+		t.Fatalf("alarms quantity event = %+v, want {\"alarmsQuantity\":{%q:3}}", ev, d)
+	}
+}
