@@ -38,6 +38,7 @@ type session struct {
 	reason         string // disconnect reason once gone
 	bound          map[string]bool
 	listens        map[string]int // client emits seen, by event name
+	emits          []Emit         // every client emit, in order (bounded by maxEmits)
 	// sock is the library's socket while the session is connected; nil
 	// once it has ended, so a closed session's record does not hold its
 	// connection's buffers and queues.
@@ -53,7 +54,21 @@ type Session struct {
 	Reason     string         `json:"reason,omitempty"` // why it ended
 	Bound      []string       `json:"bound"`            // devids whose pushes it gets
 	Listens    map[string]int `json:"listens,omitempty"`
+	// Emits are the session's client emits in order, with their first
+	// argument as decoded from JSON (numbers are float64); the first
+	// maxEmits only.
+	Emits []Emit `json:"emits,omitempty"`
 }
+
+// Emit is one client emit: its event name and its first argument.
+type Emit struct {
+	Event string `json:"event"`
+	Arg   any    `json:"arg,omitempty"`
+}
+
+// maxEmits bounds the emits a session keeps: a client that emits in a loop
+// must not grow the simulator without bound.
+const maxEmits = 256
 
 func (c *Cloud) setupRealtime() {
 	opts := sio.DefaultServerOptions()
@@ -282,6 +297,13 @@ func (c *Cloud) onSession(s *sio.Socket) {
 		name, _ := args[0].(string)
 		c.mu.Lock()
 		sess.listens[name]++
+		if len(sess.emits) < maxEmits {
+			e := Emit{Event: name}
+			if len(args) > 1 {
+				e.Arg = args[1]
+			}
+			sess.emits = append(sess.emits, e)
+		}
 		c.mu.Unlock()
 	})
 	_ = s.On("disconnect", func(args ...any) {
@@ -339,7 +361,7 @@ func (c *Cloud) Sessions() []Session {
 		}
 		out = append(out, Session{
 			SID: s.sid, EngineSID: s.engineSID, RemoteAddr: s.remote, Connected: s.live(),
-			Reason: s.reason, Bound: slices.Sorted(maps.Keys(s.bound)), Listens: ls,
+			Reason: s.reason, Bound: slices.Sorted(maps.Keys(s.bound)), Listens: ls, Emits: slices.Clone(s.emits),
 		})
 	}
 	return out

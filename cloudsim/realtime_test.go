@@ -180,6 +180,14 @@ func TestClientEmitsAndSessionTracking(t *testing.T) {
 	if len(st.Sessions) != 1 || st.Sessions[0].SID != a.SID() || !st.Sessions[0].Connected {
 		t.Fatalf("state sessions = %+v", st.Sessions)
 	}
+	// The emits are kept in order with their argument as sent.
+	emits := st.Sessions[0].Emits
+	if len(emits) != 6 || emits[0].Event != "app:modules:parameters:listen" || emits[1].Event != emits[0].Event {
+		t.Fatalf("emits = %+v", emits)
+	}
+	if arg, _ := emits[1].Arg.(map[string]any); arg["group_id"] != float64(c.ObjectID()) || arg["devids"] == nil {
+		t.Fatalf("second emit's argument = %#v", emits[1].Arg)
+	}
 	a.sock.Disconnect()
 	eventually(t, "session to be marked disconnected", func() bool { s, _ := sessionBySID(c, a.SID()); return !s.Connected && s.Reason != "" })
 }
