@@ -154,21 +154,26 @@ func (s *Scanner) open(depth int, closer byte) (empty bool, err error) {
 
 // NextElement moves past the separator after an array element: more is true
 // at a ',' (Pos is then at the next element), false at the closing ']'.
-func (s *Scanner) NextElement() (more bool, err error) {
+func (s *Scanner) NextElement() (more bool, err error) { return s.next(']', "array") }
+
+// next moves past the separator after an element of a container that closer
+// ends (what names it in errors): more at a ',' (Pos is then at the next
+// element), false at closer.
+func (s *Scanner) next(closer byte, what string) (more bool, err error) {
 	s.SkipSpace()
 	if s.pos >= len(s.data) {
-		return false, s.fail("unexpected end of array")
+		return false, s.fail("unexpected end of " + what)
 	}
 	switch s.data[s.pos] {
 	case ',':
 		s.pos++
 		s.SkipSpace()
 		return true, nil
-	case ']':
+	case closer:
 		s.pos++
 		return false, nil
 	}
-	return false, s.fail("expected ',' or ']' in array")
+	return false, s.fail("expected ',' or '" + string(closer) + "' in " + what)
 }
 
 // openObject is OpenArray for an object.
@@ -194,21 +199,7 @@ func (s *Scanner) key() (raw []byte, esc bool, err error) {
 }
 
 // nextMember is NextElement for an object.
-func (s *Scanner) nextMember() (more bool, err error) {
-	s.SkipSpace()
-	if s.pos >= len(s.data) {
-		return false, s.fail("unexpected end of object")
-	}
-	switch s.data[s.pos] {
-	case ',':
-		s.pos++
-		return true, nil
-	case '}':
-		s.pos++
-		return false, nil
-	}
-	return false, s.fail("expected ',' or '}' in object")
-}
+func (s *Scanner) nextMember() (more bool, err error) { return s.next('}', "object") }
 
 // plainASCII marks the bytes a string holds as they are: printable ASCII
 // other than the quote and the backslash.
