@@ -14,11 +14,8 @@ import (
 
 // The event label of bragerone_realtime_events_total is the transport's
 // event kind name (transport.EventKind.String), which owns the mapping from
-// wire event names to kinds. Overflow is counted as other; connect_error
-// completes the fixed set the metric contract lists.
-const (
-	EventConnectError = "connect_error"
-)
+// wire event names to kinds. Overflow is a marker of lost events, not an
+// event, and is counted as other.
 
 // EventOther is the label of every event outside Events' named kinds.
 var EventOther = transport.EventOther.String()
@@ -33,7 +30,7 @@ func eventLabels() []string {
 			out = append(out, k.String())
 		}
 	}
-	return append(out, EventConnectError)
+	return out
 }
 
 // EndpointOther is the endpoint label of requests beyond the endpoint cap.

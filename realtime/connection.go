@@ -107,6 +107,10 @@ func (g *Gateway) connected(ctx context.Context, gen uint64, s transport.Session
 	g.dialled = dialResult{s: s, err: err}
 	defer func() { g.dialled = dialResult{} }()
 	if err != nil {
+		var ce *transport.ConnectError
+		if errors.As(err, &ce) && ce.ConnectErrorEvent && g.cfg.OnEvent != nil {
+			g.cfg.OnEvent(transport.EventConnectError)
+		}
 		g.feed(ctx, lifecycle.DialFailed{
 			Reason:           connectFailureReason(err),
 			TooManyAbandoned: errors.Is(err, transport.ErrTooManyAbandoned),

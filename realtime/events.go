@@ -71,7 +71,8 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 		g.startPrime(ctx, g.subscribed, PrimeOverflow, nil)
 	case transport.EventDisconnect:
 		g.sessionEnded(ctx, ev.Reason, ev.Detail)
-	case transport.EventConnect, transport.EventOther:
+	case transport.EventConnect, transport.EventOther, transport.EventConnectError:
+		// A connect_error is counted; the disconnect that follows ends the session.
 		return false
 	}
 	return true

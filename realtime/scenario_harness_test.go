@@ -164,6 +164,13 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 		}
 		return tr, nil
 	}
+	// The exporter's own metrics, fed as serve feeds them.
+	s.reg = prometheus.NewPedanticRegistry()
+	inst, err := collector.NewInstrumentation(s.reg, collector.InstrumentationOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.OnEvent = inst.ObserveEvent
 	if su.gw != nil {
 		su.gw(&cfg)
 	}
@@ -178,7 +185,6 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.reg = prometheus.NewPedanticRegistry()
 	s.reg.MustRegister(col)
 
 	if su.before != nil {

@@ -1076,6 +1076,11 @@ func TestScenario20ConnectErrorAfterConnected(t *testing.T) {
 	if n := s.sum("bragerone_session_outages_total"); n != 1 {
 		t.Fatalf("%g outages published, want the one connect_error:%s", n, s.dump())
 	}
+	// The refusal of the joined namespace and of each join on the revoked
+	// token are the library's connect_error events, each counted.
+	if n := s.sum("bragerone_realtime_events_total", "event", "connect_error"); n < 2 {
+		t.Fatalf("%g connect_error events counted, want the joined session's and at least one refused join's:%s", n, s.dump())
+	}
 	s.exportedIs(d, key, 2020)
 	s.nudgeLive(d, s.vKey(d, 1), 1)
 	s.nothingLost()

@@ -323,11 +323,13 @@ func (s *session) onConnectError(err error) {
 	detail = s.c.cfg.Redact(detail)
 	token := Classify(payload, outage.ReasonConnectError)
 	if !joined {
-		s.fail(&ConnectError{Phase: phase, Reason: token, Err: errors.New(detail)})
+		s.fail(&ConnectError{Phase: phase, Reason: token, Err: errors.New(detail), ConnectErrorEvent: true})
 		go s.teardownBounded()
 		return
 	}
-	// A connect_error after the join ends the session like a disconnect.
+	// A connect_error after the join ends the session like a disconnect,
+	// announced by its own event.
+	s.q.push(Event{Kind: EventConnectError, Reason: token, Detail: detail, Received: s.c.cfg.Now()})
 	s.end(token, "connect_error: "+detail)
 }
 

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -125,17 +126,27 @@ func TestConnectHeadersSIDsAndEvents(t *testing.T) {
 // if one was delivered.
 func drainToEnd(t *testing.T, s Session) *Event {
 	t.Helper()
+	_, last := drainKinds(t, s)
+	return last
+}
+
+// drainKinds reads until the channel closes and returns the kinds read and
+// the Disconnect event if one was delivered.
+func drainKinds(t *testing.T, s Session) ([]EventKind, *Event) {
+	t.Helper()
+	var kinds []EventKind
 	var last *Event
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
 		case ev, ok := <-s.Events():
 			if !ok {
-				return last
+				return kinds, last
 			}
 			if last != nil {
 				t.Fatalf("event %v after the Disconnect event", ev.Kind)
 			}
+			kinds = append(kinds, ev.Kind)
 			if ev.Kind == EventDisconnect {
 				e := ev
 				last = &e
@@ -154,6 +165,7 @@ func TestServerSideDisconnectReasons(t *testing.T) {
 		act        func(g *goServer, srvSock serverSocket)
 		wantReason []string // any of
 		wantDetail []string // any of (prefix)
+		wantFirst  EventKind
 	}{
 		{
 			name:       "namespace disconnect",
@@ -180,6 +192,7 @@ func TestServerSideDisconnectReasons(t *testing.T) {
 			act:        func(_ *goServer, s serverSocket) { emitRaw(s.(*serverSock).s, `4/ws,{"message":"HTTP 503 upstream"}`) },
 			wantReason: []string{outage.ReasonHandshake503},
 			wantDetail: []string{"connect_error: HTTP 503 upstream"},
+			wantFirst:  EventConnectError,
 		},
 	}
 	for _, tc := range cases {
@@ -189,9 +202,16 @@ func TestServerSideDisconnectReasons(t *testing.T) {
 			s := connect(t, c)
 			eventOf(t, s, EventConnect)
 			tc.act(g, &serverSock{g.socket(1)})
-			ev := drainToEnd(t, s)
+			kinds, ev := drainKinds(t, s)
 			if ev == nil {
 				t.Fatal("no Disconnect event before the channel closed")
+			}
+			var want []EventKind
+			if tc.wantFirst != EventOther {
+				want = append(want, tc.wantFirst)
+			}
+			if want = append(want, EventDisconnect); !slices.Equal(kinds, want) {
+				t.Errorf("events after the act %v, want %v", kinds, want)
 			}
 			if !oneOf(ev.Reason, tc.wantReason, false) || !oneOf(ev.Detail, tc.wantDetail, true) {
 				t.Errorf("Disconnect reason %q detail %q, want reason in %v, detail starting with one of %v", ev.Reason, ev.Detail, tc.wantReason, tc.wantDetail)
@@ -292,6 +312,9 @@ func TestWatchdogStalledHandshake(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Phase != PhaseDial || !errors.Is(err, ErrTimeout) || ce.Reason != outage.ReasonConnectError {
 		t.Fatalf("Connect = %v, want a dial-phase timeout ConnectError", err)
 	}
+	if ce.ConnectErrorEvent {
+		t.Error("a dial that timed out is marked as a connect_error event")
+	}
 	if st.accepted() != 1 {
 		t.Errorf("stall listener accepted %d connections, want 1", st.accepted())
 	}
@@ -363,6 +386,9 @@ func TestWatchdogNamespaceNeverAcknowledged(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Phase != PhaseNamespace || !errors.Is(err, ErrTimeout) {
 		t.Fatalf("Connect = %v, want a namespace-phase timeout", err)
 	}
+	if ce.ConnectErrorEvent {
+		t.Error("a join that timed out is marked as a connect_error event")
+	}
 	if !strings.Contains(err.Error(), "namespace /ws join not acknowledged") {
 		t.Errorf("error text %q does not say what hung", err)
 	}
@@ -426,6 +452,9 @@ func TestConnectErrorWithoutDataKeepsMessage(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "not authorized") {
 		t.Errorf("error %q lost the server's message", err)
+	}
+	if !ce.ConnectErrorEvent {
+		t.Error("a refused join is not marked as the library's connect_error event")
 	}
 	g.setReject("upstream said 503")
 	_, err = c.Connect(context.Background())

@@ -75,8 +75,8 @@ func TestEventKindString(t *testing.T) {
 // label value the exporter counts it under.
 func TestEventKindsAreNamed(t *testing.T) {
 	kinds := EventKinds()
-	if len(kinds) == 0 || kinds[len(kinds)-1] != EventOverflow {
-		t.Fatalf("EventKinds = %v, want every kind through EventOverflow", kinds)
+	if len(kinds) == 0 || kinds[len(kinds)-1] != EventConnectError {
+		t.Fatalf("EventKinds = %v, want every kind through EventConnectError", kinds)
 	}
 	seen := map[string]bool{}
 	for i, k := range kinds {

@@ -73,6 +73,11 @@ const (
 	EventMemoryUpdated                     // numeric event 22 (module memory updated)
 	EventAlarmsQuantity                    // a name ending in "alarms:quantity:change"
 	EventOverflow                          // Dropped events were lost: re-prime
+	// EventConnectError is the library's connect_error on a joined session
+	// (the server's CONNECT_ERROR, or the engine failing under it); the
+	// EventDisconnect that ends the session follows it. One before the join
+	// fails Connect instead, with ConnectError.ConnectErrorEvent set.
+	EventConnectError
 )
 
 var kindNames = [...]string{
@@ -85,6 +90,7 @@ var kindNames = [...]string{
 	EventMemoryUpdated:    "memory_updated",
 	EventAlarmsQuantity:   "alarms_quantity",
 	EventOverflow:         "overflow",
+	EventConnectError:     "connect_error",
 }
 
 func (k EventKind) String() string {
@@ -147,6 +153,11 @@ type ConnectError struct {
 	Phase  string // one of the Phase constants
 	Reason string // reason token (Classify of the failure, default connect_error)
 	Err    error
+	// ConnectErrorEvent says the failure was the library's connect_error
+	// event (the server refused the namespace join, or the engine failed
+	// while joining), not a timeout or a dial that never reached the
+	// server's namespace; the consumer counts it as a received event.
+	ConnectErrorEvent bool
 }
 
 func (e *ConnectError) Error() string {
