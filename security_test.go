@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -813,6 +814,113 @@ func TestShortSecretEchoesNeverPrintedByTools(t *testing.T) {
 					}
 				})
 			}
+		}
+	}
+}
+
+// recordEchoFront passes everything to the simulator, but writes the
+// request's bearer token and the password into the text of every module
+// row it lists (name, version, gateway version), as a cloud that echoes
+// what it was sent into its data would.
+type recordEchoFront struct {
+	sim      *cloudsim.Cloud
+	password string
+	echoed   atomic.Int64
+
+	mu     sync.Mutex
+	tokens []string // bearer tokens echoed
+}
+
+func (f *recordEchoFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method+" "+r.URL.Path != "GET /v1/modules" {
+		f.sim.Handler().ServeHTTP(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	f.sim.Handler().ServeHTTP(rec, r)
+	out := rec.Body.Bytes()
+	var doc struct {
+		Data []map[string]any `json:"data"`
+	}
+	if rec.Code == 200 && json.Unmarshal(out, &doc) == nil && len(doc.Data) > 0 {
+		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		f.mu.Lock()
+		if !slices.Contains(f.tokens, tok) {
+			f.tokens = append(f.tokens, tok)
+		}
+		f.mu.Unlock()
+		for _, row := range doc.Data {
+			row["name"] = fmt.Sprintf("Boiler %s %s", tok, f.password)
+			row["moduleVersion"] = "v1 " + tok
+			row["gateway"] = map[string]any{"address": "10.0.0.1", "interface": "eth0", "version": "gw " + f.password}
+		}
+		out, _ = json.Marshal(doc)
+		f.echoed.Add(1)
+	}
+	for k, vs := range rec.Header() {
+		w.Header()[k] = vs
+	}
+	w.Header().Del("Content-Length")
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(out)
+}
+
+// The cloud's records are text like its errors: a module list whose names,
+// versions and gateway versions quote the bearer token and the password
+// reaches /metrics (bragerone_module_info), /status, the module pages, the
+// landing page and the log with both masked, and the module is still
+// exported under its devid with the rest of its name.
+func TestSecretsEchoedIntoRecordsNeverExposed(t *testing.T) {
+	const password = "Pa55-w0rd-sekret-7731"
+	sim := cloudsim.New(cloudsim.Options{Password: password, Modules: 2, ParamsPerModule: 30, Seed: 3})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	front := &recordEchoFront{sim: sim, password: password}
+	srv := httptest.NewServer(front)
+	t.Cleanup(srv.Close)
+	t.Setenv(passwordEnv, password)
+
+	r := startServeRun(t, append([]string{
+		"--log.level=debug", "--log.format=json",
+		"--cloud.url=" + srv.URL, "--cloud.email=" + cloudsim.DefaultEmail,
+	}, fastServeFlags...)...)
+	r.waitServe("every module's info and parameters exported", func(mfs map[string]*dto.MetricFamily) bool {
+		return mfs["bragerone_parameter_value"] != nil && mfs["bragerone_module_info"] != nil &&
+			len(mfs["bragerone_module_info"].GetMetric()) == len(sim.Devids())
+	})
+	_, metrics, err := r.scrape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]string{"/metrics": string(metrics)}
+	for _, path := range append([]string{"/status", "/"}, modulePages(sim.Devids())...) {
+		_, body, err := r.get(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[path] = string(body)
+	}
+	if code := r.stop(); code != exitOK {
+		t.Fatalf("serve exited %d; stderr:\n%s", code, tailLines(r.stderr.String(), 40))
+	}
+	texts["the log"] = r.stderr.String()
+	if front.echoed.Load() == 0 {
+		t.Fatal("no module list was rewritten; the check would see nothing")
+	}
+	front.mu.Lock()
+	tokens := append([]string{password}, front.tokens...)
+	front.mu.Unlock()
+	if len(tokens) < 2 || len(tokens[1]) < 12 {
+		t.Fatalf("no usable bearer token was echoed: %q", tokens[1:])
+	}
+	checkSecretsAbsent(t, tokens, texts)
+	want := fmt.Sprintf(`name="Boiler %s %s"`, redactMask, redactMask)
+	for _, d := range sim.Devids() {
+		line := fmt.Sprintf(`bragerone_module_info{devid=%q,gateway_version="gw %s",`, d, redactMask)
+		if !strings.Contains(texts["/metrics"], line) || strings.Count(texts["/metrics"], want) != len(sim.Devids()) {
+			t.Errorf("module %s not exported with its masked name and gateway version (%s, %s):\n%s", d, line, want, texts["/metrics"])
 		}
 	}
 }

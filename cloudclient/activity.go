@@ -110,6 +110,8 @@ func (c *Client) Activity(ctx context.Context, req ListRequest) ([]ActivityRow, 
 		if a.User == "" {
 			a.User = wire.String(wire.Members(f["user"])["name"])
 		}
+		a.Name, a.State, a.User = c.scrubText(a.Name), c.scrubText(a.State), c.scrubText(a.User)
+		a.Value, a.PrevValue, a.Raw = c.scrubValue(a.Value), c.scrubValue(a.PrevValue), c.scrubRaw(a.Raw)
 		out = append(out, a)
 	}
 	return out, nil
@@ -138,7 +140,7 @@ func (c *Client) alarms(ctx context.Context, cl *call, req ListRequest) ([]Alarm
 		}
 		id, _ := wire.Int(f["id"])
 		out = append(out, AlarmRow{ID: int(id), Devid: wire.String(f["devid"]), CreatedAt: wire.String(f["created_at"]),
-			FinishedAt: wire.String(f["finished_at"]), Raw: wire.Object(raw)})
+			FinishedAt: wire.String(f["finished_at"]), Raw: c.scrubRaw(wire.Object(raw))})
 	}
 	return out, nil
 }

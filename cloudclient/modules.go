@@ -68,6 +68,9 @@ func (c *Client) Modules(ctx context.Context, objectID int) (*ModuleListing, err
 		c.logFailure(cl.tmpl, de)
 		return nil, de
 	}
+	for i := range l.Modules {
+		c.scrubModule(&l.Modules[i])
+	}
 	if !l.Recognised {
 		c.log.Warn("module list has an unrecognised shape", "endpoint", cl.tmpl)
 	}

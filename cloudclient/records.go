@@ -98,8 +98,8 @@ func (c *Client) User(ctx context.Context) (*User, error) {
 	}
 	id, _ := wire.Int(m["id"])
 	return &User{
-		ID: int(id), Name: wire.String(m["name"]), Email: wire.String(m["email"]),
-		Language: wire.String(m["language"]), Raw: wire.Object(raw),
+		ID: int(id), Name: c.scrubText(wire.String(m["name"])), Email: c.scrubText(wire.String(m["email"])),
+		Language: c.scrubText(wire.String(m["language"])), Raw: c.scrubRaw(wire.Object(raw)),
 	}, nil
 }
 
@@ -125,7 +125,11 @@ func (c *Client) permissions(ctx context.Context, cl *call) ([]string, error) {
 	if err := c.decodeJSON(cl, r, &raw); err != nil {
 		return nil, err
 	}
-	return decodePermissions(raw), nil
+	perms := decodePermissions(raw)
+	for i, p := range perms {
+		perms[i] = c.scrubText(p)
+	}
+	return perms, nil
 }
 
 func decodePermissions(raw json.RawMessage) []string {
@@ -161,7 +165,11 @@ func (c *Client) Objects(ctx context.Context) ([]Object, error) {
 	if err := c.decodeJSON(cl, r, &raw); err != nil {
 		return nil, err
 	}
-	return decodeObjects(raw), nil
+	objs := decodeObjects(raw)
+	for i := range objs {
+		c.scrubObject(&objs[i])
+	}
+	return objs, nil
 }
 
 func decodeObjects(raw json.RawMessage) []Object {
@@ -188,12 +196,13 @@ func (c *Client) Object(ctx context.Context, objectID int) (*ObjectDetails, erro
 	if err != nil {
 		return nil, err
 	}
-	d := &ObjectDetails{Status: wire.String(m["status"])}
+	d := &ObjectDetails{Status: c.scrubText(wire.String(m["status"]))}
 	inner, ok := m["object"]
 	if !ok {
 		inner = r.body
 	}
 	if o, ok := decodeObjectRecord(inner); ok {
+		c.scrubObject(&o)
 		d.Object = o
 	}
 	return d, nil
@@ -212,7 +221,8 @@ func (c *Client) ModuleCard(ctx context.Context, code string) (*ModuleCard, erro
 	}
 	id, _ := wire.Int(m["id"])
 	mid, _ := wire.Int(m["moduleId"])
-	return &ModuleCard{ID: int(id), ModuleID: int(mid), ClientFullName: wire.String(m["clientFullName"]), Raw: wire.Object(r.body)}, nil
+	return &ModuleCard{ID: int(id), ModuleID: int(mid), ClientFullName: c.scrubText(wire.String(m["clientFullName"])),
+		Raw: c.scrubRaw(wire.Object(r.body))}, nil
 }
 
 // SystemVersion returns the deployed frontend version. It needs no token.
@@ -233,5 +243,5 @@ func (c *Client) SystemVersion(ctx context.Context) (*SystemVersion, error) {
 	if inner := wire.Members(m["version"]); inner != nil {
 		m = inner
 	}
-	return &SystemVersion{Version: wire.String(m["version"]), DevMode: wire.Bool(m["devMode"])}, nil
+	return &SystemVersion{Version: c.scrubText(wire.String(m["version"])), DevMode: wire.Bool(m["devMode"])}, nil
 }

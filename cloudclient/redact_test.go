@@ -209,3 +209,85 @@ func TestCommandAnswerEchoIsScrubbed(t *testing.T) {
 		}
 	}
 }
+
+// A cloud that echoes the password and the bearer token into the text of
+// its records (a module named after the token it was sent, an object whose
+// street is the password) has them masked in every record the client
+// returns, in the fields and in Raw; the identities the exporter keys on
+// (devid, ids) come back as sent.
+func TestRecordsEchoingSecretsAreScrubbed(t *testing.T) {
+	fc := newFakeCloud(t)
+	echo := func(r *http.Request) string {
+		return "x " + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") + " " + testPassword + " y"
+	}
+	answer := func(route, format string, n int) {
+		fc.handle(route, func(w http.ResponseWriter, r *http.Request) {
+			args := make([]any, n)
+			for i := range args {
+				args[i] = echo(r)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, format, args...)
+		})
+	}
+	answer("GET /v1/modules", `{"data":[{"devid":"D1","id":11,"connectedAt":1700000000,"name":%q,"moduleTitle":%q,"moduleVersion":%q,`+
+		`"moduleAddress":%q,"moduleInterface":%q,"isAcceptedAt":%q,"gateway":{"address":%q,"interface":%q,"version":%q},`+
+		`"permissions":[%q],"parameterSchemas":[{"id":1,"name":%q,"value":%q}]}]}`, 12)
+	answer("GET /v1/user", `{"user":{"id":7,"name":%q,"email":%q,"language":%q,"note":%q}}`, 4)
+	answer("GET /v1/user/permissions", `{"permissions":[%q]}`, 1)
+	answer("GET /v1/objects", `{"data":[{"id":1,"name":%q,"addressCity":%q,"addressStreet":%q,"addressPostCode":%q,"addressCountry":%q,"addressHouseNumber":%q}]}`, 6)
+	answer("GET /v1/objects/1", `{"status":%q,"object":{"id":1,"name":%q}}`, 2)
+	answer("GET /v1/modules/D1/card", `{"id":3,"moduleId":11,"clientFullName":%q,"phone":%q}`, 2)
+	answer("POST /v1/modules/alarms", `{"alarms":[{"id":5,"devid":"D1","created_at":"2026-01-01","text":%q}]}`, 1)
+	answer("POST /v1/modules/activity", `{"activities":[{"id":6,"devid":"D1","name":%q,"value":{"value":%q},"prevValue":%q,"state":%q,"user":%q}]}`, 5)
+	answer("GET /v1/system/version", `{"version":%q,"devMode":false}`, 1)
+	c, _ := newClient(t, fc)
+	ctx := ctxT(t)
+
+	var got []any
+	add := func(v any, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v)
+	}
+	l, err := c.Modules(ctx, 1)
+	add(l, err)
+	add(c.User(ctx))
+	add(c.Permissions(ctx))
+	add(c.Objects(ctx))
+	add(c.Object(ctx, 1))
+	add(c.ModuleCard(ctx, "D1"))
+	add(c.Alarms(ctx, cloudclient.ListRequest{Modules: []string{"D1"}}))
+	add(c.Activity(ctx, cloudclient.ListRequest{Modules: []string{"D1"}}))
+	add(c.SystemVersion(ctx))
+
+	tok, err := c.AccessToken()
+	if err != nil || tok == "" {
+		t.Fatalf("no token: %v", err)
+	}
+	for i, v := range got {
+		text := fmt.Sprintf("%+v", v)
+		b, _ := json.Marshal(v)
+		text += string(b)
+		for _, secret := range []string{tok, testPassword} {
+			if strings.Contains(text, secret) {
+				t.Errorf("record %d carries %q: %s", i, secret, text)
+			}
+		}
+		if !strings.Contains(text, redact.Mask+" y") { // the password, before the text that follows it
+			t.Errorf("record %d lost the echoing text instead of masking it: %s", i, text)
+		}
+	}
+	m := l.Modules[0]
+	if m.Devid != "D1" || m.ID != 11 || m.ConnectedAt != 1700000000 || !m.Online() {
+		t.Errorf("module identity changed: %+v", m)
+	}
+	for _, f := range []string{m.Name, m.Title, m.Version, m.Address, m.Interface, m.IsAcceptedAt,
+		m.Gateway.Address, m.Gateway.Interface, m.Gateway.Version, m.Permissions[0], m.ParameterSchemas[0].Name} {
+		if want := "x " + redact.Mask + " " + redact.Mask + " y"; f != want {
+			t.Errorf("module field %q, want %q", f, want)
+		}
+	}
+}

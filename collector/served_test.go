@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/internal/promrequest"
 	"github.com/bragerone/bragerone_exporter/serving"
 )
 
@@ -200,16 +201,6 @@ func parseProto(t *testing.T, body []byte) []*dto.MetricFamily {
 	}
 }
 
-// Accept headers of Prometheus servers, as they send them by default.
-// acceptPrometheus2 was captured from Debian's Prometheus 2.42 scraping a
-// test server (see TestPrometheusRequestHeaders in the e2e package);
-// acceptPrometheus3 is what Prometheus 3's scrape code builds from its
-// default scrape_protocols and escaping scheme.
-const (
-	acceptPrometheus2 = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
-	acceptPrometheus3 = "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1"
-)
-
 // fastAccepts are requests the handler answers itself: every text format
 // promhttp negotiates, with the escaping schemes a client may ask for.
 var fastAccepts = []string{
@@ -217,8 +208,8 @@ var fastAccepts = []string{
 	acceptOpenMetr,
 	"application/openmetrics-text;version=0.0.1",
 	"application/openmetrics-text",
-	acceptPrometheus2,
-	acceptPrometheus3,
+	promrequest.Prometheus2Accept,
+	promrequest.Prometheus3Accept,
 	"application/openmetrics-text;version=1.0.0;escaping=underscores",
 	"text/plain;version=1.0.0;escaping=values",
 	"text/plain;version=0.0.4;escaping=dots",

@@ -153,7 +153,10 @@ func (g *Gateway) connectionStatus(ctx context.Context, ev transport.Event, now 
 			sev.HasConnectedAt, sev.ConnectedAt = true, *e.ConnectedAt
 		}
 		if e.Gateway != nil {
-			gw := outage.Gateway(*e.Gateway)
+			// Pushed text, like a REST record, is scrubbed before it can
+			// become a label or a page.
+			sec := g.client.Secrets()
+			gw := outage.Gateway{Address: sec.Scrub(e.Gateway.Address), Interface: sec.Scrub(e.Gateway.Interface), Version: sec.Scrub(e.Gateway.Version)}
 			sev.Gateway = &gw
 		}
 		g.moduleChanges(ctx, g.modules.ObserveWS(sev, now), now)

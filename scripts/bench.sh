@@ -75,6 +75,11 @@ if [ -n "$BEFORE" ]; then
 				-e 's#bragerone_exporter/wire"$#bragerone_exporter/cloudclient"#' "$before_tree/${before_pkg#./}${f##*/}"
 		done
 	fi
+	if [ ! -d "$before_tree/internal/promrequest" ]; then
+		# The harness serves the recorded Prometheus requests.
+		mkdir -p "$before_tree/internal/promrequest"
+		cp internal/promrequest/promrequest.go "$before_tree/internal/promrequest/"
+	fi
 	cp scripts/footprint.sh "$before_tree/scripts/"
 	(cd "$before_tree" && $GO test -c -o "$OUT/before-serving.test" "$before_pkg")
 	echo "# before: $BEFORE ($(git rev-parse --short "$BEFORE")) in $before_tree" | tee -a "$OUT/env.txt"
@@ -131,7 +136,12 @@ if step http; then
 fi
 if step prometheus; then
 	echo "## prometheus (${PROMETHEUS_SECONDS:-90}s)" >&2
-	env "${servers_env[@]}" BRAGERONE_BENCH_PROMETHEUS_SECONDS="${PROMETHEUS_SECONDS:-90}" \
+	prometheus_bin=${PROMETHEUS:-$(command -v prometheus || true)}
+	# The module version tells a build from the module (go install) apart;
+	# its --version line is unstamped.
+	echo "# prometheus: $prometheus_bin, $("${prometheus_bin:-prometheus}" --version 2>&1 | head -1)" \
+		"$($GO version -m "$prometheus_bin" 2>/dev/null | awk '$1 == "mod" {print $2 "@" $3}')" | tee -a "$OUT/env.txt"
+	env "${servers_env[@]}" BRAGERONE_BENCH_PROMETHEUS="$prometheus_bin" BRAGERONE_BENCH_PROMETHEUS_SECONDS="${PROMETHEUS_SECONDS:-90}" \
 		BRAGERONE_BENCH_PROMETHEUS_INTERVAL="${PROMETHEUS_INTERVAL:-5s}" \
 		$GO test -run '^$' -bench '^BenchmarkPrometheusScrape$' -benchtime 1x -count 1 -timeout 30m ./serving/ |
 		tee "$OUT/prometheus.txt" >&2
@@ -171,7 +181,7 @@ for n in 1000 10000 100000; do
 	done
 done
 for n in 1000 10000 100000; do
-	for enc in text text+gzip openmetrics openmetrics+gzip openmetrics+zstd prometheus; do
+	for enc in text text+gzip openmetrics openmetrics+gzip openmetrics+zstd prometheus prometheus3; do
 		re="^BenchmarkHTTPScrape/series=$n/${enc//+/\\+}/"
 		c=$(med http "${re}exporter-2\$" ns/series)
 		bf=$(med http "${re}before-2\$" ns/series)
@@ -185,7 +195,7 @@ for z in stdlib-gzip-6 stdlib-gzip-1 stdlib-gzip-huffman klauspost-gzip-1 klausp
 	echo "| compress a 100k-series OpenMetrics answer, $z: ns/series, compressed B/series (ratio), B allocated per body | - | $(med compress "$re" ns/series), $(med compress "$re" zB/series) ($(med compress "$re" ratio)), $(med compress "$re" B/op) | - | - |"
 done
 pm() { med prometheus '^BenchmarkPrometheusScrape-2$' "$1"; }
-echo "| Prometheus 2 scraping 100k series (OpenMetrics, gzip): median scrape_duration_seconds ms (ns/series) | ≤ 0.6 µs/series, ≥ 4× baseline | $(pm exporter-ms) ($(pm exporter-ns/series)) over $(pm exporter-scrapes) scrapes; before: $(pm before-ms) ($(pm before-ns/series)); floor (answer replayed: Prometheus's own share): $(pm floor-ms) ($(pm floor-ns/series)) | $(pm baseline-ms) ($(pm baseline-ns/series)) | $(ratio "$(pm exporter-ms)" "$(pm baseline-ms)"); before $(ratio "$(pm before-ms)" "$(pm baseline-ms)") |"
+echo "| Prometheus ($(awk -F': ' '/^# prometheus:/ {print $2}' "$OUT/env.txt" | tail -1)) scraping 100k series with its default request: median scrape_duration_seconds ms (ns/series) | ≤ 0.6 µs/series, ≥ 4× baseline | $(pm exporter-ms) ($(pm exporter-ns/series)) over $(pm exporter-scrapes) scrapes; before: $(pm before-ms) ($(pm before-ns/series)); floor (answer replayed: Prometheus's own share): $(pm floor-ms) ($(pm floor-ns/series)) | $(pm baseline-ms) ($(pm baseline-ns/series)) | $(ratio "$(pm exporter-ms)" "$(pm baseline-ms)"); before $(ratio "$(pm before-ms)" "$(pm baseline-ms)") |"
 for v in 1 3 32; do
 	d=$(med decode_store "^BenchmarkDecodeAndStore/values=$v/decode\\+store-2\$" ns/update)
 	j=$(med decode_store "^BenchmarkDecodeAndStore/values=$v/encoding_json-2\$" ns/update)

@@ -40,6 +40,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/internal/promrequest"
 	"github.com/bragerone/bragerone_exporter/serving"
 )
 
@@ -49,9 +50,11 @@ const (
 	benchBeforeEnv  = "BRAGERONE_BENCH_BEFORE"
 	// BRAGERONE_BENCH_PROMETHEUS_SECONDS: how long Prometheus scrapes
 	// (default 90); BRAGERONE_BENCH_PROMETHEUS_INTERVAL: its scrape
-	// interval (default 5s).
+	// interval (default 5s); BRAGERONE_BENCH_PROMETHEUS: the server's
+	// binary (default: prometheus on the PATH).
 	benchPromSecondsEnv  = "BRAGERONE_BENCH_PROMETHEUS_SECONDS"
 	benchPromIntervalEnv = "BRAGERONE_BENCH_PROMETHEUS_INTERVAL"
+	benchPromBinaryEnv   = "BRAGERONE_BENCH_PROMETHEUS"
 )
 
 func TestMain(m *testing.M) {
@@ -212,8 +215,9 @@ var httpFormats = []struct{ name, accept, encoding string }{
 	{"openmetrics", "application/openmetrics-text;version=1.0.0", ""},
 	{"openmetrics+gzip", "application/openmetrics-text;version=1.0.0", "gzip"},
 	{"openmetrics+zstd", "application/openmetrics-text;version=1.0.0", "zstd"},
-	// What Prometheus 2.x sends (e2e.TestPrometheusScrapeRequest).
-	{"prometheus", "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", "gzip"},
+	// What Prometheus 2.42 and 3.16 send by default.
+	{"prometheus", promrequest.Prometheus2Accept, promrequest.AcceptEncoding},
+	{"prometheus3", promrequest.Prometheus3Accept, promrequest.AcceptEncoding},
 }
 
 // BenchmarkHTTPScrape GETs /metrics of each target over loopback for 1k,
@@ -280,10 +284,14 @@ func BenchmarkHTTPScrape(b *testing.B) {
 // One iteration is the whole run; use -benchtime 1x.
 func BenchmarkPrometheusScrape(b *testing.B) {
 	needServers(b)
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
-		b.Fatal("prometheus not found: install the Debian package `prometheus`")
+	bin := os.Getenv(benchPromBinaryEnv)
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("prometheus"); err != nil {
+			b.Fatal("prometheus not found: install the Debian package `prometheus`")
+		}
 	}
+	var err error
 	seconds, interval := 90, "5s"
 	if v := os.Getenv(benchPromSecondsEnv); v != "" {
 		if seconds, err = strconv.Atoi(v); err != nil {

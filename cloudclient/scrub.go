@@ -1,0 +1,49 @@
+package cloudclient
+
+import "github.com/bragerone/bragerone_exporter/wire"
+
+// The records the client returns are the cloud's text, and a cloud may echo
+// a secret into any of it: a module named after the bearer token it was
+// sent, a card quoting the login. Every record passes through the client's
+// secrets on its way out, as the errors do, so what the exporter turns into
+// labels, pages and tool output is already clean. Identities stay as sent
+// (devid, numeric ids, timestamps): masking one would merge two modules,
+// and the cloud chose them before it saw any secret.
+
+func (c *Client) scrubText(s string) string { return c.cfg.Secrets.Scrub(s) }
+
+// scrubRaw scrubs a record's every field as sent (a copy; nil stays nil).
+func (c *Client) scrubRaw(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out, _ := c.cfg.Secrets.ScrubJSON(m).(map[string]any)
+	return out
+}
+
+func (c *Client) scrubValue(v any) any { return c.cfg.Secrets.ScrubJSON(v) }
+
+func (c *Client) scrubGateway(g wire.Gateway) wire.Gateway {
+	return wire.Gateway{Address: c.scrubText(g.Address), Interface: c.scrubText(g.Interface), Version: c.scrubText(g.Version)}
+}
+
+func (c *Client) scrubModule(m *Module) {
+	for _, s := range []*string{&m.Name, &m.Title, &m.Version, &m.Address, &m.Interface, &m.IsAcceptedAt, &m.IsConnectedAt} {
+		*s = c.scrubText(*s)
+	}
+	m.Gateway = c.scrubGateway(m.Gateway)
+	for i, p := range m.Permissions {
+		m.Permissions[i] = c.scrubText(p)
+	}
+	for i := range m.ParameterSchemas {
+		ps := &m.ParameterSchemas[i]
+		ps.Name, ps.Value = c.scrubText(ps.Name), c.scrubValue(ps.Value)
+	}
+}
+
+func (c *Client) scrubObject(o *Object) {
+	for _, s := range []*string{&o.Name, &o.AddressCountry, &o.AddressCity, &o.AddressPostCode, &o.AddressStreet, &o.AddressHouseNumber} {
+		*s = c.scrubText(*s)
+	}
+	o.Raw = c.scrubRaw(o.Raw)
+}
