@@ -486,6 +486,23 @@ func (c *Cloud) SetModuleOnline(devid string, online bool) {
 	c.emit(devid, EventConnectionStatus, payload)
 }
 
+// SetGatewayVersion changes the version of a module's gateway, in its
+// module-list row and in the app:module:connection:status:changed it sends
+// to the sessions bound to the module.
+func (c *Cloud) SetGatewayVersion(devid, version string) {
+	c.mu.Lock()
+	m := c.byDevid[devid]
+	if m == nil {
+		c.mu.Unlock()
+		c.log.Warn("cloudsim: SetGatewayVersion for an unknown module ignored", "devid", devid)
+		return
+	}
+	m.gw.Version = version
+	payload := map[string]any{devid: map[string]any{"connectedAt": m.connectedAt, "gateway": m.gw}}
+	c.mu.Unlock()
+	c.emit(devid, EventConnectionStatus, payload)
+}
+
 // ModuleOnline reports whether a module is online (connectedAt != 0).
 func (c *Cloud) ModuleOnline(devid string) bool {
 	c.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
+	"github.com/bragerone/bragerone_exporter/redact"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -354,6 +356,29 @@ func TestGatewayModuleOfflineFromConnectionStatusEvent(t *testing.T) {
 	m, _ = moduleOf(st, devid)
 	if !m.Outage.HasLast || m.Outage.Down {
 		t.Fatalf("after restore: %+v", m.Outage)
+	}
+}
+
+// Gateway text pushed in a connection-status event passes through the
+// client's secrets like a REST record: a cloud echoing the bearer token
+// into it shows the token masked. No poll runs, so only the push can carry
+// the new version.
+func TestGatewayPushedGatewayTextIsScrubbed(t *testing.T) {
+	h := startHarness(t, func(c *Config) { c.PollInterval = 0 })
+	h.waitBound()
+	devid := h.sim.Devids()[0]
+	h.waitFor("module known online", func(st *Status) bool { m, ok := moduleOf(st, devid); return ok && m.Known && m.Online })
+	tok, err := h.client.AccessToken()
+	if err != nil || len(tok) < 8 {
+		t.Fatalf("token %q, %v", tok, err)
+	}
+	h.sim.SetGatewayVersion(devid, "gw "+tok)
+	st := h.waitFor("the pushed gateway version", func(st *Status) bool {
+		m, _ := moduleOf(st, devid)
+		return strings.HasPrefix(m.Gateway.Version, "gw ")
+	})
+	if m, _ := moduleOf(st, devid); m.Gateway.Version != "gw "+redact.Mask {
+		t.Fatalf("gateway version %q, want the token masked", m.Gateway.Version)
 	}
 }
 
