@@ -12,10 +12,11 @@
 # Steps: scrape compress store ingest recovery footprint http prometheus
 # (default: all).
 # http and prometheus run each /metrics handler in a process of its own
-# (serving/promscrape_bench_test.go); prometheus needs Debian's
-# `prometheus` and scrapes for PROMETHEUS_SECONDS (default 90) every
-# PROMETHEUS_INTERVAL (default 5s). FOOTPRINT_MODULES (default 10) sets the
-# footprint's module count (1000 parameters each).
+# (serving/promscrape_bench_test.go); prometheus runs PROMETHEUS (default:
+# `prometheus` on the PATH, Debian's package) and scrapes for
+# PROMETHEUS_SECONDS (default 90) every PROMETHEUS_INTERVAL (default 5s).
+# FOOTPRINT_MODULES (default 10) sets the footprint's module count (1000
+# parameters each).
 #
 # BEFORE=<commit> builds that commit's tree in $OUT/before-tree with this
 # tree's benchmark harness files copied in (the harness uses only the
@@ -195,7 +196,7 @@ for z in stdlib-gzip-6 stdlib-gzip-1 stdlib-gzip-huffman klauspost-gzip-1 klausp
 	echo "| compress a 100k-series OpenMetrics answer, $z: ns/series, compressed B/series (ratio), B allocated per body | - | $(med compress "$re" ns/series), $(med compress "$re" zB/series) ($(med compress "$re" ratio)), $(med compress "$re" B/op) | - | - |"
 done
 pm() { med prometheus '^BenchmarkPrometheusScrape-2$' "$1"; }
-echo "| Prometheus ($(awk -F': ' '/^# prometheus:/ {print $2}' "$OUT/env.txt" | tail -1)) scraping 100k series with its default request: median scrape_duration_seconds ms (ns/series) | ≤ 0.6 µs/series, ≥ 4× baseline | $(pm exporter-ms) ($(pm exporter-ns/series)) over $(pm exporter-scrapes) scrapes; before: $(pm before-ms) ($(pm before-ns/series)); floor (answer replayed: Prometheus's own share): $(pm floor-ms) ($(pm floor-ns/series)) | $(pm baseline-ms) ($(pm baseline-ns/series)) | $(ratio "$(pm exporter-ms)" "$(pm baseline-ms)"); before $(ratio "$(pm before-ms)" "$(pm baseline-ms)") |"
+echo "| Prometheus ($(sed -n 's/^# prometheus: //p' "$OUT/env.txt" | tail -1)) scraping 100k series with its default request: median scrape_duration_seconds ms (ns/series) | ≤ 0.6 µs/series, ≥ 4× baseline | $(pm exporter-ms) ($(pm exporter-ns/series)) over $(pm exporter-scrapes) scrapes; before: $(pm before-ms) ($(pm before-ns/series)); floor (answer replayed: Prometheus's own share): $(pm floor-ms) ($(pm floor-ns/series)) | $(pm baseline-ms) ($(pm baseline-ns/series)) | $(ratio "$(pm exporter-ms)" "$(pm baseline-ms)"); before $(ratio "$(pm before-ms)" "$(pm baseline-ms)") |"
 for v in 1 3 32; do
 	d=$(med decode_store "^BenchmarkDecodeAndStore/values=$v/decode\\+store-2\$" ns/update)
 	j=$(med decode_store "^BenchmarkDecodeAndStore/values=$v/encoding_json-2\$" ns/update)

@@ -105,3 +105,9 @@ curl -fs "http://127.0.0.1:$exp_port/metrics" | awk '
 	/^go_memstats_(heap_alloc|heap_inuse|heap_idle|heap_released|stack_inuse|sys|next_gc)_bytes / {print $1 "=" $2}
 	/^go_goroutines / {print "go_goroutines=" $2}
 	/^go_gc_gogc_percent / {print "gogc=" $2}'
+# RESIDENCY=1: which parts of the executable are resident at the end, as
+# comment lines (scripts/residency.py; needs the present bits of
+# /proc/<pid>/pagemap, which only root reads).
+if [ "${RESIDENCY:-}" = 1 ]; then
+	python3 scripts/residency.py "$exp_pid" "$bin" | sed 's/^/# /'
+fi
