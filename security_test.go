@@ -672,6 +672,30 @@ var shortEchoPlan = map[string]map[int]int{
 
 // checkSecretsAbsent fails for every secret (or its first 12 bytes, a token
 // cut short) found in any of texts.
+// exposedTexts scrapes /metrics and gets each of paths from a running
+// serve, stops it (it must exit cleanly) and returns each text by where it
+// was shown, the log as "the log".
+func exposedTexts(t *testing.T, r *serveRun, paths []string) map[string]string {
+	t.Helper()
+	_, metrics, err := r.scrape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]string{"/metrics": string(metrics)}
+	for _, path := range paths {
+		_, body, err := r.get(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[path] = string(body)
+	}
+	if code := r.stop(); code != exitOK {
+		t.Fatalf("serve exited %d; stderr:\n%s", code, tailLines(r.stderr.String(), 40))
+	}
+	texts["the log"] = r.stderr.String()
+	return texts
+}
+
 func checkSecretsAbsent(t *testing.T, secrets []string, texts map[string]string) {
 	t.Helper()
 	for _, s := range secrets {
@@ -726,23 +750,8 @@ func TestShortSecretEchoesNeverLoggedOrExposed(t *testing.T) {
 				up, _ := gaugeValue(mfs, "bragerone_session_up", nil)
 				return up == 1 && mfs["bragerone_parameter_value"] != nil && len(front.unserved()) == 0
 			})
-			_, metrics, err := r.scrape()
-			if err != nil {
-				t.Fatal(err)
-			}
-			texts := map[string]string{"/metrics": string(metrics)}
-			for _, path := range []string{"/status", "/"} {
-				_, body, err := r.get(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				texts[path] = string(body)
-			}
-			if code := r.stop(); code != exitOK {
-				t.Fatalf("serve exited %d; stderr:\n%s", code, tailLines(r.stderr.String(), 40))
-			}
-			logs := r.stderr.String()
-			texts["the log"] = logs
+			texts := exposedTexts(t, r, []string{"/status", "/"})
+			logs := texts["the log"]
 
 			secrets := append([]string{password}, front.secrets()...)
 			if len(secrets) < 5 { // the password, and access+refresh of two logins at least (the 401 forced one)
@@ -890,22 +899,7 @@ func TestSecretsEchoedIntoRecordsNeverExposed(t *testing.T) {
 		return mfs["bragerone_parameter_value"] != nil && mfs["bragerone_module_info"] != nil &&
 			len(mfs["bragerone_module_info"].GetMetric()) == len(sim.Devids())
 	})
-	_, metrics, err := r.scrape()
-	if err != nil {
-		t.Fatal(err)
-	}
-	texts := map[string]string{"/metrics": string(metrics)}
-	for _, path := range append([]string{"/status", "/"}, modulePages(sim.Devids())...) {
-		_, body, err := r.get(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		texts[path] = string(body)
-	}
-	if code := r.stop(); code != exitOK {
-		t.Fatalf("serve exited %d; stderr:\n%s", code, tailLines(r.stderr.String(), 40))
-	}
-	texts["the log"] = r.stderr.String()
+	texts := exposedTexts(t, r, append([]string{"/status", "/"}, modulePages(sim.Devids())...))
 	if front.echoed.Load() == 0 {
 		t.Fatal("no module list was rewritten; the check would see nothing")
 	}

@@ -467,37 +467,35 @@ func (c *Cloud) pushParams(devid string, delta map[string]any) {
 // SetModuleOnline sets connectedAt (now, or 0) and sends
 // app:module:connection:status:changed to the sessions bound to the module.
 func (c *Cloud) SetModuleOnline(devid string, online bool) {
-	c.mu.Lock()
-	m := c.byDevid[devid]
-	if m == nil {
-		c.mu.Unlock()
-		c.log.Warn("cloudsim: SetModuleOnline for an unknown module ignored", "devid", devid)
-		return
-	}
-	if online {
-		if m.connectedAt == 0 {
+	c.changeConnection(devid, "SetModuleOnline", func(m *module) {
+		switch {
+		case !online:
+			m.connectedAt = 0
+		case m.connectedAt == 0:
 			m.connectedAt = c.now().Unix()
 		}
-	} else {
-		m.connectedAt = 0
-	}
-	payload := map[string]any{devid: map[string]any{"connectedAt": m.connectedAt, "gateway": m.gw}}
-	c.mu.Unlock()
-	c.emit(devid, EventConnectionStatus, payload)
+	})
 }
 
 // SetGatewayVersion changes the version of a module's gateway, in its
 // module-list row and in the app:module:connection:status:changed it sends
 // to the sessions bound to the module.
 func (c *Cloud) SetGatewayVersion(devid, version string) {
+	c.changeConnection(devid, "SetGatewayVersion", func(m *module) { m.gw.Version = version })
+}
+
+// changeConnection applies change to a module's connection state under the
+// lock, then sends the module's connection status (connectedAt and gateway)
+// to the sessions bound to it. An unknown module is logged and ignored.
+func (c *Cloud) changeConnection(devid, caller string, change func(m *module)) {
 	c.mu.Lock()
 	m := c.byDevid[devid]
 	if m == nil {
 		c.mu.Unlock()
-		c.log.Warn("cloudsim: SetGatewayVersion for an unknown module ignored", "devid", devid)
+		c.log.Warn("cloudsim: "+caller+" for an unknown module ignored", "devid", devid)
 		return
 	}
-	m.gw.Version = version
+	change(m)
 	payload := map[string]any{devid: map[string]any{"connectedAt": m.connectedAt, "gateway": m.gw}}
 	c.mu.Unlock()
 	c.emit(devid, EventConnectionStatus, payload)
