@@ -128,9 +128,9 @@ func (f *cloudFlags) newClient(g *Globals, tune func(*cloudclient.Config)) (*clo
 		Secrets:     g.Secrets,
 	}
 	if f.password != "" {
-		// The embedded simulator's demo password is public and a common
-		// word: the client scrubs it from the cloud's errors with a set of
-		// its own, and the logs do not mask it everywhere.
+		// The embedded simulator's demo password is public: the client
+		// scrubs it from the cloud's errors with a set of its own, and the
+		// logs do not mask it everywhere.
 		cfg.Secrets = nil
 	}
 	if tune != nil {

@@ -62,7 +62,7 @@ func TestSimulateServesUntilCancelled(t *testing.T) {
 			t.Errorf("logs lack %s:\n%s", want, logs.String())
 		}
 	}
-	body := strings.NewReader(`{"email":"demo@example.com","password":"demo"}`)
+	body := strings.NewReader(`{"email":"demo@example.com","password":"demo-password"}`)
 	res, err := http.Post(url+"/v1/auth/user", "application/json", body)
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ func startToolCloud(t *testing.T, tune ...func(*cloudsim.Options)) *cloudsim.Clo
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sim.Close() })
-	t.Setenv(passwordEnv, "demo")
+	t.Setenv(passwordEnv, cloudsim.DefaultPassword)
 	return sim
 }
 
@@ -244,7 +244,7 @@ func TestCheckWithoutCredentialsSaysWhatIsMissing(t *testing.T) {
 		password string
 		want     string
 	}{
-		"no email":    {[]string{"check", "--cloud.url=" + sim.URL()}, "demo", "no account email: set --cloud.email or BRAGERONE_EMAIL"},
+		"no email":    {[]string{"check", "--cloud.url=" + sim.URL()}, cloudsim.DefaultPassword, "no account email: set --cloud.email or BRAGERONE_EMAIL"},
 		"no password": {toolArgs(sim, "check"), "", "no account password: set BRAGERONE_PASSWORD or --cloud.password-file"},
 	}
 	for name, tc := range cases {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudsim"
 )
 
 func TestRedactAttrHidesSecrets(t *testing.T) {
@@ -55,7 +57,7 @@ func TestLoggerMasksWhatTheClientLearned(t *testing.T) {
 			t.Errorf("%s: %s", format, out)
 		}
 
-		demo := &cloudFlags{Email: "demo@example.com", URL: "http://127.0.0.1:1", Timeout: time.Second, password: "demo"}
+		demo := &cloudFlags{Email: "demo@example.com", URL: "http://127.0.0.1:1", Timeout: time.Second, password: cloudsim.DefaultPassword}
 		client, _, err = demo.newClient(g, nil)
 		if err != nil {
 			t.Fatal(err)

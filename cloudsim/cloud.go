@@ -20,7 +20,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultEmail           = "demo@example.com"
-	DefaultPassword        = "demo"
+	DefaultPassword        = "demo-password"
 	DefaultModules         = 3
 	DefaultParamsPerModule = 800
 	DefaultTokenTTL        = time.Hour
@@ -29,7 +29,7 @@ const (
 
 // Options configure a simulated cloud. Zero values take the defaults above.
 type Options struct {
-	Email, Password string // default "demo@example.com" / "demo"
+	Email, Password string // default "demo@example.com" / "demo-password"
 	Modules         int    // default 3
 	ParamsPerModule int    // default 800 (pools P4-P6, v/s/u/n/x channels)
 	Seed            int64  // same seed, same devids, names and parameters

@@ -83,7 +83,7 @@ func startHarnessFull(t *testing.T, tune func(*Config), tuneClient func(*cloudcl
 	}
 	ccfg := cloudclient.Config{
 		BaseURL: sim.URL(), AssetsURL: sim.URL(),
-		Credentials:  cloudclient.StaticCredentials(cloudclient.Credentials{Email: "demo@example.com", Password: "demo"}),
+		Credentials:  cloudclient.StaticCredentials(cloudclient.Credentials{Email: cloudsim.DefaultEmail, Password: cloudsim.DefaultPassword}),
 		PrimeBackoff: []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond},
 		Timeout:      2 * time.Second,
 		Logger:       testLogger(),
@@ -507,7 +507,7 @@ func runStartExpectingAuthFailure(t *testing.T, password string, faults ...cloud
 // credentials body) is a rejection like 401: the start fails at once, as
 // logins_total counts it, instead of retrying as if the cloud were down.
 func TestGatewayLoginRejected422FailsStart(t *testing.T) {
-	runStartExpectingAuthFailure(t, "demo", cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Status: 422, Path: "POST /v1/auth/user"})
+	runStartExpectingAuthFailure(t, cloudsim.DefaultPassword, cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Status: 422, Path: "POST /v1/auth/user"})
 }
 
 func moduleOf(st *Status, devid string) (ModuleStatus, bool) {

@@ -38,7 +38,7 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 
-BRAGERONE_PASSWORD=demo "$bin" serve --cloud.url "http://127.0.0.1:$sim_port" \
+BRAGERONE_PASSWORD=demo-password "$bin" serve --cloud.url "http://127.0.0.1:$sim_port" \
 	--cloud.assets-url "http://127.0.0.1:$sim_port" --cloud.email demo@example.com \
 	--web.listen-address "127.0.0.1:$exp_port" --log.level warn >"$work/serve.log" 2>&1 &
 exp_pid=$!
