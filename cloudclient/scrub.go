@@ -23,7 +23,10 @@ func (c *Client) scrubRaw(m map[string]any) map[string]any {
 
 func (c *Client) scrubValue(v any) any { return c.cfg.Secrets.ScrubJSON(v) }
 
-func (c *Client) scrubGateway(g wire.Gateway) wire.Gateway {
+// ScrubGateway returns a module's gateway with the remembered secrets masked
+// in its text, for gateway data that reaches the exporter by another way
+// than the client's records (a connection-status push).
+func (c *Client) ScrubGateway(g wire.Gateway) wire.Gateway {
 	return wire.Gateway{Address: c.scrubText(g.Address), Interface: c.scrubText(g.Interface), Version: c.scrubText(g.Version)}
 }
 
@@ -31,7 +34,7 @@ func (c *Client) scrubModule(m *Module) {
 	for _, s := range []*string{&m.Name, &m.Title, &m.Version, &m.Address, &m.Interface, &m.IsAcceptedAt, &m.IsConnectedAt} {
 		*s = c.scrubText(*s)
 	}
-	m.Gateway = c.scrubGateway(m.Gateway)
+	m.Gateway = c.ScrubGateway(m.Gateway)
 	for i, p := range m.Permissions {
 		m.Permissions[i] = c.scrubText(p)
 	}

@@ -155,8 +155,7 @@ func (g *Gateway) connectionStatus(ctx context.Context, ev transport.Event, now 
 		if e.Gateway != nil {
 			// Pushed text, like a REST record, is scrubbed before it can
 			// become a label or a page.
-			sec := g.client.Secrets()
-			gw := outage.Gateway{Address: sec.Scrub(e.Gateway.Address), Interface: sec.Scrub(e.Gateway.Interface), Version: sec.Scrub(e.Gateway.Version)}
+			gw := outage.Gateway(g.client.ScrubGateway(*e.Gateway))
 			sev.Gateway = &gw
 		}
 		g.moduleChanges(ctx, g.modules.ObserveWS(sev, now), now)
