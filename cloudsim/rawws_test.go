@@ -243,3 +243,33 @@ func TestWireConnectErrorAfterTheJoin(t *testing.T) {
 		t.Fatalf("one-shot fault still active: %v", c.Faults())
 	}
 }
+
+// A client packet that reaches the server before the library has filed the
+// socket under its namespace must wait behind the join, not close the
+// connection. A client that emits as soon as its join is acknowledged meets
+// that window by chance; sending the event right behind the CONNECT meets
+// it every time.
+func TestEventRightBehindTheJoinIsKept(t *testing.T) {
+	c := startCloud(t, Options{})
+	tok := login(t, c)
+	for i := range 5 {
+		w := rawDial(t, c, tok)
+		if open := w.text(); !strings.HasPrefix(open, "0{") {
+			t.Fatalf("OPEN = %q", open)
+		}
+		w.send("40/ws,")
+		w.send(`42/ws,["probe",` + fmt.Sprint(i) + `]`)
+		ack := w.text()
+		var body struct{ SID string }
+		if !strings.HasPrefix(ack, "40/ws,") || json.Unmarshal([]byte(strings.TrimPrefix(ack, "40/ws,")), &body) != nil || body.SID == "" {
+			t.Fatalf("CONNECT ack = %q", ack)
+		}
+		eventually(t, "the event behind the join to be recorded", func() bool {
+			s, ok := sessionBySID(c, body.SID)
+			return ok && s.Listens["probe"] == 1
+		})
+		if s, _ := sessionBySID(c, body.SID); !s.Connected || len(s.Emits) != 1 || s.Emits[0].Arg != float64(i) {
+			t.Fatalf("session after the event = %+v", s)
+		}
+	}
+}

@@ -132,7 +132,28 @@ func (c *Cloud) admit(s *sio.Socket, next func(*sio.ExtendedError)) {
 		c.log.Info("cloudsim: namespace CONNECT left unanswered", "engine_sid", conn.Id())
 		return
 	}
+	if !fileUnderNamespace(s) {
+		c.log.Warn("cloudsim: the socket library changed shape; a client packet right behind the join may close its connection")
+	}
 	next(nil)
+}
+
+// fileUnderNamespace puts an admitted socket in its client's namespace map
+// before the join is acknowledged. The library sends the CONNECT
+// acknowledgement and only then files the socket there, and a packet for the
+// namespace that arrives in between makes it close the whole connection
+// ("invalid state"): a client that emits as soon as it is acknowledged (the
+// exporter's listen emits) loses its session now and then. Filed early, the
+// packet waits in the socket's task queue behind the join instead, as the
+// reference server, which does both in one step, never lets it arrive in
+// between.
+func fileUnderNamespace(s *sio.Socket) bool {
+	nsps := libglue.FieldAt[*types.Map[string, *sio.Socket]](s.Client(), "nsps")
+	if nsps == nil || *nsps == nil {
+		return false
+	}
+	(*nsps).Store(s.Nsp().Name(), s)
+	return true
 }
 
 // releaseSessions releases what the library keeps of every Engine.IO
