@@ -290,6 +290,7 @@ func (c *Client) Prime(ctx context.Context, modules []string) ([]wire.ParamUpdat
 		c.logFailure(cl.tmpl, de)
 		return nil, de
 	}
+	c.ScrubParameters(ups)
 	return ups, nil
 }
 

@@ -241,6 +241,7 @@ func TestRecordsEchoingSecretsAreScrubbed(t *testing.T) {
 	answer("POST /v1/modules/alarms", `{"alarms":[{"id":5,"devid":"D1","created_at":"2026-01-01","text":%q}]}`, 1)
 	answer("POST /v1/modules/activity", `{"activities":[{"id":6,"devid":"D1","name":%q,"value":{"value":%q},"prevValue":%q,"state":%q,"user":%q}]}`, 5)
 	answer("GET /v1/system/version", `{"version":%q,"devMode":false}`, 1)
+	answer("POST /v1/modules/parameters", `{"D1":{"P4":{"v1":{"value":%q},"v2":{"value":5,"note":%q}}}}`, 2)
 	c, _ := newClient(t, fc)
 	ctx := ctxT(t)
 
@@ -262,6 +263,8 @@ func TestRecordsEchoingSecretsAreScrubbed(t *testing.T) {
 	add(c.Alarms(ctx, cloudclient.ListRequest{Modules: []string{"D1"}}))
 	add(c.Activity(ctx, cloudclient.ListRequest{Modules: []string{"D1"}}))
 	add(c.SystemVersion(ctx))
+	ups, err := c.Prime(ctx, []string{"D1"})
+	add(ups, err)
 
 	tok, err := c.AccessToken()
 	if err != nil || tok == "" {
@@ -279,6 +282,9 @@ func TestRecordsEchoingSecretsAreScrubbed(t *testing.T) {
 		if !strings.Contains(text, redact.Mask+" y") { // the password, before the text that follows it
 			t.Errorf("record %d lost the echoing text instead of masking it: %s", i, text)
 		}
+	}
+	if len(ups) != 2 || ups[1].Value != 5.0 || ups[0].Devid != "D1" {
+		t.Errorf("prime numbers or identities changed: %+v", ups)
 	}
 	m := l.Modules[0]
 	if m.Devid != "D1" || m.ID != 11 || m.ConnectedAt != 1700000000 || !m.Online() {

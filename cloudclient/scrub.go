@@ -30,6 +30,34 @@ func (c *Client) ScrubGateway(g wire.Gateway) wire.Gateway {
 	return wire.Gateway{Address: c.scrubText(g.Address), Interface: c.scrubText(g.Interface), Version: c.scrubText(g.Version)}
 }
 
+// ScrubParameters masks the remembered secrets in the text of parameter
+// updates (string values, and values and meta members holding text), in
+// place, for a prime here and a pushed delta in the gateway. Numbers, nearly
+// all of every payload, cost one type check each.
+func (c *Client) ScrubParameters(ups []wire.ParamUpdate) {
+	if c.cfg.Secrets.Len() == 0 {
+		return
+	}
+	for i := range ups {
+		u := &ups[i]
+		u.Value = c.scrubParameterValue(u.Value)
+		for k, v := range u.Meta {
+			u.Meta[k] = c.scrubParameterValue(v)
+		}
+	}
+}
+
+func (c *Client) scrubParameterValue(v any) any {
+	switch x := v.(type) {
+	case nil, float64, bool:
+		return v
+	case string:
+		return c.scrubText(x)
+	default:
+		return c.scrubValue(v)
+	}
+}
+
 func (c *Client) scrubModule(m *Module) {
 	for _, s := range []*string{&m.Name, &m.Title, &m.Version, &m.Address, &m.Interface, &m.IsAcceptedAt, &m.IsConnectedAt} {
 		*s = c.scrubText(*s)

@@ -93,6 +93,7 @@ func (g *Gateway) applyLive(ev transport.Event, src store.Source, now time.Time)
 		return false
 	}
 	ups = g.capEvent(ev.Name, ups)
+	g.client.ScrubParameters(ups)
 	n := g.store.ApplyLive(ups, src, now)
 	if g.cfg.OnLive != nil {
 		g.cfg.OnLive(ups)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -379,6 +380,37 @@ func TestGatewayPushedGatewayTextIsScrubbed(t *testing.T) {
 	})
 	if m, _ := moduleOf(st, devid); m.Gateway.Version != "gw "+redact.Mask {
 		t.Fatalf("gateway version %q, want the token masked", m.Gateway.Version)
+	}
+}
+
+// A pushed parameter whose value is text reaches the store with the
+// remembered secrets masked, as a prime's does; numbers stay as sent.
+func TestGatewayPushedParameterTextIsScrubbed(t *testing.T) {
+	h := startHarness(t, func(c *Config) { c.PollInterval = 0 })
+	h.waitBound()
+	<-h.gw.Ready()
+	devid := h.sim.Devids()[0]
+	tok, err := h.client.AccessToken()
+	if err != nil || len(tok) < 8 {
+		t.Fatalf("token %q, %v", tok, err)
+	}
+	var keys []string
+	for key := range h.sim.Params(devid) {
+		if k, ok := store.ParseKey(key); ok && k.Chan == 'v' {
+			keys = append(keys, key)
+		}
+	}
+	slices.Sort(keys)
+	text, number := keys[0], keys[1]
+	h.sim.SetParam(devid, text, "note "+tok)
+	h.sim.SetParam(devid, number, 47.5)
+	h.waitUntil("both pushes stored", func() bool {
+		v, _, _ := h.storeValue(devid, text)
+		n, _, _ := h.storeValue(devid, number)
+		return v != nil && strings.HasPrefix(fmt.Sprint(v), "note ") && n == 47.5
+	})
+	if v, src, _ := h.storeValue(devid, text); v != "note "+redact.Mask || src != store.SourceLive {
+		t.Fatalf("stored %q from %v, want the token masked from the push", v, src)
 	}
 }
 
