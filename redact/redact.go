@@ -45,8 +45,40 @@ var secretKeys = map[string]bool{
 
 // SecretKey reports whether an attribute, header or JSON member named key
 // carries a secret (password, token, accessToken, refresh_token,
-// Authorization, Cookie, ...).
+// Authorization, Cookie, ...). It runs for every attribute of every log
+// line, so an ASCII key (every key the program writes) is folded into a
+// stack buffer; only other keys take the Unicode-aware path.
 func SecretKey(key string) bool {
+	var buf [maxSecretKeyLen]byte
+	n := 0
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case c >= utf8RuneSelf:
+			return secretKeyUnicode(key)
+		case c == '-' || c == '_':
+			continue
+		case c >= 'A' && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		if n == len(buf) {
+			return false // longer than every secret key
+		}
+		buf[n] = c
+		n++
+	}
+	return secretKeys[string(buf[:n])]
+}
+
+// utf8RuneSelf is the first byte value that is not ASCII.
+const utf8RuneSelf = 0x80
+
+// maxSecretKeyLen is the length of the longest of secretKeys.
+const maxSecretKeyLen = len("proxyauthorization")
+
+// secretKeyUnicode is SecretKey for a key with non-ASCII letters, some of
+// which lower-case to ASCII (the Kelvin sign to k).
+func secretKeyUnicode(key string) bool {
 	k := strings.Map(func(r rune) rune {
 		if r == '-' || r == '_' {
 			return -1

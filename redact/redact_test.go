@@ -114,6 +114,55 @@ func TestSecretKey(t *testing.T) {
 	}
 }
 
+// TestSecretKeyFoldsLikeUnicode checks the ASCII fast path against the
+// Unicode-aware fold on keys around every secret key, and that the buffer
+// holds the longest one.
+func TestSecretKeyFoldsLikeUnicode(t *testing.T) {
+	for k := range secretKeys {
+		if len(k) > maxSecretKeyLen {
+			t.Fatalf("secret key %q is longer than maxSecretKeyLen %d", k, maxSecretKeyLen)
+		}
+		for _, v := range []string{k, strings.ToUpper(k), "x" + k, k + "s", k[1:], "_" + k + "-", "\u212a" + k, strings.Repeat(k, 2)} {
+			if got, want := SecretKey(v), secretKeyUnicode(v); got != want {
+				t.Errorf("SecretKey(%q) = %v, the Unicode fold says %v", v, got, want)
+			}
+		}
+	}
+	if !SecretKey("CoO\u212aie") {
+		t.Error("a key with the Kelvin sign for k is not folded to cookie")
+	}
+}
+
+func FuzzSecretKey(f *testing.F) {
+	for _, k := range []string{"password", "Set-Cookie", "access_TOKEN", "CoO\u212aie", "devid", ""} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		if got, want := SecretKey(key), secretKeyUnicode(key); got != want {
+			t.Fatalf("SecretKey(%q) = %v, the Unicode fold says %v", key, got, want)
+		}
+	})
+}
+
+// BenchmarkSecretKey asks about five typical log attribute keys; the
+// baseline is the Unicode-aware fold SecretKey used for every key before.
+func BenchmarkSecretKey(b *testing.B) {
+	keys := []string{"devid", "err", "namespace_sid", "Authorization", "component"}
+	for _, bc := range []struct {
+		name string
+		fn   func(string) bool
+	}{{"ascii-fold", SecretKey}, {"baseline-unicode-fold", secretKeyUnicode}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, k := range keys {
+					_ = bc.fn(k)
+				}
+			}
+		})
+	}
+}
+
 type stringer string
 
 func (s stringer) String() string { return string(s) }
