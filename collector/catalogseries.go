@@ -49,26 +49,84 @@ const maxValueSlots = 1 << 16
 // addrKey is one register of a module: pool "P4", param "v7".
 type addrKey struct{ pool, param string }
 
+// packAddr packs a register in its canonical spelling, "P<n>" and
+// "<channel><index>" in decimal without leading zeros (how the store spells
+// every key it reports), into one word: the pool number, the channel byte
+// and the index. Other spellings do not pack.
+func packAddr(pool, param string) (uint64, bool) {
+	if len(pool) < 2 || pool[0] != 'P' || len(param) < 2 {
+		return 0, false
+	}
+	n, ok := decimal(pool[1:], 1<<16)
+	if !ok {
+		return 0, false
+	}
+	idx, ok := decimal(param[1:], 1<<40)
+	if !ok {
+		return 0, false
+	}
+	return n<<48 | uint64(param[0])<<40 | idx, true
+}
+
+// decimal reads s as a canonical decimal below limit.
+func decimal(s string, limit uint64) (uint64, bool) {
+	if len(s) == 0 || len(s) > 13 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, n < limit
+}
+
 // valueIndex holds one scrape's raw values of a described module, so that the
 // catalog's rules can read any register. Slots are given to registers as the
 // store reports them and kept across scrapes; a slot holds a value of this
-// scrape when its stamp is the scrape's generation.
+// scrape when its stamp is the scrape's generation. A module stores several
+// hundred registers, all of them indexed, so the index is keyed by the
+// packed register (16 bytes a slot, where two strings took 32 and their
+// text); a register that does not pack is kept by its strings.
 type valueIndex struct {
-	slots   map[addrKey]int32
+	slots   map[uint64]int32
+	odd     map[addrKey]int32
 	vals    []float64
 	numeric []bool
 	stamp   []uint32
 }
 
+func (v *valueIndex) find(pool, param string) (int32, bool) {
+	if k, ok := packAddr(pool, param); ok {
+		s, ok := v.slots[k]
+		return s, ok
+	}
+	s, ok := v.odd[addrKey{pool, param}]
+	return s, ok
+}
+
 func (v *valueIndex) slot(pool, param string) int32 {
-	if s, ok := v.slots[addrKey{pool, param}]; ok {
+	if s, ok := v.find(pool, param); ok {
 		return s
 	}
-	if len(v.slots) >= maxValueSlots {
+	if len(v.vals) >= maxValueSlots {
 		return -1
 	}
 	s := int32(len(v.vals))
-	v.slots[addrKey{pool, param}] = s
+	if k, ok := packAddr(pool, param); ok {
+		if v.slots == nil {
+			v.slots = make(map[uint64]int32)
+		}
+		v.slots[k] = s
+	} else {
+		if v.odd == nil {
+			v.odd = make(map[addrKey]int32)
+		}
+		v.odd[addrKey{pool, param}] = s
+	}
 	v.vals = append(v.vals, 0)
 	v.numeric = append(v.numeric, false)
 	v.stamp = append(v.stamp, 0)
@@ -89,7 +147,7 @@ func (v *valueIndex) stored(gen uint32, s int32) bool { return s >= 0 && v.stamp
 // reader reads this scrape's numeric values; it allocates nothing per read.
 func (v *valueIndex) reader(gen uint32) Reader {
 	return func(pool, param string) (float64, bool) {
-		s, ok := v.slots[addrKey{pool, param}]
+		s, ok := v.find(pool, param)
 		if !ok || v.stamp[s] != gen || !v.numeric[s] {
 			return 0, false
 		}
@@ -136,7 +194,7 @@ type moduleRender struct {
 // newModuleRender renders mc for the module labelled label, keeping the
 // registers keep admits. The first description of a register wins.
 func newModuleRender(mc *ModuleCatalog, label string, keep func(pool, param string) bool) *moduleRender {
-	r := &moduleRender{src: mc, label: label, values: valueIndex{slots: make(map[addrKey]int32, len(mc.Params))}}
+	r := &moduleRender{src: mc, label: label, values: valueIndex{slots: make(map[uint64]int32, len(mc.Params))}}
 	r.devidPair = dto.LabelPair{Name: &labelDevid, Value: &r.label}
 	r.devidText = exposition.AppendEscaped(nil, label, true)
 	// Labels first, sorted as plain strings; the rendered params (which hold

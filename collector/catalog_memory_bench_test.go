@@ -1,0 +1,88 @@
+package collector
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/wire"
+)
+
+// BenchmarkCatalogRenderMemory measures the heap the collector keeps for
+// described modules after a scrape (rendered labels and series, and the
+// index through which the catalog's rules read any register), per register
+// the store holds: 10 modules × 1000 stored registers, 500 of each
+// described. Baseline: the same collector without a catalog.
+func BenchmarkCatalogRenderMemory(b *testing.B) {
+	const modules, perModule = 10, 1000
+	fake, snap := newBenchStore(modules, perModule)
+	st := store.New()
+	for _, d := range fake.devids {
+		ups := make([]wire.ParamUpdate, len(fake.params))
+		for i := range fake.params {
+			ups[i] = wire.ParamUpdate{Devid: d, Pool: fake.pools[i], Chan: fake.params[i][0], Idx: i, Value: fake.values[i], HasValue: true}
+		}
+		st.ApplyPrime(st.BeginPrime(), ups, t0)
+	}
+	src := ParamSourceFunc(st.ForEachParamInLabelOrder)
+	cs := catalogBench(fake.devids, fake.pools, fake.params, 500)
+	retained := func(build func() *Collector) float64 {
+		runtime.GC()
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		col := build()
+		var d directSeries
+		col.collect(make(chan prometheus.Metric, 4096), &d)
+		d = directSeries{}
+		runtime.GC()
+		runtime.ReadMemStats(&m1)
+		runtime.KeepAlive(col)
+		return float64(m1.HeapAlloc) - float64(m0.HeapAlloc)
+	}
+	for b.Loop() {
+		with := retained(func() *Collector {
+			return catalogCollector(b, snap, src, func() *CatalogState { return cs }, Options{})
+		})
+		base := retained(func() *Collector { return newTestCollector(b, snap, src, Options{}) })
+		b.ReportMetric((with-base)/(modules*perModule), "B/register")
+		b.ReportMetric(base/(modules*perModule), "baseline-B/register")
+	}
+}
+
+// TestValueIndexKeepsEverySpellingApart checks that registers in the
+// store's canonical spelling pack, that any other spelling is kept by its
+// strings, and that no two spellings share a slot.
+func TestValueIndexKeepsEverySpellingApart(t *testing.T) {
+	var v valueIndex
+	regs := [][2]string{
+		{"P4", "v7"}, {"P4", "v07"}, {"P04", "v7"}, {"P4", "s7"}, {"P5", "v7"}, {"P4", "v0"},
+		{"P65535", "v1099511627775"}, {"P65536", "v1"}, {"P4", "v1099511627776"}, {"P", "v1"}, {"P4", "v"},
+		{"X4", "v7"}, {"P4", "v-7"}, {"P4", "v+7"}, {"P 4", "v7"}, {"P4", "vé"},
+	}
+	packed := map[string]bool{"P4 v7": true, "P4 s7": true, "P5 v7": true, "P4 v0": true, "P65535 v1099511627775": true}
+	const gen = 3
+	for i, r := range regs {
+		_, ok := packAddr(r[0], r[1])
+		if ok != packed[r[0]+" "+r[1]] {
+			t.Errorf("packAddr(%q, %q) packs = %v", r[0], r[1], ok)
+		}
+		v.observe(gen, r[0], r[1], float64(i), true)
+	}
+	if len(v.slots)+len(v.odd) != len(regs) || len(v.slots) != len(packed) {
+		t.Fatalf("%d packed and %d odd slots for %d registers (%d canonical)", len(v.slots), len(v.odd), len(regs), len(packed))
+	}
+	read := v.reader(gen)
+	for i, r := range regs {
+		if got, ok := read(r[0], r[1]); !ok || got != float64(i) {
+			t.Errorf("read(%q, %q) = %v, %v; want %d", r[0], r[1], got, ok, i)
+		}
+	}
+	if _, ok := read("P4", "v8"); ok {
+		t.Error("a register never observed reads as stored")
+	}
+	if _, ok := v.reader(gen+1)("P4", "v7"); ok {
+		t.Error("a value of an earlier scrape reads as this scrape's")
+	}
+}
