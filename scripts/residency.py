@@ -5,9 +5,10 @@ Reads /proc/PID/maps and /proc/PID/pagemap (root, or the process's owner
 with CAP_SYS_ADMIN, to see present bits), finds every page of BINARY's own
 mappings that is in the process's page tables, and splits each page among
 the symbols it holds (`go tool nm -size`), in proportion to their bytes.
-Pages with no symbol are the runtime's function table (.gopclntab) and the
-other read-only tables (".gopclntab" below; the read-only mapping holds
-little else without a symbol). Prints MiB per mapping and per Go module (the
+Pages of the read-only mapping with no symbol are the runtime's function
+table (.gopclntab), which holds no symbols; the mapping holds little else
+without one. BINARY must keep its symbol table (a build without -s; the
+release build strips it). Prints MiB per mapping and per Go module (the
 standard library as "std"), largest first.
 """
 import bisect
