@@ -324,6 +324,12 @@ func (c *Client) loginLocked(ctx context.Context, drop bool) (*LoginResult, erro
 		c.userID = res.UserID
 	}
 	c.mu.Unlock()
+	if err == nil {
+		// Scrubbed once the tokens it carries are remembered.
+		for i := range res.Objects {
+			c.scrubObject(&res.Objects[i])
+		}
+	}
 	// A login the caller abandoned (shutdown) says nothing about the cloud.
 	if c.cfg.LoginObserver != nil && !errors.Is(err, context.Canceled) {
 		c.cfg.LoginObserver(ClassifyLogin(err))

@@ -242,6 +242,17 @@ func TestRecordsEchoingSecretsAreScrubbed(t *testing.T) {
 	answer("POST /v1/modules/activity", `{"activities":[{"id":6,"devid":"D1","name":%q,"value":{"value":%q},"prevValue":%q,"state":%q,"user":%q}]}`, 5)
 	answer("GET /v1/system/version", `{"version":%q,"devMode":false}`, 1)
 	answer("POST /v1/modules/parameters", `{"D1":{"P4":{"v1":{"value":%q},"v2":{"value":5,"note":%q}}}}`, 2)
+	// The login's own objects quote the password and the token it issues.
+	fc.loginHook = func(w http.ResponseWriter, r *http.Request, n int) bool {
+		tok := fmt.Sprintf("login-token-%08d", n)
+		fc.mu.Lock()
+		fc.valid[tok] = true
+		fc.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"accessToken":%q,"refreshToken":"r","user":{"id":7},"objects":[{"id":1,"name":%q}]}`,
+			tok, "x "+tok+" "+testPassword+" y")
+		return true
+	}
 	c, _ := newClient(t, fc)
 	ctx := ctxT(t)
 
@@ -253,6 +264,11 @@ func TestRecordsEchoingSecretsAreScrubbed(t *testing.T) {
 		}
 		got = append(got, v)
 	}
+	res, err := c.Login(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(res.Objects, nil) // the result itself carries the token, as it must
 	l, err := c.Modules(ctx, 1)
 	add(l, err)
 	add(c.User(ctx))

@@ -144,8 +144,8 @@ func (c *Cloud) admit(s *sio.Socket, next func(*sio.ExtendedError)) {
 // namespace that arrives in between makes it close the whole connection
 // ("invalid state"): a client that emits as soon as it is acknowledged (the
 // exporter's listen emits) loses its session now and then. Filed early, the
-// packet waits in the socket's task queue behind the join instead, as the
-// reference server, which does both in one step, never lets it arrive in
+// packet waits in the socket's task queue behind the join instead. The
+// reference server does both in one step, so there no packet can arrive in
 // between.
 func fileUnderNamespace(s *sio.Socket) bool {
 	nsps := libglue.FieldAt[*types.Map[string, *sio.Socket]](s.Client(), "nsps")
