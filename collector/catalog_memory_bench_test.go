@@ -5,9 +5,6 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/bragerone/bragerone_exporter/realtime/store"
-	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // BenchmarkCatalogRenderMemory measures the heap the collector keeps for
@@ -17,17 +14,7 @@ import (
 // described. Baseline: the same collector without a catalog.
 func BenchmarkCatalogRenderMemory(b *testing.B) {
 	const modules, perModule = 10, 1000
-	fake, snap := newBenchStore(modules, perModule)
-	st := store.New()
-	for _, d := range fake.devids {
-		ups := make([]wire.ParamUpdate, len(fake.params))
-		for i := range fake.params {
-			ups[i] = wire.ParamUpdate{Devid: d, Pool: fake.pools[i], Chan: fake.params[i][0], Idx: i, Value: fake.values[i], HasValue: true}
-		}
-		st.ApplyPrime(st.BeginPrime(), ups, t0)
-	}
-	src := ParamSourceFunc(st.ForEachParamInLabelOrder)
-	cs := catalogBench(fake.devids, fake.pools, fake.params, 500)
+	snap, src, cs := catalogBenchSources(modules, perModule)
 	retained := func(build func() *Collector) float64 {
 		runtime.GC()
 		var m0, m1 runtime.MemStats

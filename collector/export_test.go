@@ -71,14 +71,11 @@ func GoldenCases() []GoldenCase {
 	return out
 }
 
-// CatalogBenchCollectors are the two collectors BenchmarkScrapeCatalogFamilies
-// compares: 3 modules × 800 stored parameters in a real store, walked in
-// exposition order as serve does, without a catalog (base) and with 500 of
-// each module's parameters described (with); n is how many catalog series
-// one scrape of with has.
-func CatalogBenchCollectors(b testing.TB) (base, with *Collector, n int) {
-	b.Helper()
-	fake, snap := newBenchStore(3, 800)
+// catalogBenchSources primes a real store with modules × perModule
+// parameters and describes 500 of each module's; src walks the store in
+// exposition order, as serve does.
+func catalogBenchSources(modules, perModule int) (Snapshot, ParamSource, *CatalogState) {
+	fake, snap := newBenchStore(modules, perModule)
 	st := store.New()
 	for _, d := range fake.devids {
 		ups := make([]wire.ParamUpdate, len(fake.params))
@@ -87,8 +84,17 @@ func CatalogBenchCollectors(b testing.TB) (base, with *Collector, n int) {
 		}
 		st.ApplyPrime(st.BeginPrime(), ups, t0)
 	}
-	src := ParamSourceFunc(st.ForEachParamInLabelOrder)
-	cs := catalogBench(fake.devids, fake.pools, fake.params, 500)
+	return snap, ParamSourceFunc(st.ForEachParamInLabelOrder), catalogBench(fake.devids, fake.pools, fake.params, 500)
+}
+
+// CatalogBenchCollectors are the two collectors BenchmarkScrapeCatalogFamilies
+// compares: 3 modules × 800 stored parameters in a real store, walked in
+// exposition order as serve does, without a catalog (base) and with 500 of
+// each module's parameters described (with); n is how many catalog series
+// one scrape of with has.
+func CatalogBenchCollectors(b testing.TB) (base, with *Collector, n int) {
+	b.Helper()
+	snap, src, cs := catalogBenchSources(3, 800)
 	base = newTestCollector(b, snap, src, Options{})
 	with = catalogCollector(b, snap, src, func() *CatalogState { return cs }, Options{})
 	var d directSeries
