@@ -367,16 +367,11 @@ var fastServeFlags = []string{
 // handshake with errors that echo the request (password in the login body,
 // bearer token in the headers), and a 401 forces a fresh login.
 func TestSecretsNeverLoggedOrExposed(t *testing.T) {
-	const password = "Pa55-w0rd-sekret-7731"
-	sim := cloudsim.New(cloudsim.Options{Password: password, Modules: 2, ParamsPerModule: 30, Seed: 3})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := startSecretCloud(t, nil)
 	front := &echoFront{sim: sim, plan: echoPlan, n: map[string]int{}, echoed: map[string]int{}}
 	srv := httptest.NewServer(front)
 	t.Cleanup(srv.Close)
-	t.Setenv(passwordEnv, password)
+	t.Setenv(passwordEnv, secretPassword)
 
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
@@ -411,7 +406,7 @@ func TestSecretsNeverLoggedOrExposed(t *testing.T) {
 				t.Fatalf("echo errors never requested: %v", left)
 			}
 
-			secrets := append([]string{password}, front.secrets()...)
+			secrets := append([]string{secretPassword}, front.secrets()...)
 			if len(secrets) < 5 { // the password, and access+refresh of two logins at least (the 401 forced one)
 				t.Fatalf("the cloud issued too few tokens to check: %d secrets", len(secrets))
 			}
@@ -696,6 +691,22 @@ func exposedTexts(t *testing.T, r *serveRun, paths []string) map[string]string {
 	return texts
 }
 
+// secretPassword is the account password of the secret tests' simulated
+// clouds: long enough to be found cut short.
+const secretPassword = "Pa55-w0rd-sekret-7731"
+
+// startSecretCloud starts a simulated cloud of two small modules whose
+// account password is secretPassword (logger nil: the simulator's default).
+func startSecretCloud(t *testing.T, logger *slog.Logger) *cloudsim.Cloud {
+	t.Helper()
+	sim := cloudsim.New(cloudsim.Options{Password: secretPassword, Modules: 2, ParamsPerModule: 30, Seed: 3, Logger: logger})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	return sim
+}
+
 func checkSecretsAbsent(t *testing.T, secrets []string, texts map[string]string) {
 	t.Helper()
 	for _, s := range secrets {
@@ -729,13 +740,8 @@ func logLinesAt(logs, format, level string) []string {
 // every level is written) in both formats, and /metrics, /status and the
 // landing page.
 func TestShortSecretEchoesNeverLoggedOrExposed(t *testing.T) {
-	const password = "Pa55-w0rd-sekret-7731"
-	sim := cloudsim.New(cloudsim.Options{Password: password, Modules: 2, ParamsPerModule: 30, Seed: 3})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	t.Setenv(passwordEnv, password)
+	sim := startSecretCloud(t, nil)
+	t.Setenv(passwordEnv, secretPassword)
 
 	for _, format := range []string{"text", "json"} {
 		t.Run(format, func(t *testing.T) {
@@ -753,7 +759,7 @@ func TestShortSecretEchoesNeverLoggedOrExposed(t *testing.T) {
 			texts := exposedTexts(t, r, []string{"/status", "/"})
 			logs := texts["the log"]
 
-			secrets := append([]string{password}, front.secrets()...)
+			secrets := append([]string{secretPassword}, front.secrets()...)
 			if len(secrets) < 5 { // the password, and access+refresh of two logins at least (the 401 forced one)
 				t.Fatalf("the cloud issued too few tokens to check: %d secrets", len(secrets))
 			}
@@ -779,14 +785,8 @@ func TestShortSecretEchoesNeverLoggedOrExposed(t *testing.T) {
 // short echo of the secret, prints them (stdout and the error line) with the
 // secret masked, at every log level and in both formats.
 func TestShortSecretEchoesNeverPrintedByTools(t *testing.T) {
-	const password = "Pa55-w0rd-sekret-7731"
-	sim := cloudsim.New(cloudsim.Options{Password: password, Modules: 2, ParamsPerModule: 30, Seed: 3,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	t.Setenv(passwordEnv, password)
+	sim := startSecretCloud(t, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	t.Setenv(passwordEnv, secretPassword)
 
 	plans := map[string]map[string]map[int]int{
 		"login": {"POST /v1/auth/user": {1: 500}},
@@ -810,7 +810,7 @@ func TestShortSecretEchoesNeverPrintedByTools(t *testing.T) {
 					if left := front.unserved(); len(left) != 0 {
 						t.Fatalf("echo errors never requested: %v\nstdout:\n%s\nstderr:\n%s", left, out, errOut)
 					}
-					secrets := append([]string{password}, front.secrets()...)
+					secrets := append([]string{secretPassword}, front.secrets()...)
 					checkSecretsAbsent(t, secrets, map[string]string{"stdout": out, "stderr": errOut})
 					// The error line (level error, shown at every level)
 					// quotes the echo with the secret masked.
@@ -880,16 +880,11 @@ func (f *recordEchoFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // landing page and the log with both masked, and the module is still
 // exported under its devid with the rest of its name.
 func TestSecretsEchoedIntoRecordsNeverExposed(t *testing.T) {
-	const password = "Pa55-w0rd-sekret-7731"
-	sim := cloudsim.New(cloudsim.Options{Password: password, Modules: 2, ParamsPerModule: 30, Seed: 3})
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	front := &recordEchoFront{sim: sim, password: password}
+	sim := startSecretCloud(t, nil)
+	front := &recordEchoFront{sim: sim, password: secretPassword}
 	srv := httptest.NewServer(front)
 	t.Cleanup(srv.Close)
-	t.Setenv(passwordEnv, password)
+	t.Setenv(passwordEnv, secretPassword)
 
 	r := startServeRun(t, append([]string{
 		"--log.level=debug", "--log.format=json",
@@ -904,7 +899,7 @@ func TestSecretsEchoedIntoRecordsNeverExposed(t *testing.T) {
 		t.Fatal("no module list was rewritten; the check would see nothing")
 	}
 	front.mu.Lock()
-	tokens := append([]string{password}, front.tokens...)
+	tokens := append([]string{secretPassword}, front.tokens...)
 	front.mu.Unlock()
 	if len(tokens) < 2 || len(tokens[1]) < 12 {
 		t.Fatalf("no usable bearer token was echoed: %q", tokens[1:])
