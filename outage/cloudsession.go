@@ -250,16 +250,19 @@ func (s *Session) advance(now time.Time) (SessionResult, bool) {
 }
 
 func (s *Session) publishDown(since time.Time, reason string) SessionResult {
-	s.enter(SessionDown)
+	s.win.open(since, reason)
+	return s.goDown(SessionDown, since, reason)
+}
+
+// goDown leaves a published-up session for to (down, or idle on stop),
+// counts the outage under reason and reports it as gone down at since.
+func (s *Session) goDown(to SessionState, since time.Time, reason string) SessionResult {
+	s.enter(to)
 	s.pendingSince, s.pendingReason = time.Time{}, ""
 	s.upSince = time.Time{}
-	s.win.open(since, reason)
 	s.outages[reason]++
 	r := s.result()
-	r.Changed = true
-	r.WentDown = true
-	r.Reason = reason
-	r.DownSince = since
+	r.Changed, r.WentDown, r.Reason, r.DownSince = true, true, reason, since
 	return r
 }
 
@@ -272,16 +275,7 @@ func (s *Session) Stop(now time.Time) SessionResult {
 	adv, advanced := s.advance(now)
 	switch s.state {
 	case SessionUp, SessionPendingDown:
-		s.enter(SessionIdle)
-		s.pendingSince, s.pendingReason = time.Time{}, ""
-		s.upSince = time.Time{}
-		s.outages[ReasonStop]++
-		r := s.result()
-		r.Changed = true
-		r.WentDown = true
-		r.Reason = ReasonStop
-		r.DownSince = now
-		return r
+		return s.goDown(SessionIdle, now, ReasonStop)
 	case SessionDown:
 		since, dur, reason := s.win.close(now)
 		ep := s.cfg.Episodes.Add(Episode{Layer: LayerCloud, StartedAt: since, EndedAt: now, DownFor: dur, Reason: reason})
