@@ -133,7 +133,9 @@ func (g *Gateway) Status() *Status { return g.status.Load() }
 
 // Run starts the gateway and keeps it running until ctx is cancelled, then
 // stops it: the session is published down (reason stop) and closed. It
-// returns an error only when the start cannot succeed (ErrStartAuth, no object).
+// returns an error only when the start cannot succeed (ErrStartAuth, no
+// object, or a *cloudclient.MissingModulesError when the object's module
+// list lacks a devid of Modules).
 func (g *Gateway) Run(ctx context.Context) error {
 	defer close(g.done)
 	g.runCtx = ctx
@@ -246,6 +248,15 @@ func (g *Gateway) start(ctx context.Context) error {
 	})
 	if err != nil {
 		return err
+	}
+	// A devid of Modules that a whole, non-empty listing lacks is a mistake
+	// in the configuration, not a module to wait for: the start fails with
+	// the devids the object offers. An empty listing, or one that dropped
+	// rows it could not read, proves nothing.
+	if len(listing.Modules) > 0 && listing.Dropped == 0 {
+		if err := cloudclient.MissingModules(g.objectID, listing.Modules, g.cfg.Modules); err != nil {
+			return err
+		}
 	}
 	g.setSubscribed(g.chooseModules(listing))
 	gen := g.modules.BeginPoll()
