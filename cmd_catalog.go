@@ -65,11 +65,11 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	defer s.close()
 
-	want := c.Modules
+	want, source := c.Modules, modulesFlag
 	if c.Devid != "" {
-		want = []string{c.Devid}
+		want, source = []string{c.Devid}, ""
 	}
-	objectID, modules, err := s.namedModules(ctx, &c.cloudFlags, want)
+	objectID, modules, err := s.namedModules(ctx, &c.cloudFlags, want, source)
 	if err != nil {
 		return err
 	}

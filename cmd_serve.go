@@ -174,11 +174,7 @@ wait:
 			runErr = fmt.Errorf("web server: %w", err)
 		case err := <-gwDone:
 			gwDone <- err
-			if errors.Is(err, realtime.ErrStartAuth) {
-				runErr = usageErrorf("login rejected by the cloud: check the email and password (%v)", err)
-			} else if err != nil {
-				runErr = err
-			}
+			runErr = startError(err)
 		case err := <-catalogDone:
 			if err == nil {
 				catalogDone = nil
@@ -205,6 +201,20 @@ wait:
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
 	return runErr
+}
+
+// startError is the exit of a gateway whose start failed (nil: none): a
+// login the cloud rejects and a devid of --cloud.modules the object does not
+// list are mistakes in the configuration (exit 2), as the tools find them.
+func startError(err error) error {
+	var missing *cloudclient.MissingModulesError
+	switch {
+	case errors.Is(err, realtime.ErrStartAuth):
+		return usageErrorf("login rejected by the cloud: check the email and password (%v)", err)
+	case errors.As(err, &missing):
+		return usageErrorf("%s: %w", modulesFlag, err)
+	}
+	return err
 }
 
 // handler serves /metrics, /status, the health endpoints and a landing page.

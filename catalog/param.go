@@ -208,19 +208,12 @@ func (p *Param) registerValued() bool {
 	return true
 }
 
-// wholeRegister says whether the register holds whole numbers, which is
-// what a controller's setting register holds: the app's sliders, switches
-// and lists all land on a raw integer. A register the module reports with
-// a fraction evidently holds fractions, and has no step known here.
-func (p *Param) wholeRegister(r Reader) bool {
-	v, ok := r.read(p.Address, p.Address.ChanIdx())
-	return !ok || math.IsNaN(v) || math.IsInf(v, 0) || v == math.Trunc(v)
-}
-
-// checkStep refuses a raw value between two whole numbers for a register
-// that holds whole ones; the StepError names the neighbours within the limits.
+// checkStep refuses a raw value between two whole numbers: a controller's
+// setting register holds whole numbers (the app's sliders, switches, lists
+// and clocks all land on a raw integer), whatever value it holds now. The
+// StepError names the neighbours within the limits.
 func (p *Param) checkStep(raw float64, r Reader) error {
-	if raw == math.Trunc(raw) || !p.wholeRegister(r) {
+	if raw == math.Trunc(raw) {
 		return nil
 	}
 	e := &StepError{Raw: raw}

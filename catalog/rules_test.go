@@ -242,8 +242,7 @@ func TestRawFromDisplay(t *testing.T) {
 
 // A write lands on the register's step: a display value whose raw value
 // falls between two whole numbers is refused with the neighbours inside the
-// limits, never rounded; a register the module reports with a fraction has
-// no step known, so only the limits apply.
+// limits, never rounded, whatever the register holds now.
 func TestWritesLandOnTheRegistersStep(t *testing.T) {
 	p := testParam(t, "PARAM_P6_8", `{'units':0x31,'value':[{'group':'P6','number':8}],'maxValue':24.95}`, nil)
 	live := values(map[string]float64{"P6.v8": 240, "P6.n8": 50})
@@ -259,13 +258,13 @@ func TestWritesLandOnTheRegistersStep(t *testing.T) {
 	if err := p.CheckRaw(249.4, live); !errors.As(err, &se) || !slices.Equal(se.Nearest, []float64{249}) {
 		t.Fatalf("raw 249.4: %v (%+v), want only 249 offered", err, se)
 	}
-	// A register that holds a fraction now has no known step.
-	fractional := values(map[string]float64{"P6.v8": 240.5, "P6.n8": 50})
-	if raw, err := p.RawFromDisplay(20.05, fractional); err != nil || math.Abs(raw-200.5) > 1e-9 {
-		t.Fatalf("fractional register: %v %v, want 200.5", raw, err)
+	// An off-step value already written does not open the way to more.
+	written := values(map[string]float64{"P6.v8": 200.5, "P6.n8": 50})
+	if _, err := p.RawFromDisplay(20.05, written); !errors.Is(err, ErrOffStep) {
+		t.Fatalf("20.05 kW while the register holds 200.5: %v, want ErrOffStep", err)
 	}
-	if err := p.CheckRaw(200.5, fractional); err != nil {
-		t.Fatalf("fractional register, raw 200.5: %v", err)
+	if err := p.CheckRaw(200.5, written); !errors.Is(err, ErrOffStep) {
+		t.Fatalf("raw 200.5 while the register holds 200.5: %v, want ErrOffStep", err)
 	}
 }
 
