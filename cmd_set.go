@@ -40,7 +40,7 @@ type setCmd struct {
 	Unit         *int    `name:"unit" env:"-" help:"Unit code sent with a parameter write."`
 	ParamName    string  `name:"parameter-name" env:"-" help:"Parameter name sent with a parameter write (default: the catalog's symbol)."`
 	Force        bool    `name:"force" env:"-" help:"Write even when the module is offline or not in the object's module list (a module that is not listed has no catalog: a register write to it also needs --raw-unchecked)."`
-	RawUnchecked bool    `name:"raw-unchecked" env:"-" help:"Write a register's VALUE as given (a JSON number or boolean, a quoted JSON string, or else text), without the catalog's checks: for a register the catalog does not describe or the module does not report, or with --catalog.disable."`
+	RawUnchecked bool    `name:"raw-unchecked" env:"-" help:"Write a register's VALUE as given (a JSON number or boolean, a quoted JSON string, or else text), without the catalog's checks: for a register the catalog does not describe or the module does not report, or when the catalog is disabled."`
 
 	raw float64 // the raw number of a checked register write
 }
@@ -478,17 +478,25 @@ func describe(cmd cloudclient.Command) string {
 // Help is the long help of `set --help`.
 func (c *setCmd) Help() string {
 	return `Examples:
-  set DEVID P4.v8=21.5                      write a register's raw value (POST /v1/module/command)
-  set DEVID P4.v8='"21"'                    write the string 21
+  set DEVID P6.v8=200                       write a register's raw value: Maximum boiler power 20 kW → raw 200
   set DEVID PARAM_P6_1=65                   write 65 in the displayed unit, converted to the raw value
   set DEVID 'Boiler set temperature=65'     the same by the parameter's name
   set DEVID 'Operating mode=Summer'         a state by its label
   set DEVID 'Night setback start=22:30'     a time of day (HH:MM, in the register's 10-minute steps)
+  set DEVID P9.z1=1 --raw-unchecked         write a raw value as given, unchecked
   set DEVID --command=MODULE_RESTART        send a raw command (POST /v1/module/command/raw)
 
-A write by symbol or name reads the parameter catalog (see the catalog command), refuses a parameter the app does not
-write and a value outside the parameter's limits, and sends the raw value the inverse of the unit's transform gives,
-with the symbol as the parameter name.
+Every parameter write reads the module's values and the parameter catalog (see the catalog command) and is refused
+(exit 2, nothing written) unless the catalog describes the parameter, the app writes it, the module reports its
+register, and the value lies within the parameter's limits and on the register's step (whole raw numbers: 20.05 kW on
+a register of tenths of a kW is refused with the nearest values, never rounded). The write sends the raw value, with
+the symbol as the parameter name, and says what it means.
 
-The module must be online in the object's module list (GET /v1/modules); --force skips that check. Writes pass the client's write rate limiter.`
+--raw-unchecked writes a register's VALUE as given (a JSON number or boolean, a quoted JSON string, or else text)
+without any of these checks: for a register the catalog does not describe or the module does not report, or with
+--catalog.disable. Nothing else writes such a register.
+
+The module must be online in the object's module list (GET /v1/modules); --force skips that check. A module the list
+lacks has no catalog, so a parameter write to it also needs --raw-unchecked. Writes pass the client's write rate
+limiter.`
 }

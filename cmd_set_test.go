@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -241,4 +242,65 @@ func TestUnknownDevidIsAUsageErrorListingTheOffered(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The README's set examples are what set prints, in their order, against
+// the standalone simulator's world (simulate's defaults, without drift).
+func TestREADMESetExamplesAreTrue(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := startToolCloud(t, func(o *cloudsim.Options) { o.Modules, o.ParamsPerModule, o.Seed = 3, 800, 1 })
+	lines := strings.Split(string(readme), "\n")
+	examples := 0
+	for i, line := range lines {
+		cmdline, ok := strings.CutPrefix(line, "$ bragerone_exporter set ")
+		if !ok {
+			continue
+		}
+		examples++
+		args, ok := shellWords(cmdline)
+		if !ok || i+1 >= len(lines) {
+			t.Fatalf("README line %d: cannot read %q and its output", i+1, line)
+		}
+		code, out, errOut := runArgs(t, toolArgs(sim, "set", args...)...)
+		got := strings.TrimSpace(out)
+		if code != exitOK {
+			got = strings.TrimSpace(errOut)
+		}
+		if want := lines[i+1]; got != want {
+			t.Errorf("README line %d: %s\nprints (exit %d) %q\nREADME %q", i+1, line, code, got, want)
+		}
+	}
+	if examples < 4 {
+		t.Fatalf("found %d set examples in the README", examples)
+	}
+}
+
+// shellWords splits a command line the README shows: words separated by
+// spaces, single quotes keeping spaces.
+func shellWords(s string) ([]string, bool) {
+	var words []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, !quoted
 }

@@ -44,7 +44,7 @@ type CLI struct {
 	Modules  modulesCmd  `cmd:"" help:"List the modules of the object."`
 	Params   paramsCmd   `cmd:"" help:"Print the parameter snapshot of the modules."`
 	Watch    watchCmd    `cmd:"" help:"Print live parameter changes and session state until interrupted."`
-	Set      setCmd      `cmd:"" help:"Write a parameter (DEVID P4.v8=VALUE) or send a raw command (DEVID --command=NAME)."`
+	Set      setCmd      `cmd:"" help:"Write a parameter (DEVID P6.v8=VALUE, checked against the catalog) or send a raw command (DEVID --command=NAME)."`
 	Catalog  catalogCmd  `cmd:"" help:"Print the parameter catalog of the modules: symbols, registers, names, units, menus and displayed values."`
 }
 
