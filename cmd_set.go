@@ -314,6 +314,9 @@ func (c *setCmd) namedParam(mod *catalog.Module, keyText string) (*catalog.Param
 	}
 	switch byName := mod.ByName(keyText); len(byName) {
 	case 0:
+		if close := closeParams(mod, keyText); len(close) > 0 {
+			return nil, usageErrorf("module %s has no parameter %q, did you mean %s?", c.Devid, keyText, strings.Join(close, " or "))
+		}
 		return nil, usageErrorf("module %s has no parameter %q: not a symbol or a name its menu shows (`catalog %s` lists them)", c.Devid, keyText, c.Devid)
 	case 1:
 		return byName[0], nil
@@ -324,6 +327,28 @@ func (c *setCmd) namedParam(mod *catalog.Module, keyText string) (*catalog.Param
 		}
 		return nil, usageErrorf("%q names %d parameters of module %s (%s): give the symbol", keyText, len(byName), c.Devid, strings.Join(symbols, ", "))
 	}
+}
+
+// closeParams are the names and symbols of the module's parameters a
+// mistyped key was likely meant as (the same but for case, or within two
+// edits), quoted, at most three.
+func closeParams(mod *catalog.Module, key string) []string {
+	if mod == nil {
+		return nil
+	}
+	want := strings.ToLower(key)
+	var close []string
+	for _, p := range mod.Params() {
+		for _, cand := range []string{p.Name, p.Symbol} {
+			if cand == "" || slices.Contains(close, strconv.Quote(cand)) {
+				continue
+			}
+			if c := strings.ToLower(cand); c == want || editDistance(c, want) <= 2 {
+				close = append(close, strconv.Quote(cand))
+			}
+		}
+	}
+	return close[:min(len(close), 3)]
 }
 
 // refusal turns the catalog's verdict on a write's value into the refusal
