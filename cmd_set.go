@@ -114,6 +114,12 @@ func (c *setCmd) command() (cloudclient.Command, error) {
 	return cmd, nil
 }
 
+// key is the KEY of a parameter write, "" for a raw command.
+func (c *setCmd) key() string {
+	key, _, _ := strings.Cut(c.Assignment, "=")
+	return strings.TrimSpace(key)
+}
+
 // rawUncheckedHint ends the refusal of a register write the catalog cannot
 // check.
 const rawUncheckedHint = "--raw-unchecked writes the raw value as given"
@@ -190,7 +196,7 @@ func (c *setCmd) module(ctx context.Context, s *toolSession) (cloudclient.Module
 		return cloudclient.Module{}, fmt.Errorf("cannot confirm that module %s is online (--force writes anyway): %w", c.Devid, err)
 	}
 	if _, err := selectModules(modules, []string{c.Devid}, objectID, ""); err != nil {
-		if c.Force {
+		if _, register := store.ParseKey(c.key()); c.Force && register {
 			// Without its row the catalog cannot check a write.
 			return cloudclient.Module{}, usageErrorf("%v; nothing written (--force writes to a module the list lacks only with --raw-unchecked)", err)
 		}
@@ -218,8 +224,8 @@ type checkedWrite struct {
 // is in the displayed unit and turned into the raw value by inverting the
 // unit's transform. Nothing is written when any step fails.
 func (c *setCmd) check(ctx context.Context, s *toolSession, g *Globals, cmd *cloudclient.Command) (*checkedWrite, error) {
-	keyText, valueText, _ := strings.Cut(c.Assignment, "=")
-	keyText, valueText = strings.TrimSpace(keyText), strings.TrimSpace(valueText)
+	_, valueText, _ := strings.Cut(c.Assignment, "=")
+	keyText, valueText := c.key(), strings.TrimSpace(valueText)
 	byRegister := cmd.Pool != ""
 	m, err := c.module(ctx, s)
 	if err != nil {
