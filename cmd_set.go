@@ -171,8 +171,8 @@ func (c *setCmd) Run(ctx context.Context, g *Globals) error {
 	what := describe(cmd)
 	switch {
 	case checked != nil:
-		what = fmt.Sprintf("%s %s %s → raw %s (%s)", cmd.Devid, checked.param.Name, checked.shown,
-			formatValue(cmd.Value), paramWhere(checked.param))
+		what = strings.Join(slices.DeleteFunc([]string{cmd.Devid, checked.param.Name, checked.shown,
+			"→ raw", formatValue(cmd.Value), "(" + paramWhere(checked.param) + ")"}, func(s string) bool { return s == "" }), " ")
 	case cmd.Command == "":
 		what += " (raw, unchecked)"
 	}
