@@ -46,16 +46,26 @@ func totalRequests(sim *cloudsim.Cloud) int {
 	return n
 }
 
-// unreachableURL is a loopback address nothing listens on.
+// unreachableURL is a loopback address where no HTTP server answers: every
+// connection is closed at once. The port stays held for the test, so no
+// other process (a test's exporter, say) can take it and answer instead.
 func unreachableURL(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return "http://" + ln.Addr().String()
 }
 
 // oneLine asserts that stderr is a single line, without a stack trace.
