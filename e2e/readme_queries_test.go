@@ -618,6 +618,17 @@ scrape_configs:
 	for _, b := range blocks {
 		env.waitClaim(t, b, "healthy", readmeClaims[b.about].healthy)
 	}
+	// METRICS.md's table of example queries says less of each: every one
+	// evaluates, and none answers NaN.
+	for _, q := range metricsExampleQueries(t) {
+		r, err := env.prom.query(q)
+		if err != nil {
+			t.Errorf("METRICS.md example query %s: %v", q, err)
+		}
+		if slices.ContainsFunc(r, func(s promSample) bool { return math.IsNaN(value(s)) }) {
+			t.Errorf("METRICS.md example query %s answers NaN: %v", q, result(r))
+		}
+	}
 	// The troubles one after the other: each is cleared before the next.
 	for _, b := range blocks {
 		c := readmeClaims[b.about]
@@ -649,4 +660,29 @@ func readmeDevid(t *testing.T, blocks []readmeBlock) string {
 		t.Fatal("no README query names a module")
 	}
 	return devid
+}
+
+// metricsExampleQueries are the queries of METRICS.md's table of example
+// queries.
+func metricsExampleQueries(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile("../METRICS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(raw), "\n## Example queries\n")
+	if !ok {
+		t.Fatal("METRICS.md has no section \"Example queries\"")
+	}
+	row := regexp.MustCompile("^\\| [^|]+ \\| `([^`]+)` \\|$")
+	var out []string
+	for _, line := range strings.Split(table, "\n") {
+		if m := row.FindStringSubmatch(line); m != nil {
+			out = append(out, m[1])
+		}
+	}
+	if len(out) < 10 {
+		t.Fatalf("only %d example queries in METRICS.md; is the table intact?", len(out))
+	}
+	return out
 }
