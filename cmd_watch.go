@@ -279,10 +279,13 @@ func (t *stateTracker) observe(s *realtime.Status, st *store.Store, now time.Tim
 		for _, ms := range st.Stats() {
 			params += ms.Params
 		}
+		modules := make([]orderedObject, len(s.Subscribed))
+		for i, d := range s.Subscribed {
+			modules[i] = orderedObject{{keyDevid, d}}
+		}
 		events = append(events, stateEvent(now, eventReady,
 			fmt.Sprintf("# ready: object %d, modules %v, %d parameters primed", s.ObjectID, s.Subscribed, params),
-			orderedMember{keyObjectID, s.ObjectID}, orderedMember{keyModules, append([]string{}, s.Subscribed...)},
-			orderedMember{keyParameters, params}))
+			orderedMember{keyObjectID, s.ObjectID}, orderedMember{keyModules, modules}, orderedMember{keyParameters, params}))
 	}
 	events = append(events, t.observeSession(s, now)...)
 	events = append(events, t.observeModules(s, now)...)
