@@ -838,8 +838,9 @@ func TestWatchRejectsBadHealthFlags(t *testing.T) {
 func TestEventQueueNeverBlocksAndCountsDrops(t *testing.T) {
 	seen := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	for _, asJSON := range []bool{false, true} {
-		q := newEventQueue()
-		events := make([]watchEvent, maxQueuedEvents+5)
+		const limit = 1000
+		q := newEventQueue(limit)
+		events := make([]watchEvent, limit+5)
 		for i := range events {
 			events[i] = stateEvent(seen, eventSessionUp, "# session up")
 		}
@@ -852,7 +853,7 @@ func TestEventQueueNeverBlocksAndCountsDrops(t *testing.T) {
 		if asJSON {
 			want = `{"time":"2025-01-02T03:04:06.006Z","event":"dropped","count":5}`
 		}
-		if first != want || strings.Count(b.String(), "\n") != maxQueuedEvents+1 {
+		if first != want || strings.Count(b.String(), "\n") != limit+1 {
 			t.Fatalf("json %v: got %d lines, first %q, want %q", asJSON, strings.Count(b.String(), "\n"), first, want)
 		}
 	}

@@ -116,7 +116,7 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		}
 	}()
 
-	q := newEventQueue()
+	q := newEventQueue(maxQueuedEvents)
 	st := store.New()
 	var cat atomic.Pointer[catalog.Catalog] // nil until read
 	cfg := c.healthFlags.gatewayConfig(&c.cloudFlags, client, platform, st, g.Logger)
@@ -407,6 +407,7 @@ func (t *stateTracker) observeModules(s *realtime.Status, now time.Time) []watch
 // eventQueue hands events from the gateway's goroutine (which must never
 // block) to the goroutine writing stdout.
 type eventQueue struct {
+	limit   int // events held at most; beyond it they are counted as dropped
 	mu      sync.Mutex
 	events  []watchEvent
 	dropped int
@@ -414,14 +415,16 @@ type eventQueue struct {
 	wake    chan struct{}
 }
 
-func newEventQueue() *eventQueue { return &eventQueue{wake: make(chan struct{}, 1)} }
+func newEventQueue(limit int) *eventQueue {
+	return &eventQueue{limit: limit, wake: make(chan struct{}, 1)}
+}
 
 func (q *eventQueue) push(events ...watchEvent) {
 	if len(events) == 0 {
 		return
 	}
 	q.mu.Lock()
-	room := maxQueuedEvents - len(q.events)
+	room := q.limit - len(q.events)
 	if room < len(events) {
 		q.dropped += len(events) - max(room, 0)
 		events = events[:max(room, 0)]
