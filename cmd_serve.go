@@ -25,8 +25,8 @@ import (
 	"github.com/bragerone/bragerone_exporter/serving/status"
 )
 
-// restEndpoints are the REST endpoint templates (cloudclient's) whose latency
-// series exist from the first scrape.
+// restEndpoints are the REST endpoint templates (cloudclient's) serve may
+// call: each keeps an endpoint label of its own, whatever else is called.
 var restEndpoints = []string{
 	cloudclient.EndpointLogin, cloudclient.EndpointRevoke, cloudclient.EndpointUser, cloudclient.EndpointObjects,
 	cloudclient.EndpointModules, cloudclient.EndpointModulesConnect, cloudclient.EndpointParameters,

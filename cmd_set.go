@@ -318,7 +318,7 @@ func (c *setCmd) namedParam(mod *catalog.Module, keyText string) (*catalog.Param
 	if p := mod.BySymbol(keyText); p != nil {
 		return p, nil
 	}
-	switch byName := mod.ByName(keyText); len(byName) {
+	switch byName := paramsNamed(mod, keyText); len(byName) {
 	case 0:
 		if close := closeParams(mod, keyText); len(close) > 0 {
 			return nil, usageErrorf("module %s has no parameter %q, did you mean %s?", c.Devid, keyText, strings.Join(close, " or "))
