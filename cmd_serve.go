@@ -88,8 +88,9 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 		return err
 	}
 
+	var sim *cloudsim.Cloud
 	if s.Simulate {
-		sim, err := startSimulation(g, s.SimulateModules, s.SimulateParamsPerModule)
+		sim, err = startSimulation(g, s.SimulateModules, s.SimulateParamsPerModule)
 		if err != nil {
 			return err
 		}
@@ -142,6 +143,12 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 	handler, err := s.handler(reg, col, source, gw)
 	if err != nil {
 		return err
+	}
+	// The configuration is accepted: a mistake in it is one line on
+	// stderr, never after these.
+	logStart(g.Logger)
+	if sim != nil {
+		g.Logger.Info("running against the embedded simulated cloud", "url", sim.URL(), "control", sim.URL()+"/control/state")
 	}
 	ln, err := net.Listen("tcp", s.ListenAddress)
 	if err != nil {
@@ -265,6 +272,5 @@ func startSimulation(g *Globals, modules, params int) (*cloudsim.Cloud, error) {
 	if err := sim.Start("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("simulated cloud: %w", err)
 	}
-	g.Logger.Info("running against the embedded simulated cloud", "url", sim.URL(), "control", sim.URL()+"/control/state")
 	return sim, nil
 }

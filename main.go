@@ -77,12 +77,12 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "bragerone_exporter: %v\n", err)
+		reportUsageError(stderr, logFormatBeforeParse(args), nil, err)
 		return exitUsage
 	}
 	logger, err := cli.Globals.newLogger(stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "bragerone_exporter: %v\n", err)
+		reportUsageError(stderr, cli.Globals.LogFormat, nil, err)
 		return exitUsage
 	}
 	cli.Globals.Logger = logger
@@ -92,7 +92,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err := kctx.Run(&cli.Globals); err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "bragerone_exporter: %v\n", err)
+			reportUsageError(stderr, cli.Globals.LogFormat, cli.Globals.Secrets, err)
 			return exitUsage
 		}
 		logger.Error("command failed", "err", err)
