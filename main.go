@@ -119,7 +119,7 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 	options := []kong.Option{
 		kong.Name("bragerone_exporter"),
 		kong.Description("Prometheus exporter and health monitor for the BragerOne device cloud."),
-		kong.DefaultEnvars("BRAGERONE"),
+		kong.DefaultEnvars(envPrefix),
 		kong.Vars{"version": versionText()},
 		flagVars(),
 		kong.Writers(stdout, stderr),
@@ -150,9 +150,9 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 	}()
 	kctx, err = parser.Parse(args)
 	if err != nil {
-		err = unknownCommand(parser.Model, args, err)
+		return kctx, -1, unknownCommand(parser.Model, args, err)
 	}
-	return kctx, -1, err
+	return kctx, -1, misnamedEnv(kctx.Flags())
 }
 
 // unknownCommand rewrites kong's "unexpected argument X" when X stands where
