@@ -48,6 +48,14 @@ type CLI struct {
 	Catalog  catalogCmd  `cmd:"" help:"Print the parameter catalog of the modules: symbols, registers, names, units, menus and displayed values."`
 }
 
+// description heads --help. serve is the default command, and its flags
+// are listed only by "serve --help": the top page says so.
+const description = `Prometheus exporter and health monitor for the BragerOne device cloud.
+
+Without a command it runs serve, the exporter, whose flags (web listener, cloud account, health, catalog, parameters) this page does not list; they may be given without the word serve. To list them:
+
+    bragerone_exporter serve --help`
+
 // usageError marks an error caused by bad flags or configuration; it exits with code 2.
 type usageError struct{ err error }
 
@@ -118,7 +126,7 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 	code = -1
 	options := []kong.Option{
 		kong.Name("bragerone_exporter"),
-		kong.Description("Prometheus exporter and health monitor for the BragerOne device cloud."),
+		kong.Description(description),
 		kong.DefaultEnvars(envPrefix),
 		kong.Vars{"version": versionText()},
 		flagVars(),
