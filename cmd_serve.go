@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -240,6 +241,14 @@ func (s *serveCmd) handler(reg *prometheus.Registry, col *collector.Collector, s
 			fmt.Fprintln(w, "Not ready: the first parameter snapshot has not been stored yet")
 		}
 	})
+	// The Go runtime's profiles, as node_exporter serves them, behind the
+	// same TLS and basic auth as the rest (--web.config.file): the landing
+	// page links the heap and CPU profiles.
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	if s.TelemetryPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "bragerone_exporter",
