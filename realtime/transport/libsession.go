@@ -165,7 +165,7 @@ func (s *session) run(ctx context.Context, header http.Header) {
 		if counted {
 			s.c.stuck.Add(-1)
 		}
-		s.log.Debug("abandoned realtime dial returned and was released", "dial_err", dialErr)
+		s.log.Debug("abandoned realtime dial returned and was released", "err", dialErr)
 		return
 	}
 
