@@ -23,12 +23,12 @@ func TestMisnamedVariableIsRefusedWithAPointer(t *testing.T) {
 	t.Setenv("BRAGERONE_CLOUD_EMAIL", "")
 	t.Setenv("BRAGERONE_EMAIL", "owner@example.com")
 	t.Setenv("BRAGERONE_SIMULATE_SEED", "7")
-	cli, err := parseForTest(t, "check")
-	if err == nil {
+	if _, err := parseForTest(t, "check"); err == nil {
 		t.Error("BRAGERONE_CLOUD_EMAIL set to the empty string is still set: it must be refused")
 	}
 	os.Unsetenv("BRAGERONE_CLOUD_EMAIL") // t.Setenv restores it after the test
-	if cli, err = parseForTest(t, "check"); err != nil || cli.Check.Email != "owner@example.com" {
+	cli, err := parseForTest(t, "check")
+	if err != nil || cli.Check.Email != "owner@example.com" {
 		t.Errorf("BRAGERONE_EMAIL: email %q, err %v", cli.Check.Email, err)
 	}
 	if cli, err = parseForTest(t, "simulate"); err != nil || cli.Simulate.Seed != 7 {
