@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -88,8 +89,9 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 		return err
 	}
 
+	var sim *cloudsim.Cloud
 	if s.Simulate {
-		sim, err := startSimulation(g, s.SimulateModules, s.SimulateParamsPerModule)
+		sim, err = startSimulation(g, s.SimulateModules, s.SimulateParamsPerModule)
 		if err != nil {
 			return err
 		}
@@ -142,6 +144,12 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 	handler, err := s.handler(reg, col, source, gw)
 	if err != nil {
 		return err
+	}
+	// The configuration is accepted: a mistake in it is one line on
+	// stderr, never after these.
+	logStart(g.Logger)
+	if sim != nil {
+		g.Logger.Info("running against the embedded simulated cloud", "url", sim.URL(), "control", sim.URL()+"/control/state")
 	}
 	ln, err := net.Listen("tcp", s.ListenAddress)
 	if err != nil {
@@ -243,6 +251,14 @@ func (s *serveCmd) handler(reg *prometheus.Registry, col *collector.Collector, s
 			fmt.Fprintln(w, "Not ready: the first parameter snapshot has not been stored yet")
 		}
 	})
+	// The Go runtime's profiles, as node_exporter serves them, behind the
+	// same TLS and basic auth as the rest (--web.config.file): the landing
+	// page links the heap and CPU profiles.
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	if s.TelemetryPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "bragerone_exporter",
@@ -275,6 +291,5 @@ func startSimulation(g *Globals, modules, params int) (*cloudsim.Cloud, error) {
 	if err := sim.Start("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("simulated cloud: %w", err)
 	}
-	g.Logger.Info("running against the embedded simulated cloud", "url", sim.URL(), "control", sim.URL()+"/control/state")
 	return sim, nil
 }

@@ -143,7 +143,7 @@ func (g *Gateway) attach(s transport.Session) {
 	now := g.cfg.Now()
 	res := g.session.Connected(now)
 	if res.Restored {
-		g.log.Warn("cloud session restored", "after", res.RestoredAfter.Round(100*time.Millisecond), "reason", res.RestoredReason)
+		g.log.Info("cloud session restored", "after", res.RestoredAfter.Round(100*time.Millisecond), "reason", res.RestoredReason)
 	} else if res.Blink {
 		g.log.Info("cloud session blink absorbed", "namespace_sid", s.NamespaceSID())
 	} else {
