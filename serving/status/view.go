@@ -71,6 +71,9 @@ type pushView struct {
 	LastLive, LastAny string
 	LastResumedAfter  string
 	HasResumedAfter   bool
+	// ModulesOffline is set while push is unhealthy with the session up and
+	// every module offline: the silence is the modules' outage, not a zombie.
+	ModulesOffline bool
 }
 
 type actionRow struct {
@@ -184,6 +187,14 @@ func buildPage(s collector.Snapshot, o Options) page {
 		return cmp.Or(cmp.Compare(rank[a.Class], rank[b.Class]), cmp.Compare(a.DevidFull, b.DevidFull))
 	})
 
+	// The ladder's rule (outage.Modules.AllOffline): at least one module and
+	// every one known offline; a module not known yet counts as online. Then
+	// nothing is there to push, the ladder holds back and so does the
+	// page: the push state stays as defined, without the zombie's alarm.
+	if p.Push.StaleFor != "" && offline > 0 && online == 0 && unknown == 0 {
+		p.Push.ModulesOffline, p.Push.Class = true, classUnknown
+	}
+
 	p.Cards = cards(s, online, offline, unknown, p)
 	p.Timeline = buildTimeline(s, now, o)
 	return p
@@ -203,6 +214,9 @@ func cards(s collector.Snapshot, online, offline, unknown int, p page) []card {
 	pd := ""
 	if p.Push.StaleFor != "" {
 		pd = "no live update for " + p.Push.StaleFor
+		if p.Push.ModulesOffline {
+			pd += " · every module offline"
+		}
 	} else if p.Push.Class == classUnknown {
 		pd = "no live update yet since the session came up"
 	}
