@@ -70,6 +70,8 @@ func TestIntFromTextFollowsNumberText(t *testing.T) {
 		{`"1e3"`, 1000, true},
 		{`" 4.0 "`, 4, true},
 		{`"0x10"`, 0, false},
+		{`"0x1p4"`, 0, false},
+		{`"1_000"`, 0, false},
 		{`"inf"`, 0, false},
 		{`"1.5"`, 0, false},
 	} {
