@@ -17,14 +17,15 @@
 // such a module that the prime lacks, and that nothing wrote after the prime
 // was requested, is removed (the cloud stopped reporting it).
 //
-// Null rule: a body without "value" is a meta-only frame and leaves the
-// value as it was; an explicit null ("value": null, or a bare null) is the
-// cloud saying the register has no value, and removes it, in a prime as in a
-// live update: the entry keeps its meta and stops being exported. The
-// reference client ignores null updates only because its flattening turns an
-// absent "value" into null, so it cannot tell the two apart; the decoder here
-// can (wire.ParamUpdate.HasValue). A null write is a write like any other:
-// it follows the ordering rule, and a live one counts as live traffic.
+// Null rule (docs/spec.md W-2.1d): a body without "value" is a meta-only
+// frame and leaves the value as it was; an explicit null ("value": null, or a
+// bare null) is the cloud saying the register has no value, and removes it,
+// in a prime as in a live update: the entry keeps its meta and stops being
+// exported. The reference client ignores null updates only because its
+// flattening turns an absent "value" into null, so it cannot tell the two
+// apart; the decoder here can (wire.ParamUpdate.HasValue). A null write is a
+// write like any other: it follows the ordering rule, and a live one counts
+// as live traffic.
 //
 // Size rule: a module holds at most MaxKeysPerModule keys; writes that would
 // add more are refused and counted, so a runaway push cannot grow the store
