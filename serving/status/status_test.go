@@ -380,6 +380,37 @@ func TestEveryModuleOfflineHoldsBackTheZombie(t *testing.T) {
 	}
 }
 
+// TestSessionPanelSaysWhyStillDown: while the session is down the panel
+// shows the latest connect failure beside the outage, and also when the
+// session has not come up since start (no outage then); never while up.
+func TestSessionPanelSaysWhyStillDown(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		session collector.SessionState
+		want    string // "" = no connect failure shown
+	}{
+		{"down, reconnects refused", collector.SessionState{Outage: collector.Outage{Down: true, DownFor: time.Minute, Reason: "disconnect"}, ReconnectFailure: "handshake_503"}, "latest connect failurehandshake_503"},
+		{"not up since start", collector.SessionState{ReconnectFailure: "login_unreachable"}, "latest connect failurelogin_unreachable"},
+		{"down, no attempt failed yet", collector.SessionState{Outage: collector.Outage{Down: true, DownFor: time.Minute, Reason: "disconnect"}}, ""},
+		{"up", collector.SessionState{Up: true, ReconnectFailure: "handshake_503"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := scenario()
+			s.Session = tc.session
+			session := parsePage(t, render(t, s, Options{})).byID("session").Text
+			if tc.want == "" {
+				if strings.Contains(session, "connect failure") {
+					t.Fatalf("session panel shows a connect failure: %q", session)
+				}
+				return
+			}
+			if !strings.Contains(session, tc.want) {
+				t.Fatalf("session panel lacks %q: %q", tc.want, session)
+			}
+		})
+	}
+}
+
 func TestHostileValuesAreEscaped(t *testing.T) {
 	page := render(t, scenario(), Options{})
 	for _, bad := range []string{"<script", "<img", "\x01"} {

@@ -57,12 +57,15 @@ type reasonCount struct {
 }
 
 type sessionView struct {
-	Up        bool
-	Outage    outageView
-	Blinks    uint64
-	ByReason  []reasonCount
-	PollFails int
-	Token     string
+	Up     bool
+	Outage outageView
+	// ConnectFailure is why the latest connect attempt failed while the
+	// session is down: why it is still down, or has not come up since start.
+	ConnectFailure string
+	Blinks         uint64
+	ByReason       []reasonCount
+	PollFails      int
+	Token          string
 }
 
 type pushView struct {
@@ -122,6 +125,9 @@ func buildPage(s collector.Snapshot, o Options) page {
 		Blinks:    s.Session.Blinks,
 		PollFails: s.PollFailureStreak,
 		Token:     "never expires",
+	}
+	if !s.Session.Up {
+		p.Session.ConnectFailure = clean(s.Session.ReconnectFailure, maxShown)
 	}
 	for r, n := range s.Session.OutagesByReason {
 		p.Session.ByReason = append(p.Session.ByReason, reasonCount{clean(r, maxShown), n})
