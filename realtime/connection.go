@@ -128,11 +128,18 @@ type dialResult struct {
 	err error
 }
 
-// connectFailureReason is the outage reason of a failed connect.
+// connectFailureReason is the reason of a failed connect. A connect that
+// failed while building its handshake headers never dialled: the headers
+// carry the token (HandshakeHeaders), so the login it needed failed.
 func connectFailureReason(err error) string {
 	var ce *transport.ConnectError
-	if errors.As(err, &ce) && ce.Reason != "" {
-		return ce.Reason
+	if errors.As(err, &ce) {
+		if ce.Phase == transport.PhaseHeaders {
+			return loginFailureReason(ce.Err)
+		}
+		if ce.Reason != "" {
+			return ce.Reason
+		}
 	}
 	return outage.ReasonConnectError
 }

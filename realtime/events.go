@@ -213,8 +213,15 @@ func (g *Gateway) applyListing(ctx context.Context, gen uint64, l *cloudclient.M
 	if res.Failure {
 		msg := "module list unusable; keeping the last known module states"
 		attrs := []any{"streak", res.FailureStreak}
-		if err != nil {
+		switch {
+		case err != nil:
 			attrs = append(attrs, "err", compactErr(err))
+		case l == nil || !l.Recognised:
+			attrs = append(attrs, "why", "unrecognised shape")
+		case len(l.Modules) == 0:
+			attrs = append(attrs, "why", "no modules")
+		default:
+			attrs = append(attrs, "why", "no watched module listed")
 		}
 		g.log.Log(ctx, res.LogLevel, msg, attrs...)
 		return

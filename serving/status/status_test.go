@@ -392,6 +392,93 @@ func TestZombieDrawsOngoingLiveStale(t *testing.T) {
 	}
 }
 
+// TestEveryModuleOfflineHoldsBackTheZombie: with the session up and push
+// unhealthy, a page whose modules are all offline says so instead of
+// raising the zombie's alarm (the ladder's rule: a module not known yet counts
+// as online); the near misses, one module online or one not known yet, keep
+// the alarm.
+func TestEveryModuleOfflineHoldsBackTheZombie(t *testing.T) {
+	offline := func(devid string) collector.ModuleState {
+		return collector.ModuleState{Devid: devid, OnlineKnown: true, Online: false,
+			Outage: collector.Outage{Down: true, DownFor: 20 * time.Minute, Reason: "ws"}}
+	}
+	cases := []struct {
+		name     string
+		modules  []collector.ModuleState
+		heldBack bool
+	}{
+		{"every module offline", []collector.ModuleState{offline("M1"), offline("M2")}, true},
+		{"one module still online", []collector.ModuleState{offline("M1"), {Devid: "M2", OnlineKnown: true, Online: true}}, false},
+		{"one module not known yet", []collector.ModuleState{offline("M1"), {Devid: "M2"}}, false},
+		{"no modules", nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := scenario()
+			s.Session = collector.SessionState{Up: true}
+			s.Push = collector.PushState{Known: true, Healthy: false, StaleFor: 20 * time.Minute}
+			s.Modules = tc.modules
+			doc := parsePage(t, render(t, s, Options{}))
+			push := doc.byID("push")
+			pill := push.find(func(n *node) bool { return strings.Contains(n.Attr["class"], "pill") })
+			if len(pill) != 1 || !strings.Contains(pill[0].Text, "UNHEALTHY") {
+				t.Fatalf("push pill = %v: the signal itself must stay unhealthy", pill)
+			}
+			alarmed := strings.Contains(pill[0].Attr["class"], classBad)
+			cards := doc.byID("cards").Text
+			if tc.heldBack {
+				if alarmed {
+					t.Errorf("push pill raises the zombie's alarm while every module is offline: class %q", pill[0].Attr["class"])
+				}
+				if !strings.Contains(push.Text, "every module is offline") {
+					t.Errorf("push panel does not say why: %q", push.Text)
+				}
+				if !strings.Contains(cards, "no live update for 20m00s · every module offline") {
+					t.Errorf("cards = %q", cards)
+				}
+				return
+			}
+			if !alarmed {
+				t.Errorf("push pill class %q: a zombie with a module not known offline must alarm", pill[0].Attr["class"])
+			}
+			if strings.Contains(push.Text, "every module") || strings.Contains(cards, "every module") {
+				t.Errorf("page holds back although not every module is offline: %q / %q", push.Text, cards)
+			}
+		})
+	}
+}
+
+// TestSessionPanelSaysWhyStillDown: while the session is down the panel
+// shows the latest connect failure beside the outage, and also when the
+// session has not come up since start (no outage then); never while up.
+func TestSessionPanelSaysWhyStillDown(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		session collector.SessionState
+		want    string // "" = no connect failure shown
+	}{
+		{"down, reconnects refused", collector.SessionState{Outage: collector.Outage{Down: true, DownFor: time.Minute, Reason: "disconnect"}, ReconnectFailure: "handshake_503"}, "latest connect failurehandshake_503"},
+		{"not up since start", collector.SessionState{ReconnectFailure: "login_unreachable"}, "latest connect failurelogin_unreachable"},
+		{"down, no attempt failed yet", collector.SessionState{Outage: collector.Outage{Down: true, DownFor: time.Minute, Reason: "disconnect"}}, ""},
+		{"up", collector.SessionState{Up: true, ReconnectFailure: "handshake_503"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := scenario()
+			s.Session = tc.session
+			session := parsePage(t, render(t, s, Options{})).byID("session").Text
+			if tc.want == "" {
+				if strings.Contains(session, "connect failure") {
+					t.Fatalf("session panel shows a connect failure: %q", session)
+				}
+				return
+			}
+			if !strings.Contains(session, tc.want) {
+				t.Fatalf("session panel lacks %q: %q", tc.want, session)
+			}
+		})
+	}
+}
+
 func TestHostileValuesAreEscaped(t *testing.T) {
 	page := render(t, scenario(), Options{})
 	for _, bad := range []string{"<script", "<img", "\x01"} {

@@ -61,12 +61,15 @@ type reasonCount struct {
 }
 
 type sessionView struct {
-	Up        bool
-	Outage    outageView
-	Blinks    uint64
-	ByReason  []reasonCount
-	PollFails int
-	Token     string
+	Up     bool
+	Outage outageView
+	// ConnectFailure is why the latest connect attempt failed while the
+	// session is down: why it is still down, or has not come up since start.
+	ConnectFailure string
+	Blinks         uint64
+	ByReason       []reasonCount
+	PollFails      int
+	Token          string
 }
 
 type pushView struct {
@@ -75,6 +78,9 @@ type pushView struct {
 	LastLive, LastAny string
 	LastResumedAfter  string
 	HasResumedAfter   bool
+	// ModulesOffline is set while push is unhealthy with the session up and
+	// every module offline: the silence is the modules' outage, not a zombie.
+	ModulesOffline bool
 }
 
 // actionRow is one step of the recovery ladder: how many times it ran
@@ -127,6 +133,9 @@ func buildPage(s collector.Snapshot, o Options) page {
 		Blinks:    s.Session.Blinks,
 		PollFails: s.PollFailureStreak,
 		Token:     "never expires",
+	}
+	if !s.Session.Up {
+		p.Session.ConnectFailure = clean(s.Session.ReconnectFailure, maxShown)
 	}
 	for r, n := range s.Session.OutagesByReason {
 		p.Session.ByReason = append(p.Session.ByReason, reasonCount{clean(r, maxShown), n})
@@ -188,6 +197,14 @@ func buildPage(s collector.Snapshot, o Options) page {
 		return cmp.Or(cmp.Compare(rank[a.Class], rank[b.Class]), cmp.Compare(a.DevidFull, b.DevidFull))
 	})
 
+	// The ladder's rule (outage.Modules.AllOffline): at least one module and
+	// every one known offline; a module not known yet counts as online. Then
+	// nothing is there to push, the ladder holds back and so does the
+	// page: the push state stays as defined, without the zombie's alarm.
+	if p.Push.StaleFor != "" && offline > 0 && online == 0 && unknown == 0 {
+		p.Push.ModulesOffline, p.Push.Class = true, classUnknown
+	}
+
 	p.Cards = cards(s, online, offline, unknown, p)
 	p.Timeline = buildTimeline(s, now, o)
 	return p
@@ -207,6 +224,9 @@ func cards(s collector.Snapshot, online, offline, unknown int, p page) []card {
 	pd := ""
 	if p.Push.StaleFor != "" {
 		pd = "no live update for " + p.Push.StaleFor
+		if p.Push.ModulesOffline {
+			pd += " · every module offline"
+		}
 	} else if p.Push.Class == classUnknown {
 		pd = "no live update yet since the session came up"
 	}
