@@ -10,6 +10,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 )
 
@@ -148,7 +149,7 @@ func (f *cloudFlags) newClient(g *Globals, tune func(*cloudclient.Config)) (*clo
 // runtime failure (exit 1).
 func loginError(err error) error {
 	var apiErr *cloudclient.APIError
-	if cloudclient.ClassifyLogin(err) == cloudclient.LoginRejected && errors.As(err, &apiErr) {
+	if cloudclient.ClassifyLogin(err) == cloudapi.LoginRejected && errors.As(err, &apiErr) {
 		return usageErrorf("login rejected by the cloud (HTTP %d): check the email and password", apiErr.Status)
 	}
 	return fmt.Errorf("login failed: %w", err)

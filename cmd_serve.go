@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/bragerone/bragerone_exporter/catalogload"
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
@@ -28,10 +29,10 @@ import (
 // restEndpoints are the REST endpoint templates (cloudclient's) whose latency
 // series exist from the first scrape.
 var restEndpoints = []string{
-	cloudclient.EndpointLogin, cloudclient.EndpointRevoke, cloudclient.EndpointUser, cloudclient.EndpointObjects,
-	cloudclient.EndpointModules, cloudclient.EndpointModulesConnect, cloudclient.EndpointParameters,
-	cloudclient.EndpointAlarmsQuantity, cloudclient.EndpointCommand, cloudclient.EndpointCommandRaw,
-	cloudclient.EndpointAlarms, cloudclient.EndpointSystemVersion, cloudclient.EndpointAsset,
+	cloudapi.EndpointLogin, cloudapi.EndpointRevoke, cloudapi.EndpointUser, cloudapi.EndpointObjects,
+	cloudapi.EndpointModules, cloudapi.EndpointModulesConnect, cloudapi.EndpointParameters,
+	cloudapi.EndpointAlarmsQuantity, cloudapi.EndpointCommand, cloudapi.EndpointCommandRaw,
+	cloudapi.EndpointAlarms, cloudapi.EndpointSystemVersion, cloudapi.EndpointAsset,
 }
 
 // serveVars are the serve flags' defaults, taken from the collector.

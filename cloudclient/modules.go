@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -51,7 +52,7 @@ type ModuleListing struct {
 
 // Modules lists the modules of an object (GET /v1/modules, page 1, limit 999).
 func (c *Client) Modules(ctx context.Context, objectID int) (*ModuleListing, error) {
-	cl := &call{method: "GET", path: "/modules", tmpl: EndpointModules, auth: true,
+	cl := &call{method: "GET", path: "/modules", tmpl: cloudapi.EndpointModules, auth: true,
 		query: "page=1&limit=" + strconv.Itoa(ModuleListLimit) + "&group_id=" + strconv.Itoa(objectID)}
 	r, err := c.do(ctx, cl)
 	if err != nil {
@@ -243,7 +244,7 @@ func (c *Client) ModulesConnect(ctx context.Context, req BindRequest) (bool, err
 		add(s, sid)
 	}
 	for _, cd := range cands {
-		cl := &call{method: "POST", path: "/modules/connect", tmpl: EndpointModulesConnect, auth: true, browser: true,
+		cl := &call{method: "POST", path: "/modules/connect", tmpl: cloudapi.EndpointModulesConnect, auth: true, browser: true,
 			body: cd.shape.body(cd.sid, req.GroupID, mods)}
 		r, err := c.do(ctx, cl)
 		if err != nil {
@@ -268,7 +269,7 @@ func (c *Client) Prime(ctx context.Context, modules []string) ([]wire.ParamUpdat
 	if len(mods) == 0 {
 		return []wire.ParamUpdate{}, nil
 	}
-	cl := &call{method: "POST", path: "/modules/parameters", tmpl: EndpointParameters, auth: true,
+	cl := &call{method: "POST", path: "/modules/parameters", tmpl: cloudapi.EndpointParameters, auth: true,
 		body: map[string]any{"modules": mods}}
 	r, err := c.do(ctx, cl)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
@@ -816,7 +817,7 @@ func (ss *seamSession) released() bool {
 func (ss *seamSession) pump() {
 	defer close(ss.events)
 	for ev := range ss.Session.Events() {
-		if ev.Kind == transport.EventDisconnect {
+		if ev.Kind == cloudapi.EventDisconnect {
 			ss.mu.Lock()
 			ss.reason = ev.Reason
 			hold := ss.mode.holdEvent
