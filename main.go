@@ -20,6 +20,8 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/bragerone/bragerone_exporter/exporter"
 )
 
 // Exit codes, as documented in the README.
@@ -48,7 +50,8 @@ type CLI struct {
 	Catalog  catalogCmd  `cmd:"" help:"Print the parameter catalog of the modules: symbols, registers, names, units, menus and displayed values."`
 }
 
-// usageError marks an error caused by bad flags or configuration; it exits with code 2.
+// usageError marks an error caused by bad flags or configuration; it exits
+// with code 2, as does the exporter's *exporter.ConfigError.
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
@@ -91,7 +94,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	if err := kctx.Run(&cli.Globals); err != nil {
 		var ue usageError
-		if errors.As(err, &ue) {
+		var ce *exporter.ConfigError
+		if errors.As(err, &ue) || errors.As(err, &ce) {
 			fmt.Fprintf(stderr, "bragerone_exporter: %v\n", err)
 			return exitUsage
 		}

@@ -11,10 +11,10 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
-// The event label of bragerone_realtime_events_total is the transport's
-// event kind name (cloudapi.EventKind.String), which owns the mapping from
-// wire event names to kinds. Overflow is a marker of lost events, not an
-// event, and is counted as other.
+// The event label of bragerone_realtime_events_total is the event kind's
+// name (cloudapi.EventKind.String); the transport maps wire event names to
+// kinds. Overflow is a marker of lost events, not an event, and is counted
+// as other.
 
 // EventOther is the label of every event outside Events' named kinds.
 var EventOther = cloudapi.EventOther.String()

@@ -22,6 +22,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
@@ -182,7 +183,7 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 	s.gw = gw
 
 	// The collector exactly as serve builds it.
-	col, err := collector.New(collector.GatewaySource{Status: gw.Status, Store: s.store}, s.store, collector.Options{})
+	col, err := collector.New(exporter.GatewaySource{Status: gw.Status, Store: s.store}, s.store, collector.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
