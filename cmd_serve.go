@@ -30,8 +30,8 @@ type serveCmd struct {
 	ParametersExclude       []string `name:"parameters.exclude" help:"Never export parameters matching these patterns (e.g. *.s*)." group:"Parameters"`
 	ParametersMaxSeries     int      `name:"parameters.max-series" default:"${parameters_max_series}" help:"Cap on exported parameter series per module (0 = none); what the cap drops is counted." group:"Parameters"`
 	Simulate                bool     `help:"Run against an embedded simulated cloud with the demo account (no credentials needed)." group:"Cloud"`
-	SimulateModules         int      `name:"simulate.modules" default:"3" help:"Modules of the embedded simulated cloud." group:"Cloud"`
-	SimulateParamsPerModule int      `name:"simulate.params-per-module" default:"800" help:"Parameters per simulated module." group:"Cloud"`
+	SimulateModules         int      `name:"simulate.modules" default:"${simulate_modules}" help:"Modules of the embedded simulated cloud." group:"Cloud"`
+	SimulateParamsPerModule int      `name:"simulate.params-per-module" default:"${simulate_params_per_module}" help:"Parameters per simulated module." group:"Cloud"`
 }
 
 func (s *serveCmd) Run(ctx context.Context, g *Globals) error {

@@ -109,7 +109,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // ${name} values of default tags), one provider per flag group.
 func flagVars() kong.Vars {
 	vars := kong.Vars{}
-	for _, v := range []kong.Vars{catalogVars(), cloudVars(), healthVars(), serveVars()} {
+	for _, v := range []kong.Vars{catalogVars(), cloudVars(), healthVars(), serveVars(), simulateVars()} {
 		vars = vars.CloneWith(v)
 	}
 	return vars

@@ -25,6 +25,9 @@ const (
 	DefaultParamsPerModule = 800
 	DefaultTokenTTL        = time.Hour
 	DefaultDriftInterval   = 2 * time.Second
+	// DefaultSeed is the seed of the simulate command and serve --simulate
+	// (Options.Seed 0 is a seed like any other, not "default").
+	DefaultSeed = 1
 )
 
 // Options configure a simulated cloud. Zero values take the defaults above.
