@@ -45,6 +45,10 @@ type Config struct {
 	HealthInterval time.Duration
 	// SessionHysteresis: a disconnect shorter than this is a blink; 0 = none.
 	SessionHysteresis time.Duration
+	// SilentGrace is how long a session the supervisor found closed, with
+	// its end not reported, may wait for that report (its disconnect, with
+	// the real reason) before it is torn down as supervisor_stale.
+	SilentGrace time.Duration
 	// Ladder carries the live-silence threshold (StaleAfter) and every
 	// recovery knob.
 	Ladder ladder.Config
@@ -81,6 +85,10 @@ type Config struct {
 	OnEvent func(kind cloudapi.EventKind)
 }
 
+// DefaultSilentGrace is the default SilentGrace: one default health tick,
+// the wait a sighting always had.
+const DefaultSilentGrace = time.Second
+
 // DefaultConfig returns the spec's defaults (docs/spec.md I-8c;
 // docs/spec.md W-3.1f, W-4.1d, W-4.1e).
 func DefaultConfig() Config {
@@ -89,6 +97,7 @@ func DefaultConfig() Config {
 		SupervisorInterval: 15 * time.Second,
 		HealthInterval:     time.Second,
 		SessionHysteresis:  outage.DefaultHysteresis,
+		SilentGrace:        DefaultSilentGrace,
 		Ladder:             ladder.DefaultConfig(),
 		EpisodeLimit:       outage.DefaultEpisodeLimit,
 		ReconnectBackoff:   250 * time.Millisecond,
@@ -119,6 +128,7 @@ func (c *Config) validate() error {
 	}
 	for name, d := range map[string]time.Duration{
 		"PollInterval": c.PollInterval, "SessionHysteresis": c.SessionHysteresis, "ForgetMissingAfter": c.ForgetMissingAfter,
+		"SilentGrace": c.SilentGrace,
 	} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative, got %v", name, d))
