@@ -11,9 +11,9 @@ import (
 // This file holds the simulated web app's parameter catalogue: unit
 // descriptors, the symbols and the registers behind them, device menus with
 // their permission gates, translations and alarm names. The asset files
-// (assets_minified.go) and the simulated modules' registers (world.go) are both
-// built from these tables, so what the assets say always matches what the
-// modules report.
+// (minified.go) and the simulated modules' registers (Profiles, which
+// cloudsim's world reports) are both built from these tables, so what the
+// assets say always matches what the modules report.
 
 // Unit codes of the index's unit descriptor table: the value a parameter's
 // u channel (or its definition's scalar unit) carries. They are a different
