@@ -193,7 +193,7 @@ func (c *setCmd) resolve(ctx context.Context, s *toolSession, g *Globals, cmd *c
 	mod := cat.Module(c.Devid)
 	p := mod.BySymbol(keyText)
 	if p == nil {
-		switch byName := mod.ByName(keyText); len(byName) {
+		switch byName := paramsNamed(mod, keyText); len(byName) {
 		case 0:
 			return nil, usageErrorf("module %s has no parameter %q: not a symbol or a name its menu shows (`catalog %s` lists them)", c.Devid, keyText, c.Devid)
 		case 1:

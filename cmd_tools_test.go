@@ -279,9 +279,9 @@ func TestModulesTableAndJSON(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("code=%d stderr=%q", code, errOut)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 1+len(devids) || !strings.HasPrefix(lines[0], "DEVID") || !strings.Contains(lines[0], "GATEWAY VERSION") {
-		t.Fatalf("table:\n%s", out)
+	header, rows := table(t, out)
+	if want := []string{"DEVID", "NAME", "TITLE", "VERSION", "STATE", "CONNECTED AT", "GATEWAY ADDRESS", "GATEWAY VERSION"}; !slices.Equal(header, want) || len(rows) != len(devids) {
+		t.Fatalf("header %q, want %q:\n%s", header, want, out)
 	}
 	if !lineWith(out, devids[0], "online") || !lineWith(out, devids[1], "offline") {
 		t.Fatalf("online states wrong:\n%s", out)
@@ -291,7 +291,17 @@ func TestModulesTableAndJSON(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("json: code=%d", code)
 	}
-	var doc modulesJSON
+	var doc struct {
+		ObjectID int `json:"object_id"`
+		Modules  []struct {
+			Devid          string  `json:"devid"`
+			Name           *string `json:"name"`
+			Version        *string `json:"version"`
+			State          string  `json:"state"`
+			ConnectedAt    *string `json:"connected_at"`
+			GatewayAddress *string `json:"gateway_address"`
+		} `json:"modules"`
+	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("json output: %v\n%s", err, out)
 	}
@@ -299,11 +309,16 @@ func TestModulesTableAndJSON(t *testing.T) {
 		t.Fatalf("doc = %+v", doc)
 	}
 	for i, m := range doc.Modules {
-		wantOnline := i == 0
-		if m.Devid != devids[i] || m.Online != wantOnline || (m.ConnectedAt != 0) != wantOnline || (m.Connected != "") != wantOnline {
-			t.Errorf("module %d = %+v, want devid %s online %v", i, m, devids[i], wantOnline)
+		online := i == 0
+		if m.Devid != devids[i] || m.State != map[bool]string{true: "online", false: "offline"}[online] || (m.ConnectedAt != nil) != online {
+			t.Errorf("module %d = %+v, want devid %s online %v", i, m, devids[i], online)
 		}
-		if wantOnline && (m.Gateway.Address == "" || m.Name == "" || m.Version == "") {
+		if m.ConnectedAt != nil {
+			if _, err := time.Parse(time.RFC3339, *m.ConnectedAt); err != nil {
+				t.Errorf("connected_at %q: %v", *m.ConnectedAt, err)
+			}
+		}
+		if online && (m.GatewayAddress == nil || m.Name == nil || m.Version == nil) {
 			t.Errorf("module %d lacks name, version or gateway: %+v", i, m)
 		}
 	}
@@ -314,25 +329,26 @@ func TestModulesTableAndJSON(t *testing.T) {
 	}
 }
 
-// paramRows parses the params table into devid -> ordered keys and values.
-func paramRows(t *testing.T, out string) (keys map[string][]string, values map[string]map[string]string) {
+// paramRows parses the params table into devid -> ordered registers and
+// their raw values.
+func paramRows(t *testing.T, out string) (registers map[string][]string, raws map[string]map[string]string) {
 	t.Helper()
-	keys, values = map[string][]string{}, map[string]map[string]string{}
+	registers, raws = map[string][]string{}, map[string]map[string]string{}
 	header, rows := table(t, out)
-	if len(header) < 3 || !slices.Equal(header[:3], []string{"DEVID", "KEY", "VALUE"}) {
-		t.Fatalf("no DEVID KEY VALUE header:\n%s", out)
+	if len(header) < 3 || !slices.Equal(header[:3], []string{"DEVID", "REGISTER", "RAW"}) {
+		t.Fatalf("no DEVID REGISTER RAW header:\n%s", out)
 	}
 	for _, r := range rows {
-		if r["DEVID"] == "" || r["KEY"] == "" || r["VALUE"] == "" {
+		if r["DEVID"] == "" || r["REGISTER"] == "" || r["RAW"] == "" {
 			t.Fatalf("short row %v", r)
 		}
-		keys[r["DEVID"]] = append(keys[r["DEVID"]], r["KEY"])
-		if values[r["DEVID"]] == nil {
-			values[r["DEVID"]] = map[string]string{}
+		registers[r["DEVID"]] = append(registers[r["DEVID"]], r["REGISTER"])
+		if raws[r["DEVID"]] == nil {
+			raws[r["DEVID"]] = map[string]string{}
 		}
-		values[r["DEVID"]][r["KEY"]] = r["VALUE"]
+		raws[r["DEVID"]][r["REGISTER"]] = r["RAW"]
 	}
-	return keys, values
+	return registers, raws
 }
 
 // sameJSON compares a decoded JSON value with the cloud's own value.
@@ -449,27 +465,49 @@ func TestParamsFilterAndModules(t *testing.T) {
 	}
 }
 
+// paramsDoc is the document of `params --output=json`.
+type paramsDoc struct {
+	Modules []struct {
+		Devid       string  `json:"devid"`
+		Name        *string `json:"name"`
+		NullLeftOut int     `json:"null_left_out"`
+		Params      []struct {
+			Register string         `json:"register"`
+			Raw      any            `json:"raw"`
+			Symbol   *string        `json:"symbol"`
+			Name     *string        `json:"name"`
+			Value    any            `json:"value"`
+			Unit     *string        `json:"unit"`
+			Meta     map[string]any `json:"meta"`
+		} `json:"params"`
+	} `json:"modules"`
+}
+
 func TestParamsJSON(t *testing.T) {
 	sim := startToolCloud(t)
 	code, out, _ := runArgs(t, toolArgs(sim, "params", "--output=json")...)
 	if code != exitOK {
 		t.Fatalf("code=%d", code)
 	}
-	var doc map[string]map[string]struct {
-		Value any            `json:"value"`
-		Meta  map[string]any `json:"meta"`
-	}
+	var doc paramsDoc
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(doc) != len(sim.Devids()) {
-		t.Fatalf("modules in the document: %d", len(doc))
+	if len(doc.Modules) != len(sim.Devids()) {
+		t.Fatalf("modules in the document: %d", len(doc.Modules))
 	}
-	for _, d := range sim.Devids() {
+	for i, d := range sim.Devids() {
+		m := doc.Modules[i]
+		raws := map[string]any{}
+		for _, p := range m.Params {
+			raws[p.Register] = p.Raw
+		}
+		if m.Devid != d || len(raws) != len(sim.Params(d)) {
+			t.Errorf("module %d: %s with %d registers, want %s with %d", i, m.Devid, len(raws), d, len(sim.Params(d)))
+		}
 		for k, v := range sim.Params(d) {
-			got, ok := doc[d][k]
-			if !ok || !sameJSON(got.Value, v) {
-				t.Errorf("%s %s = %+v, cloud has %v", d, k, got, v)
+			if got, ok := raws[k]; !ok || !sameJSON(got, v) {
+				t.Errorf("%s %s = %v, cloud has %v", d, k, got, v)
 			}
 		}
 	}
@@ -480,6 +518,78 @@ func TestParamsJSON(t *testing.T) {
 	_, out, _ = runArgs(t, toolArgs(sim, "params", "-o", "json", "--cloud.modules="+d, "--filter=P4.v?", "--filter=P4.v10")...)
 	if i9, i10 := strings.Index(out, `"P4.v9"`), strings.Index(out, `"P4.v10"`); i9 < 0 || i10 < 0 || i9 > i10 {
 		t.Fatalf("P4.v9 not before P4.v10:\n%s", out)
+	}
+}
+
+// params leaves out the registers the cloud reports without a value, and
+// says so: in a log line under the table, in null_left_out in JSON.
+// --include-null lists them, as null.
+func TestParamsSaysWhatItLeavesOut(t *testing.T) {
+	sim := startToolCloud(t)
+	d := sim.Devids()[0]
+	// Two registers the cloud reports as null, one with a value, in a pool
+	// of their own; a null register outside the filter is not counted.
+	sim.SetParam(d, "P7.v1", nil)
+	sim.SetParam(d, "P7.v2", 5.0)
+	sim.SetParam(d, "P7.v3", nil)
+	sim.SetParam(d, "P8.v1", nil)
+	base := []string{"params", d, "--filter=P7.*", "--catalog.disable"}
+
+	code, out, errOut := runArgs(t, toolArgs(sim, base[0], base[1:]...)...)
+	registers, raws := paramRows(t, out)
+	if code != exitOK || !slices.Equal(registers[d], []string{"P7.v2"}) || raws[d]["P7.v2"] != "5" {
+		t.Fatalf("code=%d, want P7.v2 only:\n%s\nstderr %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "without a value (null) are left out; --include-null lists them") || !strings.Contains(errOut, "registers=2") {
+		t.Errorf("stderr %q does not say that two registers were left out", errOut)
+	}
+
+	code, out, errOut = runArgs(t, toolArgs(sim, base[0], append(base[1:], "--include-null")...)...)
+	registers, raws = paramRows(t, out)
+	if code != exitOK || !slices.Equal(registers[d], []string{"P7.v1", "P7.v2", "P7.v3"}) || raws[d]["P7.v1"] != "-" || strings.Contains(errOut, "left out") {
+		t.Fatalf("--include-null: code=%d stderr %q:\n%s", code, errOut, out)
+	}
+
+	for flag, want := range map[string][]string{"": {"P7.v2"}, "--include-null": {"P7.v1", "P7.v2", "P7.v3"}} {
+		args := append(append([]string{}, base[1:]...), "-o", "json")
+		if flag != "" {
+			args = append(args, flag)
+		}
+		code, out, _ = runArgs(t, toolArgs(sim, "params", args...)...)
+		var doc paramsDoc
+		if err := json.Unmarshal([]byte(out), &doc); code != exitOK || err != nil || len(doc.Modules) != 1 {
+			t.Fatalf("json %s: code=%d err=%v\n%s", flag, code, err, out)
+		}
+		m := doc.Modules[0]
+		var listed []string
+		for _, p := range m.Params {
+			listed = append(listed, p.Register)
+			if (p.Raw == nil) != (p.Register != "P7.v2") {
+				t.Errorf("json %s: %s raw %v", flag, p.Register, p.Raw)
+			}
+		}
+		if !slices.Equal(listed, want) || m.NullLeftOut != 3-len(want) {
+			t.Errorf("json %s: listed %v, null_left_out %d; want %v and %d", flag, listed, m.NullLeftOut, want, 3-len(want))
+		}
+	}
+}
+
+// params takes devids as arguments, as catalog does; they narrow the
+// snapshot as --cloud.modules does, and replace it.
+func TestParamsTakesDevidArguments(t *testing.T) {
+	sim := startToolCloud(t)
+	a, b := sim.Devids()[0], sim.Devids()[1]
+	code, out, errOut := runArgs(t, toolArgs(sim, "params", b, "--filter=P4.v1", "--catalog.disable", "--cloud.modules="+a)...)
+	if code != exitOK {
+		t.Fatalf("code=%d stderr=%q", code, errOut)
+	}
+	registers, _ := paramRows(t, out)
+	if len(registers) != 1 || len(registers[b]) != 1 {
+		t.Fatalf("want %s's P4.v1 only:\n%s", b, out)
+	}
+	code, out, _ = runArgs(t, toolArgs(sim, "params", b, a, "--filter=P4.v1", "--catalog.disable")...)
+	if registers, _ := paramRows(t, out); code != exitOK || len(registers[a]) != 1 || len(registers[b]) != 1 {
+		t.Fatalf("two devids: code=%d\n%s", code, out)
 	}
 }
 
@@ -640,8 +750,27 @@ func (w *watchRun) waitFor(what string, cond func() bool) {
 func (w *watchRun) waitLine(line string) {
 	w.t.Helper()
 	w.waitFor(strconv.Quote(line), func() bool {
-		return strings.Contains("\n"+w.out.String(), "\n"+line+"\n")
+		return slices.Contains(w.lines(), line)
 	})
+}
+
+// lines are the lines watch printed, without the time each starts with;
+// a line without one fails the test.
+func (w *watchRun) lines() []string {
+	w.t.Helper()
+	out := w.out.String()
+	if out == "" {
+		return nil
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		stamp, text, _ := strings.Cut(l, " ")
+		if _, err := time.Parse(time.RFC3339Nano, stamp); err != nil {
+			w.t.Fatalf("line %q does not start with an RFC 3339 time: %v", l, err)
+		}
+		lines = append(lines, text)
+	}
+	return lines
 }
 
 // boundSession returns the SID of a connected session the cloud has bound
@@ -706,18 +835,27 @@ func TestWatchRejectsBadHealthFlags(t *testing.T) {
 	}
 }
 
-func TestLineQueueNeverBlocksAndCountsDrops(t *testing.T) {
-	q := newLineQueue()
-	lines := make([]string, maxQueuedLines+5)
-	for i := range lines {
-		lines[i] = "x"
-	}
-	q.push(lines...) // nobody is reading: must not block
-	q.close()
-	var b bytes.Buffer
-	q.drainTo(&b)
-	if !strings.HasPrefix(b.String(), "# 5 lines dropped") || strings.Count(b.String(), "\n") != maxQueuedLines+1 {
-		t.Fatalf("got %d lines, head %q", strings.Count(b.String(), "\n"), b.String()[:40])
+func TestEventQueueNeverBlocksAndCountsDrops(t *testing.T) {
+	seen := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
+	for _, asJSON := range []bool{false, true} {
+		const limit = 1000
+		q := newEventQueue(limit)
+		events := make([]watchEvent, limit+5)
+		for i := range events {
+			events[i] = stateEvent(seen, eventSessionUp, "# session up")
+		}
+		q.push(events...) // nobody is reading: must not block
+		q.close()
+		var b bytes.Buffer
+		q.drainTo(&b, asJSON, func() time.Time { return seen.Add(time.Second) })
+		first, _, _ := strings.Cut(b.String(), "\n")
+		want := "2025-01-02T03:04:06.006Z # 5 events dropped: output too slow"
+		if asJSON {
+			want = `{"time":"2025-01-02T03:04:06.006Z","event":"dropped","count":5}`
+		}
+		if first != want || strings.Count(b.String(), "\n") != limit+1 {
+			t.Fatalf("json %v: got %d lines, first %q, want %q", asJSON, strings.Count(b.String(), "\n"), first, want)
+		}
 	}
 }
 

@@ -34,8 +34,8 @@ const (
 	webShutdownTimeout = 3 * time.Second
 )
 
-// restEndpoints are the REST endpoint templates whose latency series exist
-// from the first scrape.
+// restEndpoints are the REST endpoint templates the exporter may call: each
+// keeps an endpoint label of its own, whatever else is called.
 var restEndpoints = []string{
 	cloudapi.EndpointLogin, cloudapi.EndpointRevoke, cloudapi.EndpointUser, cloudapi.EndpointObjects,
 	cloudapi.EndpointModules, cloudapi.EndpointModulesConnect, cloudapi.EndpointParameters,
