@@ -35,7 +35,7 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	defer s.close()
 
-	objectID, modules, err := s.namedModules(ctx, &c.cloudFlags, c.or(c.Modules))
+	objectID, modules, err := s.namedModules(ctx, &c.cloudFlags, c.or(c.Modules), c.namedBy())
 	if err != nil {
 		return err
 	}

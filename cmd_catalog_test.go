@@ -230,7 +230,7 @@ func TestCatalogCommandFailures(t *testing.T) {
 	d := sim.Devids()[0]
 	t.Run("unknown module", func(t *testing.T) {
 		code, _, errOut := runArgs(t, toolArgs(sim, "catalog", "NOSUCHDEV")...)
-		if code != exitRuntime || !strings.Contains(errOut, "NOSUCHDEV is not in the module list") {
+		if code != exitUsage || !strings.Contains(errOut, "NOSUCHDEV is not in the module list") {
 			t.Fatalf("code=%d stderr=%q", code, errOut)
 		}
 		oneLine(t, errOut)
@@ -316,15 +316,15 @@ func TestSetBySymbolOrName(t *testing.T) {
 		says     string
 	}{
 		// Displayed in kW with one decimal; the register holds tenths.
-		{"PARAM_P6_8=20", "P6.v8", 200, "Maximum boiler power = 20 kW (PARAM_P6_8, raw P6.v8 = 200)"},
-		{"Boiler set temperature=65", "P6.v1", 65, "Boiler set temperature = 65 °C (PARAM_P6_1, raw P6.v1 = 65)"},
+		{"PARAM_P6_8=20", "P6.v8", 200, "Maximum boiler power 20 kW → raw 200 (PARAM_P6_8, P6.v8)"},
+		{"Boiler set temperature=65", "P6.v1", 65, "Boiler set temperature 65 °C → raw 65 (PARAM_P6_1, P6.v1)"},
 		// Names and symbols ignore case, as state labels do.
-		{"boiler SET temperature=66", "P6.v1", 66, "Boiler set temperature = 66 °C (PARAM_P6_1, raw P6.v1 = 66)"},
-		{"param_p6_1=67", "P6.v1", 67, "Boiler set temperature = 67 °C (PARAM_P6_1, raw P6.v1 = 67)"},
+		{"boiler SET temperature=66", "P6.v1", 66, "Boiler set temperature 66 °C → raw 66 (PARAM_P6_1, P6.v1)"},
+		{"param_p6_1=67", "P6.v1", 67, "Boiler set temperature 67 °C → raw 67 (PARAM_P6_1, P6.v1)"},
 		// A state by its label.
-		{"Operating mode=summer", "P6.v5", 1, "Operating mode = Summer (PARAM_P6_5, raw P6.v5 = 1)"},
+		{"Operating mode=summer", "P6.v5", 1, "Operating mode Summer → raw 1 (PARAM_P6_5, P6.v5)"},
 		// A time of day: raw n shows (n-1)×10 minutes after midnight.
-		{"Night setback start=22:30", "P6.v7", 136, "Night setback start = 22:30 (PARAM_P6_7, raw P6.v7 = 136)"},
+		{"Night setback start=22:30", "P6.v7", 136, "Night setback start 22:30 → raw 136 (PARAM_P6_7, P6.v7)"},
 	} {
 		before := writes()
 		code, out, errOut := runArgs(t, toolArgs(sim, "set", d, c.arg)...)
@@ -346,7 +346,8 @@ func TestSetBySymbolOrName(t *testing.T) {
 		"above the maximum":     {"PARAM_P6_8=30", "outside its limits, 5 to 25"},
 		"below the minimum":     {"Maximum boiler power=4.9", "outside its limits, 5 to 25"},
 		"a measurement":         {"Boiler temperature=65", "not a setting"},
-		"an unknown name":       {"Boiler set temprature=65", `no parameter "Boiler set temprature"`},
+		"an unknown name":       {"Boiler set temprature=65", `no parameter "Boiler set temprature", did you mean "Boiler set temperature"?`},
+		"nothing like it":       {"Flux capacitor=1", `no parameter "Flux capacitor": not a symbol or a name its menu shows`},
 		"a state it lacks":      {"Operating mode=Spring", "not one of its states (Automatic, Off, Summer, Winter)"},
 		"not a number":          {"PARAM_P6_8=lots", `"lots" is not a number`},
 		"off the clock's steps": {"PARAM_P6_7=22:35", `"22:35" is not a time of day it can hold (HH:MM in steps of 10 minutes)`},
@@ -396,17 +397,21 @@ func TestWatchNamesChanges(t *testing.T) {
 }
 
 // A module that does not report a parameter's register leaves its unit and
-// limits unknown: a write in displayed units cannot be converted, and is
-// refused rather than sent unconverted.
-func TestSetByNameRefusesAnUnreportedRegister(t *testing.T) {
+// limits unknown: a write in displayed units cannot be converted, nor a raw
+// one checked, and either is refused rather than sent unconverted or
+// unchecked; --raw-unchecked is named as the way to write it anyway.
+func TestSetRefusesAnUnreportedRegister(t *testing.T) {
 	sim := startToolCloud(t) // 60 registers a module: P6.v8 is not among them
 	d := sim.Devids()[0]
 	if _, ok := sim.Params(d)["P6.v8"]; ok {
 		t.Fatal("the fixture reports P6.v8")
 	}
-	code, _, errOut := runArgs(t, toolArgs(sim, "set", d, "PARAM_P6_8=20")...)
-	if code != exitRuntime || !strings.Contains(errOut, "does not report P6.v8") {
-		t.Fatalf("code=%d stderr=%q", code, errOut)
+	for _, arg := range []string{"PARAM_P6_8=20", "P6.v8=200"} {
+		code, _, errOut := runArgs(t, toolArgs(sim, "set", d, arg)...)
+		if code != exitUsage || !strings.Contains(errOut, "does not report Maximum boiler power (PARAM_P6_8, P6.v8), so its unit and limits are unknown; nothing written (P6.v8=RAW with --raw-unchecked") {
+			t.Fatalf("%s: code=%d stderr=%q", arg, code, errOut)
+		}
+		oneLine(t, errOut)
 	}
 	if n := sim.Requests("POST /v1/module/command"); n != 0 {
 		t.Fatalf("%d writes reached the cloud", n)

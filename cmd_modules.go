@@ -18,7 +18,7 @@ func (c *modulesCmd) Run(ctx context.Context, g *Globals) error {
 		return err
 	}
 	defer s.close()
-	objectID, modules, err := s.namedModules(ctx, &c.cloudFlags, c.Modules)
+	objectID, modules, err := s.namedModules(ctx, &c.cloudFlags, c.Modules, modulesFlag)
 	if err != nil {
 		return err
 	}

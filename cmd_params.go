@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -40,6 +41,15 @@ func (a devidArgs) or(modules []string) []string {
 	return modules
 }
 
+// namedBy is where or's modules were named, for the line refusing one the
+// object lacks: "" for arguments, else the flag.
+func (a devidArgs) namedBy() string {
+	if len(a.Devids) > 0 {
+		return ""
+	}
+	return modulesFlag
+}
+
 func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	filter := keyFilter(c.Filter)
 	if err := filter.validate("--filter"); err != nil {
@@ -51,31 +61,31 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	defer s.close()
 
-	// The module list is read when no modules are named, and for the
-	// catalog (its rows say which menu and permissions each module has).
+	// The module list says which modules there are, whether the named ones
+	// are among them, and (for the catalog) which menu and permissions each
+	// has. Named modules are read without it when it cannot be read.
 	devids := slices.Compact(slices.Sorted(slices.Values(c.or(c.Modules))))
 	var modules []cloudclient.Module
-	if len(devids) == 0 || !c.Disable {
-		objectID, _, err := s.chooseObject(ctx, &c.cloudFlags)
-		if err == nil {
-			modules, err = s.listModules(ctx, objectID)
-		}
-		switch {
-		case err != nil && len(devids) == 0:
+	objectID, _, err := s.chooseObject(ctx, &c.cloudFlags)
+	if err == nil {
+		modules, err = s.listModules(ctx, objectID)
+	}
+	var usage usageError
+	switch {
+	case err != nil && (len(devids) == 0 || errors.As(err, &usage)):
+		return err
+	case err != nil:
+		g.Logger.Warn("the module list could not be read: the named modules are not checked against it, and parameters are shown without names", "err", err)
+	case len(devids) > 0:
+		if modules, err = selectModules(modules, devids, objectID, c.namedBy()); err != nil {
 			return err
-		case err != nil:
-			g.Logger.Warn("parameters are shown without names: the module list could not be read", "err", err)
-		case len(devids) > 0:
-			if modules, err = selectModules(modules, devids, objectID); err != nil {
-				return err
-			}
-		default:
-			for _, m := range modules {
-				devids = append(devids, m.Devid)
-			}
-			if len(devids) == 0 {
-				return fmt.Errorf("object %d lists no modules", objectID)
-			}
+		}
+	default:
+		for _, m := range modules {
+			devids = append(devids, m.Devid)
+		}
+		if len(devids) == 0 {
+			return fmt.Errorf("object %d lists no modules", objectID)
 		}
 	}
 	slices.Sort(devids)

@@ -39,6 +39,9 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
+	// The configuration is accepted: a mistake in it is one line on
+	// stderr, never after these.
+	logStart(g.Logger)
 	return e.Run(ctx)
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -173,10 +172,7 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 			if !c.NoState {
 				q.push(states.observe(gw.Status(), st, time.Now())...)
 			}
-			if errors.Is(err, realtime.ErrStartAuth) {
-				return usageErrorf("login rejected by the cloud: check the email and password (%v)", err)
-			}
-			return err
+			return startError(err)
 		case <-ticker.C:
 			if !c.NoState {
 				q.push(states.observe(gw.Status(), st, time.Now())...)

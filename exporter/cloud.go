@@ -106,7 +106,9 @@ func readPasswordFile(path string) (string, error) {
 
 // NewClient builds the REST client; it remembers its secrets in secrets,
 // which the log handlers mask. tune, when set, adjusts the client's
-// configuration last (the exporter's request and login observers).
+// configuration last (the exporter's request and login observers). A
+// password file other users may read is warned about (once: NewClient is
+// called once at start).
 func (c Cloud) NewClient(logger *slog.Logger, secrets *redact.Set, tune func(*cloudclient.Config)) (*cloudclient.Client, cloudclient.Platform, error) {
 	p, err := c.Platform()
 	if err != nil {
@@ -115,6 +117,9 @@ func (c Cloud) NewClient(logger *slog.Logger, secrets *redact.Set, tune func(*cl
 	creds, err := c.Credentials()
 	if err != nil {
 		return nil, p, err
+	}
+	if c.PasswordFile != "" && c.Password == "" {
+		warnReadablePasswordFile(logger, c.PasswordFile)
 	}
 	cfg := cloudclient.Config{
 		BaseURL:     p.BaseURL,
@@ -138,4 +143,20 @@ func (c Cloud) NewClient(logger *slog.Logger, secrets *redact.Set, tune func(*cl
 		return nil, p, &ConfigError{err}
 	}
 	return client, p, nil
+}
+
+// warnReadablePasswordFile warns, once at start, when users other than the
+// exporter's own user and group may read the password file: its name and
+// mode, never its content. The exporter still reads it; the mode is the
+// owner's to fix.
+func warnReadablePasswordFile(logger *slog.Logger, path string) {
+	fi, err := os.Stat(path)
+	if err != nil || !modeBitsMeaningful || logger == nil {
+		return
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o004 != 0 || perm&0o040 != 0 && !groupIsOurs(fi) {
+		logger.Warn("the password file is readable by other users: make it readable by the exporter only (chmod 600)",
+			"file", path, "mode", fmt.Sprintf("%04o", perm))
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -58,7 +59,8 @@ type Exporter struct {
 
 // New validates cfg and assembles the exporter. Nothing runs until Run but
 // the embedded simulated cloud, which New starts (its address is the REST
-// client's) and Run stops.
+// client's) and Run stops. New logs nothing but warnings: a configuration it
+// refuses is one error, with no log line before it.
 func New(cfg Config) (*Exporter, error) {
 	ok, err := cfg.check()
 	if err != nil {
@@ -127,8 +129,8 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 }
 
 // Handler serves /metrics (or Web.TelemetryPath), /status and the module
-// pages, /-/healthy, /-/ready and a landing page; Run serves it on
-// Web.ListenAddress.
+// pages, /-/healthy, /-/ready, the Go runtime's profiles under /debug/pprof/
+// and a landing page; Run serves it on Web.ListenAddress.
 func (e *Exporter) Handler() http.Handler { return e.handler }
 
 // newHandler builds the pages. /metrics serves reg's families and col's;
@@ -159,6 +161,14 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 			fmt.Fprintln(w, "Not ready: the first parameter snapshot has not been stored yet")
 		}
 	})
+	// The Go runtime's profiles, as node_exporter serves them, behind the
+	// same TLS and basic auth as the rest (--web.config.file): the landing
+	// page links the heap and CPU profiles.
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	if telemetryPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "bragerone_exporter",
@@ -188,6 +198,7 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 func (e *Exporter) Run(ctx context.Context) error {
 	if e.sim != nil {
 		defer e.sim.Close()
+		e.log.Info("running against the embedded simulated cloud", "url", e.sim.URL(), "control", e.sim.URL()+"/control/state")
 	}
 	ln, err := net.Listen("tcp", e.cfg.Web.ListenAddress)
 	if err != nil {
@@ -220,11 +231,7 @@ wait:
 			runErr = fmt.Errorf("web server: %w", err)
 		case err := <-gwDone:
 			gwDone <- err
-			if errors.Is(err, realtime.ErrStartAuth) {
-				runErr = configErrorf("login rejected by the cloud: check the email and password (%v)", err)
-			} else if err != nil {
-				runErr = err
-			}
+			runErr = StartError(err)
 		case err := <-catalogDone:
 			if err == nil {
 				catalogDone = nil
@@ -253,6 +260,20 @@ wait:
 	return runErr
 }
 
+// StartError is the error of a gateway whose start failed (nil: none): a
+// login the cloud rejects and a devid of --cloud.modules the object does not
+// list are mistakes in the configuration, *ConfigError.
+func StartError(err error) error {
+	var missing *cloudclient.MissingModulesError
+	switch {
+	case errors.Is(err, realtime.ErrStartAuth):
+		return configErrorf("login rejected by the cloud: check the email and password (%v)", err)
+	case errors.As(err, &missing):
+		return configErrorf("--cloud.modules: %w", err)
+	}
+	return err
+}
+
 // startSimulation runs the simulated cloud in-process on a loopback port.
 func startSimulation(logger *slog.Logger, s Simulate) (*cloudsim.Cloud, error) {
 	sim := cloudsim.New(cloudsim.Options{
@@ -262,6 +283,5 @@ func startSimulation(logger *slog.Logger, s Simulate) (*cloudsim.Cloud, error) {
 	if err := sim.Start("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("simulated cloud: %w", err)
 	}
-	logger.Info("running against the embedded simulated cloud", "url", sim.URL(), "control", sim.URL()+"/control/state")
 	return sim, nil
 }

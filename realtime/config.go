@@ -31,7 +31,9 @@ type Config struct {
 	// 0 = the account's first object.
 	ObjectID int
 	// Modules restricts the watched devids; empty = every module of the object,
-	// following modules that join or leave the account.
+	// following modules that join or leave the account. A devid the object's
+	// module list lacks at start fails the start; one missing from a later
+	// listing does not stop the gateway (see outage.Modules.CompletePoll).
 	Modules []string
 
 	// PollInterval is the module-list poll and ladder tick; 0 = no poll.
