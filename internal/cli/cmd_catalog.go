@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/catalog"
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
+)
+
+// catalogCmd prints the parameter catalog as it resolves for the modules:
+// every parameter their own menus and permissions show, with its symbol,
+// register, name, unit, menu and the value the app displays now.
+type catalogCmd struct {
+	cloudFlags         `embed:""`
+	outputFlag         `embed:""`
+	catalogCommonFlags `embed:""`
+	devidArgs          `embed:""`
+}
+
+func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
+	if c.Disable {
+		return usageError{errCatalogDisabled}
+	}
+	if _, err := c.overrides(); err != nil {
+		return err
+	}
+	s, err := openSession(ctx, &c.cloudFlags, g)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+
+	objectID, modules, err := s.namedModules(ctx, &c.cloudFlags, c.or(c.Modules), c.namedBy())
+	if err != nil {
+		return err
+	}
+	if len(modules) == 0 {
+		return fmt.Errorf("object %d lists no modules", objectID)
+	}
+	slices.SortFunc(modules, func(a, b cloudclient.Module) int { return strings.Compare(a.Devid, b.Devid) })
+	modules = slices.CompactFunc(modules, func(a, b cloudclient.Module) bool { return a.Devid == b.Devid })
+
+	st, err := primeStore(ctx, s, modules)
+	if err != nil {
+		return err
+	}
+	cat, err := c.load(ctx, s.client, listedModuleSpecs(modules, st), true, g.Logger)
+	if err != nil {
+		return err
+	}
+
+	docModules := make([]orderedObject, 0, len(modules))
+	var rows []orderedObject
+	for _, m := range modules {
+		params := []orderedObject{}
+		r := storeReader(st, m.Devid)
+		for _, p := range cat.Module(m.Devid).Params() {
+			rec := describeParam(p, r, st, m.Devid)
+			params = append(params, rec)
+			row := append(orderedObject{{keyDevid, m.Devid}}, rec...)
+			if !p.Visible(r) {
+				row = row.with(keyName, p.Name+" (hidden)")
+			}
+			rows = append(rows, row)
+		}
+		if len(params) == 0 {
+			g.Logger.Warn("the catalog describes no parameter of the module (its menu and permissions show none)", "devid", m.Devid)
+		}
+		docModules = append(docModules, orderedObject{{keyDevid, m.Devid}, {keyName, orNull(m.Name)}, {keyParams, params}})
+	}
+	if c.json() {
+		return writeJSON(g.Stdout, orderedObject{
+			{keyIndexAsset, cat.IndexAsset()}, {keyLanguage, cat.Language()}, {keyModules, docModules},
+		})
+	}
+	return writeTable(g.Stdout, []string{keyDevid, keySymbol, keyRegister, keyName, keyValue, keyUnit, keyMenu}, rows)
+}
+
+// describeParam is one parameter as `catalog` prints it, with its values now.
+func describeParam(p *catalog.Param, r catalog.Reader, st *store.Store, devid string) orderedObject {
+	var parts any
+	if len(p.Parts) > 0 {
+		registers := make([]string, len(p.Parts))
+		for i, a := range p.Parts {
+			registers[i] = a.String()
+		}
+		parts = registers
+	}
+	var raw any
+	if e, ok := st.Get(devid, store.Key{Pool: p.Address.Pool, Chan: p.Address.Chan, Idx: p.Address.Index}); ok && e.HasValue {
+		raw = e.Value
+	}
+	value, unit := displayed(p, r)
+	lo, hi := p.Range(r)
+	return orderedObject{
+		{keySymbol, p.Symbol}, {keyRegister, p.Address.String()}, {keyParts, parts}, {keyName, p.Name},
+		{keyRaw, raw}, {keyValue, value}, {keyUnit, unit}, {keyMenu, append([]string{}, p.Menu...)},
+		{keyMin, numberOrNull(lo)}, {keyMax, numberOrNull(hi)}, {keyVisible, p.Visible(r)}, {keyWritable, p.Writable},
+	}
+}
+
+// numberOrNull is *f, or null.
+func numberOrNull(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
+}
+
+// primeStore reads the modules' current values (one REST prime) into a
+// store, which orders and folds them as the exporter does.
+func primeStore(ctx context.Context, s *toolSession, modules []cloudclient.Module) (*store.Store, error) {
+	devids := make([]string, len(modules))
+	for i, m := range modules {
+		devids[i] = m.Devid
+	}
+	updates, err := s.client.PrimeWithRetry(ctx, devids)
+	if err != nil {
+		return nil, fmt.Errorf("parameter snapshot: %w", err)
+	}
+	st := store.New()
+	st.ApplyPrime(st.BeginPrime(), updates, time.Now())
+	return st, nil
+}
+
+// Help is the long help of `catalog --help`.
+func (c *catalogCmd) Help() string {
+	return `Reads the module list, the modules' current values and the parameter catalog of the cloud's web app, and prints
+every parameter each module's own menu and permissions show: its symbol, register, name, the value the app displays
+now (scaled, or the label of a state) with its unit, and its menu. Parameters the app hides now are marked (hidden).
+
+Examples:
+  catalog                         every module of the object
+  catalog DEVID...                these modules
+  catalog DEVID -o json           with raw values, limits, visibility and whether each is writable
+  catalog --catalog.language=pl   names in Polish`
+}

@@ -1,0 +1,74 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/exporter"
+)
+
+// passwordEnv is the environment variable holding the account password when
+// no --cloud.password-file is given. The password is never a flag, so it never
+// shows in a process listing.
+const passwordEnv = "BRAGERONE_PASSWORD"
+
+// cloudVars are the cloud flags' defaults, taken from the REST client.
+func cloudVars() kong.Vars {
+	return kong.Vars{"cloud_timeout": seconds(cloudclient.DefaultTimeout)}
+}
+
+// cloudFlags are shared by every command that talks to the cloud.
+type cloudFlags struct {
+	Platform     string        `name:"cloud.platform" default:"bragerone" enum:"bragerone,tisconnect" help:"Cloud platform preset: bragerone or tisconnect." group:"Cloud"`
+	URL          string        `name:"cloud.url" help:"REST and Socket.IO base URL (default: the platform's, e.g. https://io.brager.pl)." group:"Cloud"`
+	AssetsURL    string        `name:"cloud.assets-url" help:"Static assets base URL, also sent as Origin/Referer (default: the platform's)." group:"Cloud"`
+	Email        string        `name:"cloud.email" env:"BRAGERONE_EMAIL" help:"Account email." group:"Cloud"`
+	PasswordFile string        `name:"cloud.password-file" type:"path" help:"File holding the account password (else the BRAGERONE_PASSWORD environment variable). Re-read at every login." group:"Cloud"`
+	ObjectID     int           `name:"cloud.object-id" help:"Object (installation) whose modules are watched (default: the account's first object)." group:"Cloud"`
+	Modules      []string      `name:"cloud.modules" help:"Devids to watch (default: every module of the object)." group:"Cloud"`
+	Timeout      time.Duration `name:"cloud.timeout" default:"${cloud_timeout}" help:"Timeout of one REST request." group:"Cloud"`
+
+	// password, when set, is used instead of the environment or a file
+	// (the embedded simulator's demo account).
+	password string
+}
+
+// cloud maps the flags to the exporter's cloud settings.
+func (f *cloudFlags) cloud() exporter.Cloud {
+	return exporter.Cloud{
+		Preset: f.Platform, URL: f.URL, AssetsURL: f.AssetsURL,
+		Email: f.Email, PasswordFile: f.PasswordFile, PasswordEnv: passwordEnv, Password: f.password,
+		ObjectID: f.ObjectID, Modules: f.Modules, Timeout: f.Timeout,
+	}
+}
+
+// platform resolves the preset and any URL overrides.
+func (f *cloudFlags) platform() (cloudclient.Platform, error) { return f.cloud().Platform() }
+
+// credentials returns a provider that reads the password afresh at every
+// login.
+func (f *cloudFlags) credentials() (cloudclient.CredentialsProvider, error) {
+	return f.cloud().Credentials()
+}
+
+// newClient builds the REST client from the flags; it remembers its secrets
+// in g.Secrets, which the log handlers mask.
+func (f *cloudFlags) newClient(g *Globals, tune func(*cloudclient.Config)) (*cloudclient.Client, cloudclient.Platform, error) {
+	return f.cloud().NewClient(g.Logger, g.Secrets, tune)
+}
+
+// loginError turns a failed first login into one clear line: wrong
+// credentials are configuration to fix (exit 2), an unreachable cloud is a
+// runtime failure (exit 1).
+func loginError(err error) error {
+	var apiErr *cloudclient.APIError
+	if cloudclient.ClassifyLogin(err) == cloudapi.LoginRejected && errors.As(err, &apiErr) {
+		return usageErrorf("login rejected by the cloud (HTTP %d): check the email and password", apiErr.Status)
+	}
+	return fmt.Errorf("login failed: %w", err)
+}

@@ -1,0 +1,159 @@
+package cli
+
+// A command-line tool's session with the cloud: logging in with one clear
+// error, choosing the object, listing its modules, and selecting the modules
+// and parameters the tool works on.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+)
+
+// toolSession is a logged-in REST client for one tool run.
+type toolSession struct {
+	client   *cloudclient.Client
+	platform cloudclient.Platform
+	login    *cloudclient.LoginResult
+	logger   *slog.Logger
+}
+
+// openSession builds the client from the flags and logs in. Wrong
+// credentials are a usage error (exit 2); an unreachable cloud is a runtime
+// error (exit 1).
+func openSession(ctx context.Context, cf *cloudFlags, g *Globals) (*toolSession, error) {
+	client, platform, err := cf.newClient(g, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := client.Login(ctx)
+	if err != nil {
+		return nil, loginError(err)
+	}
+	return &toolSession{client: client, platform: platform, login: res, logger: g.Logger}, nil
+}
+
+// close revokes the token, so a tool run leaves no session behind.
+func (s *toolSession) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := s.client.Logout(ctx); err != nil {
+		s.logger.Debug("logout", "err", err)
+	}
+}
+
+// chooseObject returns the object the tools work on: --cloud.object-id when
+// set, else the account's first object (as the exporter does). objects is
+// the account's list (from GET /v1/objects, else the login answer); it may
+// be empty when the cloud did not list them but an id was given.
+func (s *toolSession) chooseObject(ctx context.Context, cf *cloudFlags) (id int, objects []cloudclient.Object, err error) {
+	objects, err = s.client.Objects(ctx)
+	if err != nil && cf.ObjectID == 0 {
+		return 0, nil, fmt.Errorf("listing the account's objects: %w", err)
+	}
+	if len(objects) == 0 && s.login != nil {
+		objects = s.login.Objects
+	}
+	if cf.ObjectID != 0 {
+		if len(objects) > 0 && !slices.ContainsFunc(objects, func(o cloudclient.Object) bool { return o.ID == cf.ObjectID }) {
+			ids := make([]string, len(objects))
+			for i, o := range objects {
+				ids[i] = strconv.Itoa(o.ID)
+			}
+			return 0, objects, usageErrorf("--cloud.object-id %d is not one of the account's objects (%s)", cf.ObjectID, strings.Join(ids, ", "))
+		}
+		return cf.ObjectID, objects, nil
+	}
+	if len(objects) == 0 {
+		return 0, nil, fmt.Errorf("the account has no objects (installations)")
+	}
+	return objects[0].ID, objects, nil
+}
+
+// listModules returns the object's module list; an answer of an unknown
+// shape is an error here, since a tool cannot show or check anything from it.
+func (s *toolSession) listModules(ctx context.Context, objectID int) ([]cloudclient.Module, error) {
+	l, err := s.client.Modules(ctx, objectID)
+	if err != nil {
+		return nil, fmt.Errorf("listing the modules of object %d: %w", objectID, err)
+	}
+	if !l.Recognised {
+		return nil, fmt.Errorf("the module list of object %d has an unknown shape", objectID)
+	}
+	return l.Modules, nil
+}
+
+// namedModules returns the chosen object and its modules named in want
+// (all of them when want is empty); a named module the object does not list
+// is a usage error (see selectModules), whose line starts with source.
+func (s *toolSession) namedModules(ctx context.Context, cf *cloudFlags, want []string, source string) (objectID int, modules []cloudclient.Module, err error) {
+	if objectID, _, err = s.chooseObject(ctx, cf); err != nil {
+		return 0, nil, err
+	}
+	all, err := s.listModules(ctx, objectID)
+	if err != nil {
+		return 0, nil, err
+	}
+	modules, err = selectModules(all, want, objectID, source)
+	return objectID, modules, err
+}
+
+// modulesFlag is the flag that names the modules to watch.
+const modulesFlag = "--cloud.modules"
+
+// selectModules keeps the modules named in want (all when want is empty),
+// in the order named. A named devid the object's list lacks is a usage
+// error naming the devids the list offers (a typo must not look like a
+// module with nothing to show), the same for every command, serve's start
+// included; source ("--cloud.modules", or "" for an argument) starts its
+// line.
+func selectModules(all []cloudclient.Module, want []string, objectID int, source string) ([]cloudclient.Module, error) {
+	if err := cloudclient.MissingModules(objectID, all, want); err != nil {
+		if source != "" {
+			return nil, usageErrorf("%s: %w", source, err)
+		}
+		return nil, usageError{err}
+	}
+	if len(want) == 0 {
+		return all, nil
+	}
+	kept := make([]cloudclient.Module, 0, len(want))
+	for _, d := range want {
+		if i := slices.IndexFunc(all, func(m cloudclient.Module) bool { return m.Devid == d }); i >= 0 && !slices.ContainsFunc(kept, func(m cloudclient.Module) bool { return m.Devid == d }) {
+			kept = append(kept, all[i])
+		}
+	}
+	return kept, nil
+}
+
+// keyFilter selects parameters by patterns with path.Match semantics on the
+// key ("P4.v*" matches "P4.v8"); no patterns select everything.
+type keyFilter []string
+
+func (f keyFilter) validate(flag string) error {
+	for _, p := range f {
+		if _, err := path.Match(p, ""); err != nil {
+			return usageErrorf("%s %q: %v", flag, p, err)
+		}
+	}
+	return nil
+}
+
+func (f keyFilter) match(key string) bool {
+	if len(f) == 0 {
+		return true
+	}
+	for _, p := range f {
+		if ok, _ := path.Match(p, key); ok {
+			return true
+		}
+	}
+	return false
+}
