@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // Fetcher returns one asset's bytes by its path on the assets origin ("/",
@@ -27,7 +29,7 @@ type ModuleSpec struct {
 	// of most registers is selected by a register of its own (the u channel
 	// of the family); with Values the static Unit, Enum, Min and Max of each
 	// Param are filled from them. Display and UnitFor always read live.
-	Values Reader
+	Values store.Reader
 	// ConnectedAt is the module row's "connectedAt" (Unix seconds), the only
 	// runtime value definitions reach through storeGetter conditions.
 	ConnectedAt int64
@@ -137,10 +139,9 @@ func ParseAddress(s string) (Address, bool) {
 	return Address{Pool: pool, Chan: c, Index: idx}, true
 }
 
-// Reader gives raw live values of one module: ("P4", "v7") → value.
-type Reader func(pool, chanIdx string) (float64, bool)
-
-func (r Reader) read(a Address, key string) (float64, bool) {
+// read is the raw live value of register key of a's pool, through r (the
+// module's values; nil reads nothing).
+func read(r store.Reader, a Address, key string) (float64, bool) {
 	if r == nil {
 		return 0, false
 	}

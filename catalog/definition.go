@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bragerone/bragerone_exporter/catalog/jsval"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // selector is one register reference of a definition (docs/spec.md ).
@@ -20,11 +21,11 @@ type selector struct {
 }
 
 // raw reads the register.
-func (s *selector) raw(r Reader) (float64, bool) { return r.read(s.addr, s.key) }
+func (s *selector) raw(r store.Reader) (float64, bool) { return read(r, s.addr, s.key) }
 
 // bitValue reads the register as an integer and applies bit or mask; ok is
 // false when the value is missing or not a number.
-func (s *selector) bitValue(r Reader) (float64, bool) {
+func (s *selector) bitValue(r store.Reader) (float64, bool) {
 	v, ok := s.raw(r)
 	if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, false

@@ -31,5 +31,5 @@
 // a new one in when a refresh succeeds.
 //
 // The package imports nothing of the exporter: assets come through the
-// Fetcher interface, live values through Reader functions.
+// Fetcher interface, live values through store.Reader functions.
 package catalog

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // memFetcher serves an asset set from memory; paths are the origin paths
@@ -91,8 +93,8 @@ func siteFetcher(t testing.TB) *memFetcher {
 	return m
 }
 
-// values is a Reader over "P4.v7"-keyed values.
-func values(kv map[string]float64) Reader {
+// values is a store.Reader over "P4.v7"-keyed values.
+func values(kv map[string]float64) store.Reader {
 	return func(pool, key string) (float64, bool) {
 		v, ok := kv[pool+"."+key]
 		return v, ok

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/bragerone/bragerone_exporter/catalog/jsval"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // Param is one described parameter of one module.
@@ -36,7 +37,7 @@ type Param struct {
 // unitAt is the unit the value is shown in now: the definition's unit
 // register, else the family's u channel, else the definition's scalar code
 // (docs/spec.md ); the load-time code when no register can be read.
-func (p *Param) unitAt(r Reader) *unit {
+func (p *Param) unitAt(r store.Reader) *unit {
 	if p.hasUReg && r != nil {
 		if v, ok := p.unitReg.raw(r); ok {
 			if u := p.units.getNum(v); u != nil {
@@ -48,7 +49,7 @@ func (p *Param) unitAt(r Reader) *unit {
 }
 
 // UnitFor is the unit as displayed for the live unit register ("" none).
-func (p *Param) UnitFor(r Reader) string {
+func (p *Param) UnitFor(r store.Reader) string {
 	if p.override != nil && p.override.unit != nil {
 		return *p.override.unit
 	}
@@ -60,7 +61,7 @@ func (p *Param) UnitFor(r Reader) string {
 
 // rawValue reads the register value: composed from its words when the
 // definition composes (docs/spec.md ), else the primary register as is.
-func (p *Param) rawValue(r Reader) (float64, bool) {
+func (p *Param) rawValue(r store.Reader) (float64, bool) {
 	if r == nil {
 		return 0, false
 	}
@@ -70,14 +71,14 @@ func (p *Param) rawValue(r Reader) (float64, bool) {
 	if len(p.def.values) == 1 {
 		return p.def.values[0].bitValue(r)
 	}
-	return r.read(p.Address, p.Address.ChanIdx())
+	return read(r, p.Address, p.Address.ChanIdx())
 }
 
 // compose is docs/spec.md: Σ word × times, a word masked to 16 bits when its
 // selector converts. Every word must be present: a value missing a word is
 // not shown (the reference client adds the words it has, which shows a wrong
 // value while one is missing).
-func compose(sels []selector, r Reader) (float64, bool) {
+func compose(sels []selector, r store.Reader) (float64, bool) {
 	sum := 0.0
 	for i := range sels {
 		v, ok := sels[i].raw(r)
@@ -98,7 +99,7 @@ func compose(sels []selector, r Reader) (float64, bool) {
 // label (docs/spec.md ). value is NaN when the display value is not a
 // number (a computed state or a time of day); the label then says it. ok is
 // false when nothing can be shown (missing values, or no rule applies).
-func (p *Param) Display(r Reader) (value float64, label string, ok bool) {
+func (p *Param) Display(r store.Reader) (value float64, label string, ok bool) {
 	if p.override != nil && p.override.scale != nil {
 		raw, ok := p.rawValue(r)
 		if !ok {
@@ -145,7 +146,7 @@ func presentComputed(res jsval.Value, u *unit) (float64, string, bool) {
 
 // Visible says whether the app shows the parameter now (docs/spec.md ); hidden
 // parameters are still exported raw.
-func (p *Param) Visible(r Reader) bool {
+func (p *Param) Visible(r store.Reader) bool {
 	v, _ := p.def.visibility(r, p.ctx)
 	return v
 }
@@ -153,7 +154,7 @@ func (p *Param) Visible(r Reader) bool {
 // Range gives the limits in display units now (docs/spec.md ): the definition's
 // limit registers, else the family's n and x channels, transformed; else
 // the definition's static limits.
-func (p *Param) Range(r Reader) (min, max *float64) {
+func (p *Param) Range(r store.Reader) (min, max *float64) {
 	u := p.unitAt(r)
 	read := func(sels []selector, static *float64) *float64 {
 		for i := range sels {
@@ -212,7 +213,7 @@ func (p *Param) registerValued() bool {
 // setting register holds whole numbers (the app's sliders, switches, lists
 // and clocks all land on a raw integer), whatever value it holds now. The
 // StepError names the neighbours within the limits.
-func (p *Param) checkStep(raw float64, r Reader) error {
+func (p *Param) checkStep(raw float64, r store.Reader) error {
 	if raw == math.Trunc(raw) {
 		return nil
 	}
@@ -228,7 +229,7 @@ func (p *Param) checkStep(raw float64, r Reader) error {
 // checkRange refuses a raw value whose display value is outside the limits
 // (Range with r; the static Min/Max when r is nil). A time of day's limits
 // are register values.
-func (p *Param) checkRange(raw float64, r Reader) error {
+func (p *Param) checkRange(raw float64, r store.Reader) error {
 	lo, hi := p.Min, p.Max
 	if r != nil {
 		lo, hi = p.Range(r)
@@ -248,7 +249,7 @@ func (p *Param) checkRange(raw float64, r Reader) error {
 
 // scale is the display number of a raw value through the override's scale
 // or the unit's transform.
-func (p *Param) scale(raw float64, r Reader) (float64, error) {
+func (p *Param) scale(raw float64, r store.Reader) (float64, error) {
 	if p.override != nil && p.override.scale != nil {
 		return raw * *p.override.scale, nil
 	}
@@ -268,7 +269,7 @@ func (p *Param) scale(raw float64, r Reader) (float64, error) {
 // *StepError, ErrOffStep) and its display value within the limits
 // (ErrOutOfRange); a unit whose value function is not recognised leaves
 // the limits unchecked (ErrNoTransform). r is the module's live values.
-func (p *Param) CheckRaw(raw float64, r Reader) error {
+func (p *Param) CheckRaw(raw float64, r store.Reader) error {
 	if math.IsNaN(raw) || math.IsInf(raw, 0) {
 		return fmt.Errorf("catalog: %v is not a value", raw)
 	}
@@ -283,7 +284,7 @@ func (p *Param) CheckRaw(raw float64, r Reader) error {
 
 // DisplayRaw is what the app would display were the register to hold raw
 // (see Display): what a write of raw means.
-func (p *Param) DisplayRaw(raw float64, r Reader) (value float64, label string, ok bool) {
+func (p *Param) DisplayRaw(raw float64, r store.Reader) (value float64, label string, ok bool) {
 	a := p.Address
 	key := a.ChanIdx()
 	return p.Display(func(pool, chanIdx string) (float64, bool) {
@@ -299,7 +300,7 @@ func (p *Param) DisplayRaw(raw float64, r Reader) (value float64, label string, 
 
 // ShowsClock says whether the parameter's value shows as a time of day
 // (HH:MM) for the live unit register.
-func (p *Param) ShowsClock(r Reader) bool {
+func (p *Param) ShowsClock(r store.Reader) bool {
 	if p.override != nil && (p.override.scale != nil || p.override.unit != nil) {
 		return false
 	}
@@ -312,7 +313,7 @@ func (p *Param) ShowsClock(r Reader) bool {
 // (n−1)×10 minutes after midnight), for a write. The time must fall on the
 // register's 10-minute steps; the raw value is refused outside the limits,
 // which for this unit are register values.
-func (p *Param) RawFromClock(text string, r Reader) (float64, error) {
+func (p *Param) RawFromClock(text string, r store.Reader) (float64, error) {
 	if !p.ShowsClock(r) {
 		return 0, ErrNotClock
 	}
@@ -338,7 +339,7 @@ func (p *Param) RawFromClock(text string, r Reader) (float64, error) {
 // limits (Range with r; the static Min/Max when r is nil) and values that
 // fall between the register's steps (a *StepError): the write is refused,
 // never rounded.
-func (p *Param) RawFromDisplay(v float64, r Reader) (float64, error) {
+func (p *Param) RawFromDisplay(v float64, r store.Reader) (float64, error) {
 	raw, err := p.invert(v, r)
 	if err != nil {
 		return 0, err
@@ -347,7 +348,7 @@ func (p *Param) RawFromDisplay(v float64, r Reader) (float64, error) {
 }
 
 // invert is RawFromDisplay without the step check.
-func (p *Param) invert(v float64, r Reader) (float64, error) {
+func (p *Param) invert(v float64, r store.Reader) (float64, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("catalog: %v is not a value", v)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/bragerone/bragerone_exporter/catalog/jsval"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // resolver holds what resolution needs once the assets are loaded.
@@ -56,7 +57,7 @@ func permissionSet(perms []string) map[string]bool {
 	return set
 }
 
-func (rs *resolver) newParam(d *definition, vt visibleToken, ctx *ruleContext, values Reader) *Param {
+func (rs *resolver) newParam(d *definition, vt visibleToken, ctx *ruleContext, values store.Reader) *Param {
 	addr, ok := d.primaryAddress()
 	if !ok {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/bragerone/bragerone_exporter/catalog/jsval"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // One evaluator serves computed values (docs/spec.md A-4.10a), status rules and
@@ -62,7 +63,7 @@ func (c *ruleContext) getter(path string) (jsval.Value, bool) {
 // holds says whether a condition holds: with selectors, when any selector's
 // value (bit or mask applied) satisfies it; missing or non-numeric values
 // are skipped.
-func (c *condition) holds(r Reader, ctx *ruleContext) bool {
+func (c *condition) holds(r store.Reader, ctx *ruleContext) bool {
 	if c.getter != "" {
 		v, ok := ctx.getter(c.getter)
 		return ok && compare(c.op, v, c.expected)
@@ -79,7 +80,7 @@ func (c *condition) holds(r Reader, ctx *ruleContext) bool {
 	return false
 }
 
-func (b *branch) holds(r Reader, ctx *ruleContext) bool {
+func (b *branch) holds(r store.Reader, ctx *ruleContext) bool {
 	if len(b.conds) == 0 {
 		return false
 	}
@@ -94,7 +95,7 @@ func (b *branch) holds(r Reader, ctx *ruleContext) bool {
 // selectBranch returns the first if/elseif branch whose conditions all
 // hold, else the first else branch (the default the reference client's
 // computed evaluator ignores, docs/spec.md A-4.10a).
-func selectBranch(bs []branch, r Reader, ctx *ruleContext) *branch {
+func selectBranch(bs []branch, r store.Reader, ctx *ruleContext) *branch {
 	for i := range bs {
 		if bs[i].kind != "else" && bs[i].holds(r, ctx) {
 			return &bs[i]
@@ -213,7 +214,7 @@ func regexFromLiteral(v jsval.Value) *regexp.Regexp {
 // computedValue evaluates a computed definition (docs/spec.md A-4.10a): the selected
 // branch's result, normalised (docs/spec.md A-4.10a). ok is false when no branch
 // applies.
-func (d *definition) computedValue(r Reader, ctx *ruleContext) (jsval.Value, bool) {
+func (d *definition) computedValue(r store.Reader, ctx *ruleContext) (jsval.Value, bool) {
 	b := selectBranch(d.rules, r, ctx)
 	if b == nil {
 		return nil, false
@@ -260,7 +261,7 @@ const (
 )
 
 // visibility mirrors the app's isParameterVisible (docs/spec.md ).
-func (d *definition) visibility(r Reader, ctx *ruleContext) (bool, string) {
+func (d *definition) visibility(r store.Reader, ctx *ruleContext) (bool, string) {
 	if d == nil {
 		return true, visibleNoMapping
 	}
@@ -289,7 +290,7 @@ func (d *definition) visibility(r Reader, ctx *ruleContext) (bool, string) {
 // its bit (or masked value, or the value) being non-zero; a rule entry is
 // its then when all its conditions hold, else its else. Several entries
 // are OR-ed; unknown (missing values) never decides.
-func statusFlag(entries []statusEntry, cond string, r Reader, ctx *ruleContext) (value, known bool) {
+func statusFlag(entries []statusEntry, cond string, r store.Reader, ctx *ruleContext) (value, known bool) {
 	for i := range entries {
 		e := &entries[i]
 		if e.cond != cond {

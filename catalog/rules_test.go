@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"testing"
+
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 const testUnitTable = `{0x31:{'text':'units.31','value':_0x4f=>Number(_0x4f*0.1)['toFixed'](0x1),'valuePrepare':_0x4f=>_0x4f/0.1},
@@ -13,7 +15,7 @@ const testUnitTable = `{0x31:{'text':'units.31','value':_0x4f=>Number(_0x4f*0.1)
 	0x270e:{'options':{"BoilerState['STOP']":'app.one.burnerState.0',"BoilerState['WORK']":'app.one.burnerState.1'}},
 	0x9:{'options':{0x0:'units.17.0',0x1:'units.17.1'}}}`
 
-func testParam(t testing.TB, symbol, defJS string, load Reader) *Param {
+func testParam(t testing.TB, symbol, defJS string, load store.Reader) *Param {
 	t.Helper()
 	units := testUnits(t, testUnitTable, enUnits(t))
 	rs := &resolver{defs: map[string]*definition{symbol: def(t, symbol, defJS)}, tr: enUnits(t), units: units}
@@ -30,7 +32,7 @@ type display struct {
 	ok    bool
 }
 
-func displayOf(p *Param, r Reader) display {
+func displayOf(p *Param, r store.Reader) display {
 	v, l, ok := p.Display(r)
 	if math.IsNaN(v) {
 		v = -999 // NaN compares unequal; the tests spell "not a number" as -999

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // CatalogSource hands the collector the parameter catalog as it is at
@@ -82,15 +84,10 @@ type ParamDescription struct {
 	// app shows where the value is not a number (a time of day), value NaN
 	// then. ok is false when nothing can be shown. Nil: the raw value is the
 	// display value.
-	Display func(Reader) (value float64, label string, ok bool)
+	Display func(store.Reader) (value float64, label string, ok bool)
 	// Visible applies the catalog's visibility rules; nil: always visible.
-	Visible func(Reader) bool
+	Visible func(store.Reader) bool
 }
-
-// Reader gives the raw numeric value of one stored register of a module:
-// ("P4", "v7") → 53. ok is false when the register is not stored or not
-// numeric.
-type Reader func(pool, param string) (value float64, ok bool)
 
 // catalogDescs are the descriptors of the catalog and alarm families.
 type catalogDescs struct {

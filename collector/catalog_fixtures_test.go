@@ -5,10 +5,12 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // bit reads bit n of a register; ok is false when it is not stored.
-func bit(r Reader, pool, param string, n uint) (bool, bool) {
+func bit(r store.Reader, pool, param string, n uint) (bool, bool) {
 	v, ok := r(pool, param)
 	if !ok {
 		return false, false
@@ -27,16 +29,16 @@ func testCatalog() *CatalogState {
 	mc := &ModuleCatalog{Symbols: 6, Params: []ParamDescription{
 		{Pool: "P4", Param: "v1", Symbol: "PARAM_P4_1", Name: "Room temperature", Unit: "°C", Menu: "Heating/Room"},
 		{Pool: "P4", Param: "v8", Symbol: "PARAM_P4_8", Name: "Boiler power", Unit: "kW", Menu: "Boiler",
-			Display: func(r Reader) (float64, string, bool) {
+			Display: func(r store.Reader) (float64, string, bool) {
 				v, ok := r("P4", "v8")
 				return math.Round(v*0.1*10) / 10, "", ok
 			},
-			Visible: func(r Reader) bool {
+			Visible: func(r store.Reader) bool {
 				on, known := bit(r, "P4", "s40", 0)
 				return !known || on
 			}},
 		{Pool: "P4", Param: "s40", Symbol: "STATUS_P4_40", Name: "Pump", Menu: "Boiler", States: []string{"Off", "On", "On"},
-			Display: func(r Reader) (float64, string, bool) {
+			Display: func(r store.Reader) (float64, string, bool) {
 				on, ok := bit(r, "P4", "s40", 0)
 				if !ok {
 					return 0, "", false
@@ -47,13 +49,13 @@ func testCatalog() *CatalogState {
 				return 0, "Off", true
 			}},
 		{Pool: "P5", Param: "v3", Symbol: "PARAM_P5_3", Name: "Fuel \"used\"\nin total", Unit: "kg", Menu: "Statistics",
-			Display: func(r Reader) (float64, string, bool) {
+			Display: func(r store.Reader) (float64, string, bool) {
 				lo, ok := r("P5", "v3")
 				hi, _ := r("P5", "v4")
 				return lo + hi*65536, "", ok
 			}},
 		{Pool: "P6", Param: "v7", Symbol: "PARAM_P6_7", Name: "Night setback start", Menu: "Boiler",
-			Display: func(r Reader) (float64, string, bool) {
+			Display: func(r store.Reader) (float64, string, bool) {
 				v, ok := r("P6", "v7")
 				if !ok {
 					return 0, "", false
@@ -119,12 +121,12 @@ func hostileCatalog() *CatalogState {
 	mc := &ModuleCatalog{Symbols: 2, Params: []ParamDescription{
 		{Pool: "P4", Param: "v1", Symbol: "PARAM_\"1\"", Name: hostileQuote, Unit: "\\°C\n", Menu: long,
 			States: []string{"a\xffb", "a\xfeb", hostileQuote, "", long},
-			Display: func(r Reader) (float64, string, bool) {
+			Display: func(r store.Reader) (float64, string, bool) {
 				v, ok := r("P4", "v1")
 				return v, hostileQuote, ok
 			}},
 		{Pool: "P4\n\"", Param: strings.Repeat("v", 500), Symbol: "S", Name: "bad\xffname", Unit: "u", Menu: "m",
-			Display: func(r Reader) (float64, string, bool) { return math.NaN(), hostileQuote + long, true }},
+			Display: func(r store.Reader) (float64, string, bool) { return math.NaN(), hostileQuote + long, true }},
 	}}
 	mods := map[string]*ModuleCatalog{}
 	for _, d := range []string{hostileQuote, hostileLongA, hostileLongB, hostileUTF8A, hostileUTF8B} {

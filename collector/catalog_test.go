@@ -11,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/bragerone/bragerone_exporter/exposition"
+
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 func catalogCollector(t testing.TB, s Snapshot, params ParamSource, cs func() *CatalogState, opts Options) *Collector {
@@ -230,20 +232,20 @@ func catalogBench(devids []string, pools, params []string, perModule int) *Catal
 		d := ParamDescription{Pool: pool, Param: param, Symbol: fmt.Sprintf("PARAM_%s_%d", pool, i),
 			Name: fmt.Sprintf("Parameter number %d", i), Unit: "°C", Menu: "Boiler/Settings"}
 		if i%2 == 0 {
-			d.Display = func(r Reader) (float64, string, bool) {
+			d.Display = func(r store.Reader) (float64, string, bool) {
 				v, ok := r(pool, param)
 				return v * 0.1, "", ok
 			}
 		}
 		if i%10 == 0 {
 			d.States = []string{"Off", "Heating", "Standby"}
-			d.Display = func(r Reader) (float64, string, bool) {
+			d.Display = func(r store.Reader) (float64, string, bool) {
 				v, ok := r(pool, param)
 				return v, d.States[int(v)%3], ok
 			}
 		}
 		if i%5 == 0 {
-			d.Visible = func(r Reader) bool {
+			d.Visible = func(r store.Reader) bool {
 				v, ok := r(pool, "s1")
 				return !ok || int(v)%2 == 1
 			}
@@ -305,7 +307,7 @@ func TestCatalogAllocationsDoNotGrowPerSeries(t *testing.T) {
 func TestComputedStateWithoutNumber(t *testing.T) {
 	cs := &CatalogState{Loaded: true, Modules: map[string]*ModuleCatalog{"MOD1": {Params: []ParamDescription{
 		{Pool: "P4", Param: "s40", Symbol: "STATUS_P4_40", Name: "Burner", States: []string{"Off", "Firing"},
-			Display: func(r Reader) (float64, string, bool) { return math.NaN(), "Firing", true }},
+			Display: func(r store.Reader) (float64, string, bool) { return math.NaN(), "Firing", true }},
 	}}}}
 	got := gather(t, catalogCollector(t, catalogSnapshot(), catalogParams(), func() *CatalogState { return cs }, Options{}))
 	if len(got[paramDisplayName]) != 0 {
@@ -321,7 +323,7 @@ func TestComputedStateWithoutNumber(t *testing.T) {
 
 	// A label that is none of the states is what the app shows: all
 	// states 0, and the label as text.
-	cs.Modules["MOD1"].Params[0].Display = func(r Reader) (float64, string, bool) { return math.NaN(), "Cleaning", true }
+	cs.Modules["MOD1"].Params[0].Display = func(r store.Reader) (float64, string, bool) { return math.NaN(), "Cleaning", true }
 	got = gather(t, catalogCollector(t, catalogSnapshot(), catalogParams(), func() *CatalogState { return cs }, Options{}))
 	want = map[string]float64{"devid=MOD1,param=s40,pool=P4,state=Firing": 0, "devid=MOD1,param=s40,pool=P4,state=Off": 0}
 	if !maps.Equal(got[paramStateName], want) {

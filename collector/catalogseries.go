@@ -10,6 +10,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/bragerone/bragerone_exporter/exposition"
+
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // The catalog's parameter families (bragerone_parameter_info,
@@ -146,7 +148,7 @@ func (v *valueIndex) observe(gen uint32, pool, param string, value float64, nume
 func (v *valueIndex) stored(gen uint32, s int32) bool { return s >= 0 && v.stamp[s] == gen }
 
 // reader reads this scrape's numeric values; it allocates nothing per read.
-func (v *valueIndex) reader(gen uint32) Reader {
+func (v *valueIndex) reader(gen uint32) store.Reader {
 	return func(pool, param string) (float64, bool) {
 		s, ok := v.find(pool, param)
 		if !ok || v.stamp[s] != gen || !v.numeric[s] {

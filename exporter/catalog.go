@@ -78,22 +78,6 @@ func moduleSpec(devid string, deviceMenu int, permissions []string, connectedAt 
 	}
 	return catalog.ModuleSpec{
 		DevID: devid, DeviceMenu: deviceMenu, Permissions: permissions, ConnectedAt: connectedAt,
-		Values: StoreReader(st, devid),
-	}
-}
-
-// StoreReader reads one module's raw numeric values from st, for the
-// catalog's display rules.
-func StoreReader(st *store.Store, devid string) catalog.Reader {
-	return func(pool, param string) (float64, bool) {
-		k, ok := store.ParseKey(pool + "." + param)
-		if !ok {
-			return 0, false
-		}
-		e, ok := st.Get(devid, k)
-		if !ok || !e.IsNumeric {
-			return 0, false
-		}
-		return e.Numeric, true
+		Values: st.Reader(devid),
 	}
 }

@@ -80,8 +80,8 @@ func describeModules(c *catalog.Catalog) map[string]*collector.ModuleCatalog {
 			d := collector.ParamDescription{
 				Pool: a.Pool, Param: a.ChanIdx(), Symbol: p.Symbol, Name: p.Name, Unit: p.Unit,
 				Menu:    strings.Join(p.Menu, "/"),
-				Display: func(r collector.Reader) (float64, string, bool) { return p.Display(catalog.Reader(r)) },
-				Visible: func(r collector.Reader) bool { return p.Visible(catalog.Reader(r)) },
+				Display: p.Display,
+				Visible: p.Visible,
 			}
 			// Every option, also those of computed states (keyed by a state
 			// name, which Enum cannot hold).

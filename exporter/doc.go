@@ -16,6 +16,6 @@
 // collector.Snapshot ([GatewaySource], [FromStatus]), the catalog loader's
 // state as a collector.CatalogState ([CatalogLoaderSource]), the gateway's
 // listing and the store as the catalog's module specs ([ModuleSpecs],
-// [StoreReader]). The watch command reuses its gateway half
+// [store.Store.Reader]). The watch command reuses its gateway half
 // ([GatewayConfig]) and the tools its REST client ([Cloud.NewClient]).
 package exporter

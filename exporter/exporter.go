@@ -123,7 +123,7 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 		return &ConfigError{err}
 	}
 	moduleParams := status.CatalogParams{Catalog: colOpts.Catalog,
-		Values: func(devid string) collector.Reader { return collector.Reader(StoreReader(st, devid)) }}
+		Values: st.Reader}
 	e.handler, err = e.newHandler(reg, col, source, moduleParams)
 	return err
 }

@@ -58,7 +58,7 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 	var rows []orderedObject
 	for _, m := range modules {
 		params := []orderedObject{}
-		r := storeReader(st, m.Devid)
+		r := st.Reader(m.Devid)
 		for _, p := range cat.Module(m.Devid).Params() {
 			rec := describeParam(p, r, st, m.Devid)
 			params = append(params, rec)
@@ -82,7 +82,7 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 }
 
 // describeParam is one parameter as `catalog` prints it, with its values now.
-func describeParam(p *catalog.Param, r catalog.Reader, st *store.Store, devid string) orderedObject {
+func describeParam(p *catalog.Param, r store.Reader, st *store.Store, devid string) orderedObject {
 	var parts any
 	if len(p.Parts) > 0 {
 		registers := make([]string, len(p.Parts))

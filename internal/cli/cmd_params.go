@@ -151,7 +151,7 @@ func (c *paramsCmd) document(devids []string, modules []cloudclient.Module, st *
 		if cat != nil {
 			described = cat.Module(d)
 		}
-		r := storeReader(st, d)
+		r := st.Reader(d)
 		params := []orderedObject{}
 		leftOut := 0
 		for _, e := range st.Entries(d) {

@@ -264,7 +264,7 @@ func (c *setCmd) check(ctx context.Context, s *toolSession, g *Globals, cmd *clo
 		return nil, usageErrorf("module %s does not report %s, so its unit and limits are unknown; nothing written (%s=RAW with %s)",
 			c.Devid, paramRef(p), p.Address, rawUncheckedHint)
 	}
-	r := storeReader(st, c.Devid)
+	r := st.Reader(c.Devid)
 	var raw float64
 	var shown string
 	if byRegister {
@@ -360,7 +360,7 @@ func closeParams(mod *catalog.Module, key string) []string {
 // refusal turns the catalog's verdict on a write's value into the refusal
 // the user reads: what was asked, what the parameter allows, and that
 // nothing was written; nil when the write may go.
-func refusal(p *catalog.Param, r catalog.Reader, err error, byRegister bool, raw float64, shown, text string) error {
+func refusal(p *catalog.Param, r store.Reader, err error, byRegister bool, raw float64, shown, text string) error {
 	asked := shown
 	if byRegister {
 		asked = "raw " + formatFloat(raw)
@@ -419,7 +419,7 @@ func paramWhere(p *catalog.Param) string {
 
 // shownRaw is what a raw value of the parameter's register shows as in the
 // app: "20 kW", "Summer", "22:30"; "" when it shows nothing.
-func shownRaw(p *catalog.Param, raw float64, r catalog.Reader) string {
+func shownRaw(p *catalog.Param, raw float64, r store.Reader) string {
 	v, label, ok := p.DisplayRaw(raw, r)
 	switch {
 	case !ok:
@@ -434,7 +434,7 @@ func shownRaw(p *catalog.Param, raw float64, r catalog.Reader) string {
 
 // limitsOf renders a parameter's limits now: "5 to 25 kW", "00:00 to
 // 23:50", "… to 90 °C".
-func limitsOf(p *catalog.Param, r catalog.Reader) string {
+func limitsOf(p *catalog.Param, r store.Reader) string {
 	lo, hi := p.Range(r)
 	if p.ShowsClock(r) {
 		clock := func(f *float64) string {
@@ -462,7 +462,7 @@ func limit(f *float64) string {
 // rawValueOf turns the value of a write by symbol or name into the raw
 // register value: a time of day for a parameter shown as one, else a number
 // in the displayed unit or the label of one of the parameter's states.
-func rawValueOf(p *catalog.Param, r catalog.Reader, text string) (raw float64, shown string, err error) {
+func rawValueOf(p *catalog.Param, r store.Reader, text string) (raw float64, shown string, err error) {
 	if p.ShowsClock(r) {
 		raw, err = p.RawFromClock(text, r)
 		return raw, text, err
@@ -477,7 +477,7 @@ func rawValueOf(p *catalog.Param, r catalog.Reader, text string) (raw float64, s
 
 // displayValueOf reads the value of a write by symbol or name: a number in
 // the displayed unit, or the label of one of the parameter's states.
-func displayValueOf(p *catalog.Param, r catalog.Reader, text string) (value float64, shown string, err error) {
+func displayValueOf(p *catalog.Param, r store.Reader, text string) (value float64, shown string, err error) {
 	if f, err := strconv.ParseFloat(text, 64); err == nil && !isNaNOrInf(f) {
 		return f, withUnit(formatFloat(f), p.UnitFor(r)), nil
 	}

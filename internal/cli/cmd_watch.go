@@ -190,7 +190,7 @@ func changeEvent(now time.Time, u wire.ParamUpdate, cat *catalog.Catalog, st *st
 	if cat != nil {
 		if p := cat.Module(u.Devid).Lookup(u.Pool, string(u.Chan)+strconv.Itoa(u.Idx)); p != nil {
 			symbol, name = p.Symbol, p.Name
-			value, unit = displayed(p, storeReader(st, u.Devid))
+			value, unit = displayed(p, st.Reader(u.Devid))
 			text += " · " + withUnit(p.Name, displayedText(value, unit))
 		}
 	}

@@ -73,7 +73,7 @@ func TestRecycleCountIsDocumented(t *testing.T) {
 	if n < 0 || n >= len(words) {
 		t.Fatalf("default ladder: %d recycles before the first rebuild", n)
 	}
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

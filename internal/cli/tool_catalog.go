@@ -65,16 +65,10 @@ func (f *catalogCommonFlags) load(ctx context.Context, fetch catalog.Fetcher, sp
 	return cat, nil
 }
 
-// storeReader reads one module's raw numeric values from st, for the
-// catalog's display rules.
-func storeReader(st *store.Store, devid string) catalog.Reader {
-	return exporter.StoreReader(st, devid)
-}
-
 // displayed is a parameter's value as the app shows it, for a record: a
 // number and its unit, or the text of a state or a time of day (with no
 // unit); both nil when nothing can be shown.
-func displayed(p *catalog.Param, r catalog.Reader) (value, unit any) {
+func displayed(p *catalog.Param, r store.Reader) (value, unit any) {
 	v, label, ok := p.Display(r)
 	switch {
 	case !ok:

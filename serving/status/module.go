@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // ModulePath is where the per-module pages live: ModulePath + devid. The
@@ -269,7 +270,7 @@ func paramRow(pr Param) paramView {
 type CatalogParams struct {
 	Catalog collector.CatalogSource
 	// Values reads the raw stored values of one module.
-	Values func(devid string) collector.Reader
+	Values func(devid string) store.Reader
 }
 
 // ModuleParams implements ParamSource.

@@ -12,14 +12,15 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // catalogFixture describes MOD1 in two menus: a scaled value, a setpoint, a
 // computed state with no numeric value but a label, an enum, a hidden
 // setting, and a register the module has not reported.
 func catalogFixture() *collector.CatalogState {
-	tenth := func(pool, param string) func(collector.Reader) (float64, string, bool) {
-		return func(r collector.Reader) (float64, string, bool) {
+	tenth := func(pool, param string) func(store.Reader) (float64, string, bool) {
+		return func(r store.Reader) (float64, string, bool) {
 			v, ok := r(pool, param)
 			return v / 10, "", ok
 		}
@@ -31,7 +32,7 @@ func catalogFixture() *collector.CatalogState {
 				{Pool: "P4", Param: "v1", Symbol: "PARAM_P4_1", Name: "Boiler temperature", Unit: "°C", Menu: "Boiler"},
 				{Pool: "P4", Param: "v7", Symbol: "PARAM_P4_7", Name: "Boiler power", Unit: "kW", Menu: "Boiler", Display: tenth("P4", "v7")},
 				{Pool: "P5", Param: "s0", Symbol: "STATUS_P5_0", Name: "Boiler state", Menu: "Boiler", States: []string{"Stop", "Work"},
-					Display: func(r collector.Reader) (float64, string, bool) {
+					Display: func(r store.Reader) (float64, string, bool) {
 						if v, ok := r("P5", "s0"); ok && v == 11 {
 							return 0, "Work", false
 						}
@@ -39,12 +40,12 @@ func catalogFixture() *collector.CatalogState {
 					}},
 				{Pool: "P6", Param: "v1", Symbol: "PARAM_P6_1", Name: "Boiler set temperature", Unit: "°C", Menu: "Boiler"},
 				{Pool: "P6", Param: "v5", Symbol: "PARAM_P6_5", Name: "Operating mode", Menu: "Service/Burner", States: []string{"Winter", "Summer"},
-					Display: func(r collector.Reader) (float64, string, bool) {
+					Display: func(r store.Reader) (float64, string, bool) {
 						v, ok := r("P6", "v5")
 						return v, map[float64]string{0: "Winter", 1: "Summer"}[v], ok
 					}},
 				{Pool: "P6", Param: "v9", Symbol: "PARAM_P6_9", Name: "Frost protection temperature", Unit: "°C", Menu: "Service/Burner",
-					Visible: func(collector.Reader) bool { return false }},
+					Visible: func(store.Reader) bool { return false }},
 				{Pool: "P6", Param: "v45", Symbol: "PARAM_45", Name: "Feeder cycle time", Unit: "s", Menu: "Service/Burner"},
 			}},
 		},
@@ -62,7 +63,7 @@ var fixtureValues = map[string]float64{"P4.v1": 61.5, "P4.v7": 53, "P5.s0": 11, 
 func fixtureParams(cs *collector.CatalogState) CatalogParams {
 	return CatalogParams{
 		Catalog: collector.CatalogSourceFunc(func() *collector.CatalogState { return cs }),
-		Values: func(devid string) collector.Reader {
+		Values: func(devid string) store.Reader {
 			return func(pool, param string) (float64, bool) {
 				if devid != "MOD1" {
 					return 0, false
@@ -211,7 +212,7 @@ func TestModulePageEscapesHostileText(t *testing.T) {
 		}},
 	}}
 	ps := CatalogParams{Catalog: collector.CatalogSourceFunc(func() *collector.CatalogState { return cs }),
-		Values: func(string) collector.Reader { return func(string, string) (float64, bool) { return 1, true } }}
+		Values: func(string) store.Reader { return func(string, string) (float64, bool) { return 1, true } }}
 	var buf strings.Builder
 	if found, err := RenderModule(&buf, scenario(), ps, hostileDevid, Options{}); !found || err != nil {
 		t.Fatalf("RenderModule = %v, %v", found, err)
