@@ -210,6 +210,21 @@ func (c *Client) Logout(ctx context.Context) error {
 	return err
 }
 
+// ExitLogoutTimeout bounds the logout a program sends as it stops.
+const ExitLogoutTimeout = 3 * time.Second
+
+// LogoutOnExit revokes the token as a program stops, so it leaves no
+// session behind: on a context of its own (the program's is cancelled by
+// then), bounded by ExitLogoutTimeout. A failure is logged at debug level
+// only: the token expires on its own.
+func (c *Client) LogoutOnExit() {
+	ctx, cancel := context.WithTimeout(context.Background(), ExitLogoutTimeout)
+	defer cancel()
+	if err := c.Logout(ctx); err != nil {
+		c.log.Debug("logout", "err", err)
+	}
+}
+
 func (c *Client) lockLogin(ctx context.Context) error {
 	select {
 	case c.loginSlot <- struct{}{}:

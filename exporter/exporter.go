@@ -27,11 +27,10 @@ import (
 )
 
 // Shutdown bounds: how long Run waits for the gateway to stop (it publishes
-// the session down, reason stop), for the logout, and for the web server's
-// requests in flight.
+// the session down, reason stop) and for the web server's requests in
+// flight (the logout's is cloudclient.ExitLogoutTimeout).
 const (
 	gatewayStopTimeout = 10 * time.Second
-	logoutTimeout      = 3 * time.Second
 	webShutdownTimeout = 3 * time.Second
 )
 
@@ -249,15 +248,27 @@ wait:
 	case <-time.After(gatewayStopTimeout):
 		e.log.Warn("gateway did not stop in time")
 	}
-	logoutCtx, cancel := context.WithTimeout(context.Background(), logoutTimeout)
-	if err := e.client.Logout(logoutCtx); err != nil {
-		e.log.Debug("logout", "err", err)
-	}
-	cancel()
+	e.client.LogoutOnExit()
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), webShutdownTimeout)
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
 	return runErr
+}
+
+// LoginError is the error of a failed first login: credentials the cloud
+// rejects are a mistake in the configuration (*ConfigError); anything else,
+// an unreachable cloud for one, is a runtime failure.
+func LoginError(err error) error {
+	var apiErr *cloudclient.APIError
+	if cloudclient.ClassifyLogin(err) == cloudapi.LoginRejected && errors.As(err, &apiErr) {
+		return loginRejected(err)
+	}
+	return fmt.Errorf("login failed: %w", err)
+}
+
+// loginRejected says the one thing to do about a login the cloud rejects.
+func loginRejected(err error) error {
+	return configErrorf("login rejected by the cloud: check the email and password (%v)", err)
 }
 
 // StartError is the error of a gateway whose start failed (nil: none): a
@@ -267,7 +278,7 @@ func StartError(err error) error {
 	var missing *cloudclient.MissingModulesError
 	switch {
 	case errors.Is(err, realtime.ErrStartAuth):
-		return configErrorf("login rejected by the cloud: check the email and password (%v)", err)
+		return loginRejected(err)
 	case errors.As(err, &missing):
 		return configErrorf("--cloud.modules: %w", err)
 	}

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
@@ -45,11 +45,11 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 	slices.SortFunc(modules, func(a, b cloudclient.Module) int { return strings.Compare(a.Devid, b.Devid) })
 	modules = slices.CompactFunc(modules, func(a, b cloudclient.Module) bool { return a.Devid == b.Devid })
 
-	st, err := primeStore(ctx, s, modules)
+	st, err := s.prime(ctx, devidsOf(modules))
 	if err != nil {
 		return err
 	}
-	cat, err := c.load(ctx, s.client, listedModuleSpecs(modules, st), true, g.Logger)
+	cat, err := c.load(ctx, s.client, exporter.ListedModuleSpecs(modules, st), true, g.Logger)
 	if err != nil {
 		return err
 	}
@@ -110,22 +110,6 @@ func numberOrNull(f *float64) any {
 		return nil
 	}
 	return *f
-}
-
-// primeStore reads the modules' current values (one REST prime) into a
-// store, which orders and folds them as the exporter does.
-func primeStore(ctx context.Context, s *toolSession, modules []cloudclient.Module) (*store.Store, error) {
-	devids := make([]string, len(modules))
-	for i, m := range modules {
-		devids[i] = m.Devid
-	}
-	updates, err := s.client.PrimeWithRetry(ctx, devids)
-	if err != nil {
-		return nil, fmt.Errorf("parameter snapshot: %w", err)
-	}
-	st := store.New()
-	st.ApplyPrime(st.BeginPrime(), updates, time.Now())
-	return st, nil
 }
 
 // Help is the long help of `catalog --help`.

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
@@ -91,14 +91,10 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	slices.Sort(devids)
 	devids = slices.Compact(devids)
 
-	updates, err := s.client.PrimeWithRetry(ctx, devids)
+	st, err := s.prime(ctx, devids)
 	if err != nil {
-		return fmt.Errorf("parameter snapshot: %w", err)
+		return err
 	}
-	// The store gives the exporter's key order (pool, channel, index, all
-	// numeric) and folds duplicate entries exactly as the exporter would.
-	st := store.New()
-	st.ApplyPrime(st.BeginPrime(), updates, time.Now())
 	for _, d := range devids {
 		if len(st.Entries(d)) == 0 {
 			g.Logger.Warn("the snapshot holds no parameters of a module", "devid", d)
@@ -106,7 +102,7 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	var cat *catalog.Catalog
 	if len(modules) > 0 {
-		if cat, err = c.load(ctx, s.client, listedModuleSpecs(modules, st), false, g.Logger); err != nil {
+		if cat, err = c.load(ctx, s.client, exporter.ListedModuleSpecs(modules, st), false, g.Logger); err != nil {
 			return err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/catalog"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
@@ -231,11 +232,11 @@ func (c *setCmd) check(ctx context.Context, s *toolSession, g *Globals, cmd *clo
 	if err != nil {
 		return nil, err
 	}
-	st, err := primeStore(ctx, s, []cloudclient.Module{m})
+	st, err := s.prime(ctx, []string{m.Devid})
 	if err != nil {
 		return nil, fmt.Errorf("%w; nothing written", err)
 	}
-	cat, err := c.load(ctx, s.client, listedModuleSpecs([]cloudclient.Module{m}, st), true, g.Logger)
+	cat, err := c.load(ctx, s.client, exporter.ListedModuleSpecs([]cloudclient.Module{m}, st), true, g.Logger)
 	var usage usageError
 	switch {
 	case errors.As(err, &usage):

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
+	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
@@ -105,15 +106,9 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		if ctx.Err() != nil {
 			return nil // interrupted while logging in
 		}
-		return loginError(err)
+		return exporter.LoginError(err)
 	}
-	defer func() {
-		logoutCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		if err := client.Logout(logoutCtx); err != nil {
-			g.Logger.Debug("logout", "err", err)
-		}
-	}()
+	defer client.LogoutOnExit()
 
 	q := newEventQueue(maxQueuedEvents)
 	st := store.New()
@@ -210,7 +205,7 @@ func (c *watchCmd) readCatalog(ctx context.Context, gw *realtime.Gateway, fetch 
 	case <-ctx.Done():
 		return
 	}
-	loaded, err := c.load(ctx, fetch, moduleSpecs(gw.Status(), st), false, g.Logger)
+	loaded, err := c.load(ctx, fetch, exporter.ModuleSpecs(gw.Status(), st), false, g.Logger)
 	if err != nil || loaded == nil {
 		if err != nil && ctx.Err() == nil {
 			g.Logger.Warn("parameters are shown without names", "err", err)

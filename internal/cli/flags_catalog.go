@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -9,8 +8,6 @@ import (
 	"github.com/bragerone/bragerone_exporter/catalog"
 	"github.com/bragerone/bragerone_exporter/catalogload"
 	"github.com/bragerone/bragerone_exporter/exporter"
-	"github.com/bragerone/bragerone_exporter/realtime"
-	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // catalogCommonFlags are the catalog flags of every command that names
@@ -38,18 +35,6 @@ func catalogVars() kong.Vars {
 	}
 }
 
-// shortDuration prints 6h rather than 6h0m0s.
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
 // catalog maps the flags to the exporter's catalog settings.
 func (f *catalogFlags) catalog() exporter.Catalog {
 	c := f.catalogCommonFlags.catalog()
@@ -61,10 +46,4 @@ func (f *catalogFlags) catalog() exporter.Catalog {
 // refresh (the tools read the catalog once).
 func (f *catalogCommonFlags) catalog() exporter.Catalog {
 	return exporter.Catalog{Disable: f.Disable, Language: f.Language, OverridesFile: f.OverridesFile}
-}
-
-// moduleSpecs describes the watched modules the listing has shown, with a
-// reader of their stored values.
-func moduleSpecs(status *realtime.Status, st *store.Store) []catalog.ModuleSpec {
-	return exporter.ModuleSpecs(status, st)
 }

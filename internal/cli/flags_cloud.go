@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/alecthomas/kong"
 
-	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/exporter"
 )
@@ -60,15 +57,4 @@ func (f *cloudFlags) credentials() (cloudclient.CredentialsProvider, error) {
 // in g.Secrets, which the log handlers mask.
 func (f *cloudFlags) newClient(g *Globals, tune func(*cloudclient.Config)) (*cloudclient.Client, cloudclient.Platform, error) {
 	return f.cloud().NewClient(g.Logger, g.Secrets, tune)
-}
-
-// loginError turns a failed first login into one clear line: wrong
-// credentials are configuration to fix (exit 2), an unreachable cloud is a
-// runtime failure (exit 1).
-func loginError(err error) error {
-	var apiErr *cloudclient.APIError
-	if cloudclient.ClassifyLogin(err) == cloudapi.LoginRejected && errors.As(err, &apiErr) {
-		return usageErrorf("login rejected by the cloud (HTTP %d): check the email and password", apiErr.Status)
-	}
-	return fmt.Errorf("login failed: %w", err)
 }

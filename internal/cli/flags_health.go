@@ -58,15 +58,6 @@ func healthVars() kong.Vars {
 	}
 }
 
-// seconds prints a duration the spec states in seconds as such (180s rather
-// than 3m): the flag reference then reads like the spec's Limits table.
-func seconds(d time.Duration) string {
-	if d%time.Second != 0 {
-		return d.String()
-	}
-	return strconv.FormatInt(int64(d/time.Second), 10) + "s"
-}
-
 // health maps the flags to the exporter's health settings.
 func (h *healthFlags) health() exporter.Health {
 	return exporter.Health{

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
-	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
@@ -26,12 +25,6 @@ var errCatalogDisabled = errors.New("--catalog.disable: this needs the parameter
 // overrides validates the flags as serve does and reads
 // --catalog.overrides-file; nil when none is given or the catalog is off.
 func (f *catalogCommonFlags) overrides() (*catalog.Overrides, error) { return f.catalog().Overrides() }
-
-// listedModuleSpecs describes the rows of a module listing to the catalog;
-// st holds the modules' values.
-func listedModuleSpecs(modules []cloudclient.Module, st *store.Store) []catalog.ModuleSpec {
-	return exporter.ListedModuleSpecs(modules, st)
-}
 
 // load reads the catalog of the modules from the assets fetch fetches. A
 // language the web app does not offer, and a bad overrides file, are usage

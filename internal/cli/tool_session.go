@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/exporter"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // toolSession is a logged-in REST client for one tool run.
@@ -35,18 +37,34 @@ func openSession(ctx context.Context, cf *cloudFlags, g *Globals) (*toolSession,
 	}
 	res, err := client.Login(ctx)
 	if err != nil {
-		return nil, loginError(err)
+		return nil, exporter.LoginError(err)
 	}
 	return &toolSession{client: client, platform: platform, login: res, logger: g.Logger}, nil
 }
 
 // close revokes the token, so a tool run leaves no session behind.
-func (s *toolSession) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if err := s.client.Logout(ctx); err != nil {
-		s.logger.Debug("logout", "err", err)
+func (s *toolSession) close() { s.client.LogoutOnExit() }
+
+// prime reads the modules' current values (one REST prime) into a store,
+// which gives the exporter's key order (pool, channel, index, all numeric)
+// and folds duplicate entries exactly as the exporter does.
+func (s *toolSession) prime(ctx context.Context, devids []string) (*store.Store, error) {
+	updates, err := s.client.PrimeWithRetry(ctx, devids)
+	if err != nil {
+		return nil, fmt.Errorf("parameter snapshot: %w", err)
 	}
+	st := store.New()
+	st.ApplyPrime(st.BeginPrime(), updates, time.Now())
+	return st, nil
+}
+
+// devidsOf lists the devids of modules, in their order.
+func devidsOf(modules []cloudclient.Module) []string {
+	devids := make([]string, len(modules))
+	for i, m := range modules {
+		devids[i] = m.Devid
+	}
+	return devids
 }
 
 // chooseObject returns the object the tools work on: --cloud.object-id when
