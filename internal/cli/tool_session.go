@@ -7,7 +7,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"path"
 	"slices"
 	"strconv"
@@ -24,7 +23,6 @@ type toolSession struct {
 	client   *cloudclient.Client
 	platform cloudclient.Platform
 	login    *cloudclient.LoginResult
-	logger   *slog.Logger
 }
 
 // openSession builds the client from the flags and logs in. Wrong
@@ -39,7 +37,7 @@ func openSession(ctx context.Context, cf *cloudFlags, g *Globals) (*toolSession,
 	if err != nil {
 		return nil, exporter.LoginError(err)
 	}
-	return &toolSession{client: client, platform: platform, login: res, logger: g.Logger}, nil
+	return &toolSession{client: client, platform: platform, login: res}, nil
 }
 
 // close revokes the token, so a tool run leaves no session behind.
