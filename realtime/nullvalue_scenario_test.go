@@ -36,8 +36,7 @@ func TestScenarioNullValueLeavesTheSeries(t *testing.T) {
 		s.nudgeLive(d, key, 2150)
 		s.sim.SetParam(d, key, nil) // pushed as {"value":null,"updatedAt":…}
 		nulled(s, d, key, store.SourceLive)
-		s.nudgeLive(d, key, 2160)
-		s.exportedIs(d, key, 2160)
+		s.exportedIs(d, key, s.nudgeLive(d, key, 2160)) // the value that arrived: a slow push is sent again, one higher
 	})
 
 	t.Run("prime", func(t *testing.T) {
@@ -58,7 +57,6 @@ func TestScenarioNullValueLeavesTheSeries(t *testing.T) {
 		if s.sim.Requests("POST /v1/modules/parameters") <= primes {
 			t.Fatal("the null came without a prime")
 		}
-		s.nudgeLive(d, key, 2160)
-		s.exportedIs(d, key, 2160)
+		s.exportedIs(d, key, s.nudgeLive(d, key, 2160))
 	})
 }
