@@ -28,28 +28,6 @@ type paramsCmd struct {
 	IncludeNull bool     `name:"include-null" help:"Also list the registers the cloud reports without a value (null); otherwise they are left out and counted."`
 }
 
-// devidArgs are the modules a tool works on, named as arguments.
-type devidArgs struct {
-	Devids []string `arg:"" optional:"" name:"devid" help:"Modules to print (default: those of --cloud.modules, else every module of the object)."`
-}
-
-// or is the modules named as arguments, else the modules of --cloud.modules.
-func (a devidArgs) or(modules []string) []string {
-	if len(a.Devids) > 0 {
-		return a.Devids
-	}
-	return modules
-}
-
-// namedBy is where or's modules were named, for the line refusing one the
-// object lacks: "" for arguments, else the flag.
-func (a devidArgs) namedBy() string {
-	if len(a.Devids) > 0 {
-		return ""
-	}
-	return modulesFlag
-}
-
 func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	filter := keyFilter(c.Filter)
 	if err := filter.validate("--filter"); err != nil {

@@ -149,6 +149,28 @@ func selectModules(all []cloudclient.Module, want []string, objectID int, source
 	return kept, nil
 }
 
+// devidArgs are the modules a tool works on, named as arguments.
+type devidArgs struct {
+	Devids []string `arg:"" optional:"" name:"devid" help:"Modules to print (default: those of --cloud.modules, else every module of the object)."`
+}
+
+// or is the modules named as arguments, else the modules of --cloud.modules.
+func (a devidArgs) or(modules []string) []string {
+	if len(a.Devids) > 0 {
+		return a.Devids
+	}
+	return modules
+}
+
+// namedBy is where or's modules were named, for the line refusing one the
+// object lacks: "" for arguments, else the flag.
+func (a devidArgs) namedBy() string {
+	if len(a.Devids) > 0 {
+		return ""
+	}
+	return modulesFlag
+}
+
 // keyFilter selects parameters by patterns with path.Match semantics on the
 // key ("P4.v*" matches "P4.v8"); no patterns select everything.
 type keyFilter []string
