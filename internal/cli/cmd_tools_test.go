@@ -99,8 +99,9 @@ func TestToolsWrongPasswordExitTwoOnOneLine(t *testing.T) {
 				t.Fatalf("code = %d, want %d; stderr %q", code, exitUsage, errOut)
 			}
 			oneLine(t, errOut)
-			if !strings.Contains(errOut, "login rejected") {
-				t.Fatalf("stderr %q does not say the login was rejected", errOut)
+			// The line serve prints for the same mistake (one message, the exporter's).
+			if !strings.Contains(errOut, "login rejected by the cloud: check the email and password") {
+				t.Fatalf("stderr %q does not say the login was rejected and what to check", errOut)
 			}
 			if strings.Contains(out+errOut, "not-the-password") {
 				t.Fatal("the password was printed")
