@@ -167,7 +167,7 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 			if !c.NoState {
 				q.push(states.observe(gw.Status(), st, time.Now())...)
 			}
-			return startError(err)
+			return exporter.StartError(err)
 		case <-ticker.C:
 			if !c.NoState {
 				q.push(states.observe(gw.Status(), st, time.Now())...)

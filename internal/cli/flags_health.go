@@ -85,7 +85,3 @@ func (h *healthFlags) validate() error { return h.health().Validate() }
 func (h *healthFlags) gatewayConfig(cf *cloudFlags, client *cloudclient.Client, p cloudclient.Platform, st *store.Store, logger *slog.Logger) realtime.Config {
 	return exporter.GatewayConfig(cf.cloud(), h.health(), client, p, st, logger)
 }
-
-// startError is the error of a gateway whose start failed: the exporter's
-// reading of it (a rejected login and an unlisted devid are configuration).
-func startError(err error) error { return exporter.StartError(err) }
