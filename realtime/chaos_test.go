@@ -161,13 +161,16 @@ func (c *chaosProxy) refuse() (restore func()) {
 // link is back: the first retransmission 1 s after the first byte was held
 // (TCP's initial retransmission timeout, as for a SYN), each next one after
 // twice the interval before (capped at two minutes). It is always in place
-// and switched by its partitionSwitch.
+// and switched by its partitionSwitch. A switch may scale the 1 s with the
+// other durations of a test (partitionSwitch.rto).
 type partitionToxic struct {
 	Link string `json:"link"`
 	Dir  string `json:"dir"`
 }
 
-// partitionRTO is the first retransmission timeout of held bytes.
+// partitionRTO is TCP's initial retransmission timeout: the first
+// retransmission of held bytes (a switch may scale it, see
+// partitionSwitch.rto).
 const partitionRTO = time.Second
 
 func init() { toxics.Register("partition", new(partitionToxic)) }
@@ -179,6 +182,7 @@ var partitionSeq atomic.Int64
 
 type partitionSwitch struct {
 	name string
+	rto  time.Duration // the first retransmission timeout; partitionRTO unless scaled
 
 	mu      sync.Mutex
 	down    bool
@@ -197,7 +201,7 @@ type heldBytes struct {
 
 func newPartitionSwitch() *partitionSwitch {
 	sw := &partitionSwitch{
-		name: "link" + strconv.FormatInt(partitionSeq.Add(1), 10), changed: make(chan struct{}),
+		name: "link" + strconv.FormatInt(partitionSeq.Add(1), 10), rto: partitionRTO, changed: make(chan struct{}),
 		held: map[*toxics.ToxicStub]*heldBytes{},
 	}
 	partitionSwitches.Store(sw.name, sw)
@@ -235,16 +239,23 @@ func (sw *partitionSwitch) heldSince(prefix string) (time.Time, bool) {
 	return at, !at.IsZero()
 }
 
+// empty reports whether the link holds nothing.
+func (sw *partitionSwitch) empty() bool {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	return len(sw.held) == 0
+}
+
 // nextRetransmission is the first retransmission at or after now of a byte
-// first sent at first.
-func nextRetransmission(first, now time.Time) time.Time {
-	at, step := first, partitionRTO
+// first sent at first, with the first retransmission timeout rto.
+func nextRetransmission(first, now time.Time, rto time.Duration) time.Time {
+	at, step := first, rto
 	for {
 		at = at.Add(step)
 		if !at.Before(now) {
 			return at
 		}
-		step = min(2*step, 2*time.Minute)
+		step = min(2*step, 120*rto)
 	}
 }
 
@@ -270,7 +281,7 @@ func (t *partitionToxic) Pipe(stub *toxics.ToxicStub) {
 		var deliver <-chan time.Time
 		var timer *time.Timer
 		if !down && h != nil {
-			timer = time.NewTimer(time.Until(nextRetransmission(h.first, time.Now())))
+			timer = time.NewTimer(time.Until(nextRetransmission(h.first, time.Now(), sw.rto)))
 			deliver = timer.C
 		}
 		stopTimer := func() {

@@ -47,6 +47,8 @@ type scenarioSetup struct {
 	// simulator at (REST, Socket.IO and the assets origin), given the
 	// simulator's own: a chaos proxy in between (see tcpfault_test.go).
 	route func(simURL string) string
+	// transport tunes the realtime transport's configuration.
+	transport func(*transport.Config)
 }
 
 type scenario struct {
@@ -160,10 +162,14 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 		return h, err
 	}
 	cfg.NewTransport = func() (transport.Transport, error) {
-		tr, err := transport.New(transport.Config{
+		tcfg := transport.Config{
 			BaseURL: cloudURL, Header: recordedHeader,
 			ConnectTimeout: connectTimeout, TeardownTimeout: 300 * time.Millisecond, Logger: scenarioLogger(),
-		})
+		}
+		if su.transport != nil {
+			su.transport(&tcfg)
+		}
+		tr, err := transport.New(tcfg)
 		if err != nil {
 			return nil, err
 		}
