@@ -223,7 +223,15 @@ func (s *session) run(ctx context.Context, header http.Header) {
 	s.mu.Unlock()
 
 	sock.Connect() // dials synchronously
-	s.openGate()   // the manager listens now: let the reader deliver packets
+	// Whether the dial itself closed the engine is read before the gate
+	// opens: after it, the server's first packets (a refused join among
+	// them) may close the engine, and that is the join's failure, which
+	// onConnectError reports, not the dial's.
+	engineClosed := false
+	if eng := mgr.Engine(); eng == nil || eng.ReadyState() == "closed" {
+		engineClosed = true
+	}
+	s.openGate() // the manager listens now: let the reader deliver packets
 	s.libMu.Unlock()
 
 	s.mu.Lock()
@@ -240,10 +248,6 @@ func (s *session) run(ctx context.Context, header http.Header) {
 		return
 	}
 
-	engineClosed := false
-	if eng := mgr.Engine(); eng == nil || eng.ReadyState() == "closed" {
-		engineClosed = true
-	}
 	if dialErr == nil && !engineClosed {
 		s.advance(PhaseHandshake)
 		return

@@ -26,32 +26,53 @@ type probeRecord struct {
 	sent     time.Time
 	answered time.Time // zero while no answer came
 	pending  bool      // still waiting for its answer
+	gaveUp   time.Time // when it was cancelled unanswered (zero otherwise)
 }
 
-// staleFactor: a probe still unanswered after this many round trips of a
-// later probe (plus the margin) was lost in the link.
+// waited returns the probe's round trip, or how long it went unanswered
+// (so far, or until it was given up); false for a probe that failed (a
+// refused or reset connection says nothing about the link's delay).
+func (p probeRecord) waited(now time.Time) (time.Duration, bool) {
+	switch {
+	case !p.answered.IsZero():
+		return p.answered.Sub(p.sent), true
+	case p.pending:
+		return now.Sub(p.sent), true
+	case !p.gaveUp.IsZero():
+		return p.gaveUp.Sub(p.sent), true
+	}
+	return 0, false
+}
+
+// staleFactor: a probe that waited this many round trips of a later probe
+// (plus the margin) was sent into a dead link.
 const staleFactor = 3
 
 // attemptStale reports whether an attempt that has heard nothing from the
 // cloud since silentSince is waiting in a link that was dead and is back:
-// a probe sent after silentSince is still unanswered while a later probe
-// got its answer, and the unanswered one has waited staleFactor times the
-// answered one's round trip plus margin.
+// a probe sent after silentSince waited (for its answer, or in vain)
+// staleFactor times as long as a later probe's round trip, plus margin.
+// The attempt's own request went into the link no later than that probe,
+// so it met the same dead link, and TCP retransmits it on a schedule of
+// its own: a fresh attempt gets through now.
 //
-// A slow link answers every probe, late but in order; a slow cloud answers
-// every probe at once while the attempt waits: neither has a probe
-// overtaken by a later one. Jitter can reorder probes, but not by a factor
-// of staleFactor plus the margin; a caller that still finds an attempt
-// stale and then sees the fresh one wait as long doubles the margin.
+// A slow link answers every probe slowly; a slow cloud answers every probe
+// at once while the attempt waits: in neither does a probe wait several
+// times as long as a later one. Jitter varies round trips, but not by a
+// factor of staleFactor plus the margin; a caller that still finds an
+// attempt stale and then sees the fresh one wait as long doubles the
+// margin.
 func attemptStale(silentSince time.Time, probes []probeRecord, margin time.Duration, now time.Time) bool {
 	for _, k := range probes {
-		if k.pending || k.answered.IsZero() || !k.sent.After(silentSince) {
+		if k.answered.IsZero() || !k.sent.After(silentSince) {
 			continue
 		}
 		rtt := k.answered.Sub(k.sent)
 		for _, i := range probes {
-			if i.pending && !i.sent.Before(silentSince) && i.sent.Before(k.sent) &&
-				now.Sub(i.sent) >= staleFactor*rtt+margin {
+			if i.sent.Before(silentSince) || !i.sent.Before(k.sent) {
+				continue
+			}
+			if w, ok := i.waited(now); ok && w >= staleFactor*rtt+margin {
 				return true
 			}
 		}
@@ -121,7 +142,7 @@ func (w *linkWatch) send(now time.Time) {
 	if len(waiting) >= 2 {
 		drop := waiting[len(waiting)-1]
 		drop.cancel()
-		drop.pending = false
+		drop.pending, drop.gaveUp = false, now
 	}
 	w.probes = append(w.probes, p)
 	w.mu.Unlock()

@@ -16,7 +16,8 @@ func TestAttemptStale(t *testing.T) {
 	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 	pending := func(sent int) probeRecord { return probeRecord{sent: at(sent), pending: true} }
 	answered := func(sent, got int) probeRecord { return probeRecord{sent: at(sent), answered: at(got)} }
-	failed := func(sent int) probeRecord { return probeRecord{sent: at(sent)} } // refused, reset, cancelled
+	gaveUp := func(sent, cancelled int) probeRecord { return probeRecord{sent: at(sent), gaveUp: at(cancelled)} }
+	failed := func(sent int) probeRecord { return probeRecord{sent: at(sent)} } // refused or reset
 	const margin = 500 * time.Millisecond
 	for _, tc := range []struct {
 		name   string
@@ -28,17 +29,21 @@ func TestAttemptStale(t *testing.T) {
 		{"no probes", 0, nil, 10000, false},
 		{"link dead: nothing answered", 0, []probeRecord{pending(500), pending(1000)}, 5000, false},
 		{"link back: a later probe overtook an earlier one", 0, []probeRecord{pending(500), answered(3000, 3002)}, 3002, true},
+		// The earlier probe's retransmission got through just before the
+		// fresh probe's answer: it still waited far longer.
+		{"link back: the lost probe delivered by its retransmission", 0, []probeRecord{answered(500, 3500), answered(3500, 3502)}, 3502, true},
+		{"link back: the lost probe given up", 0, []probeRecord{pending(500), gaveUp(1000, 3000), answered(3000, 3002)}, 3002, true},
 		// 3 round trips of 2 ms plus the margin after the lost probe was sent.
 		{"lost probe not yet old enough", 0, []probeRecord{pending(2800), answered(3000, 3002)}, 3002, false},
 		{"lost probe just old enough", 0, []probeRecord{pending(2800), answered(3000, 3002)}, 3306, true},
 		{"slow cloud: every probe answered at once", 0, []probeRecord{answered(500, 501), answered(1000, 1001), answered(1500, 1501)}, 9000, false},
-		{"slow link: answered late but in order", 0, []probeRecord{answered(500, 4500), pending(1000)}, 5000, false},
-		{"jitter: overtaken by less than three round trips", 0, []probeRecord{pending(500), answered(1000, 3000)}, 3000, false},
-		{"jitter: outwaits three of the later round trips", 0, []probeRecord{pending(500), answered(1000, 3000)}, 7000, true},
-		{"the overtaking probe was sent before the silence", 2000, []probeRecord{pending(2500), answered(1000, 1001)}, 9000, false},
-		{"the lost probe was sent before the silence", 2000, []probeRecord{pending(1500), answered(2500, 2501)}, 9000, false},
+		{"slow link: every probe answered late", 0, []probeRecord{answered(500, 4500), answered(1000, 5000), pending(1500)}, 5200, false},
+		{"jitter: waited less than three later round trips", 0, []probeRecord{answered(500, 6400), answered(1000, 3000)}, 6400, false},
+		{"jitter: still waiting after three later round trips", 0, []probeRecord{pending(500), answered(1000, 3000)}, 7000, true},
+		{"the later probe was sent before the silence", 2000, []probeRecord{pending(2500), answered(1000, 1001)}, 9000, false},
+		{"the waiting probe was sent before the silence", 2000, []probeRecord{pending(1500), answered(2500, 2501)}, 9000, false},
 		{"a failed probe is not evidence", 0, []probeRecord{failed(500), answered(1000, 1001)}, 9000, false},
-		{"an answered probe older than the lost one proves nothing", 0, []probeRecord{answered(500, 501), pending(1000)}, 9000, false},
+		{"an answered probe older than the waiting one proves nothing", 0, []probeRecord{answered(500, 501), pending(1000)}, 9000, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := attemptStale(at(tc.silent), tc.probes, margin, at(tc.now)); got != tc.want {
