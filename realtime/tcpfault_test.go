@@ -68,7 +68,7 @@ func startTCPFaultScenario(t *testing.T) (*scenario, *chaosProxy) {
 	s := startScenario(t, scenarioSetup{
 		route: func(simURL string) string {
 			chaos = newChaosProxy(t, simURL)
-			chaos.link.rto = tcpRTO
+			chaos.link.setRTO(tcpRTO)
 			return chaos.url
 		},
 		sim: func(o *cloudsim.Options) {
@@ -576,9 +576,26 @@ func (f *faultRun) check(row faultRow, after baseline) {
 	if bound := tcpBoundSlack * tcpHealBound; row.healed > bound {
 		t.Errorf("%s: the session was up %v after the fault ended, want within %v (longest backoff + one connect, ×%d)\n%s", f.c.name, row.healed, bound, tcpBoundSlack, row.signals)
 	}
+	// The exporter dials no faster than its backoff allows, whatever the
+	// link does to the sessions it makes.
+	if budget := tcpBoundSlack*dialBudget(time.Since(f.onAt)) + f.reconnects; row.handshakes > budget {
+		t.Errorf("%s: %d handshakes in %v, want at most %d (the reconnect backoff's pace, ×%d): the exporter redials in a tight loop", f.c.name, row.handshakes, time.Since(f.onAt).Round(time.Millisecond), budget, tcpBoundSlack)
+	}
 	if d := after.decodeErrors - f.before.decodeErrors; d > 0 {
 		t.Errorf("%s: %g realtime frames failed to decode: framing broke", f.c.name, d)
 	}
+}
+
+// dialBudget is how many connects the reconnect backoff allows in d: the
+// pauses double from the first to the longest, then stay there.
+func dialBudget(d time.Duration) int {
+	def := realtime.DefaultConfig()
+	pause, longest := def.ReconnectBackoff/tcpTimeScale, tcpSupervisor
+	n := 1
+	for ; pause < longest; pause *= 2 {
+		n++
+	}
+	return n + int(d/longest) + 1
 }
 
 // ---- the three health signals over time ----
