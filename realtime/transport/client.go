@@ -144,7 +144,10 @@ func (c *Client) Connect(ctx context.Context) (Session, error) {
 
 	watch := newLinkWatch(cctx, c.probes, c.origin+"/")
 	defer watch.stop()
-	margin := c.cfg.ProbeInterval
+	// A probe must have waited three later round trips and two probe
+	// intervals more: a probe held up a while by a busy machine or a
+	// jittery link is not a dead link.
+	margin := 2 * c.cfg.ProbeInterval
 	for {
 		s := newSession(c, c.seq.Add(1))
 		go s.run(cctx, header)

@@ -165,8 +165,8 @@ func TestSlowCloudIsNotMistakenForADeadLink(t *testing.T) {
 	g := newGoServer(t, goServerOptions{})
 	g.setHold(true)
 	c := newTestClient(t, g.URL, g.token, func(c *Config) {
-		c.ConnectTimeout = time.Second
-		c.ProbeInterval = 20 * time.Millisecond
+		c.ConnectTimeout = 2 * time.Second
+		c.ProbeInterval = 100 * time.Millisecond
 	})
 	_, err := c.Connect(context.Background())
 	var ce *ConnectError
