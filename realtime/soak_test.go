@@ -107,7 +107,7 @@ func takeSoakSample(t *testing.T, at time.Duration, simURL, proxyURL string) soa
 //
 // Run it with:
 //
-//	go test ./realtime -run Soak -soak=5m -v
+//	go test ./realtime -run SoakFault -soak=5m -v
 //
 // (-soak.seed=N picks another fault schedule, -soak.sample=D the sampling
 // period, -soak.stacks logs the goroutines and open files at the end;
@@ -115,7 +115,7 @@ func takeSoakSample(t *testing.T, at time.Duration, simURL, proxyURL string) soa
 // about nine minutes needs -timeout above go test's default of 10m.)
 func TestSoakFaultChurn(t *testing.T) {
 	if *soak <= 0 {
-		t.Skip("the fault-churn soak is opt-in: go test ./realtime -run Soak -soak=5m -v")
+		t.Skip("the fault-churn soak is opt-in: go test ./realtime -run SoakFault -soak=5m -v")
 	}
 	if *soakInterval <= 0 {
 		t.Fatalf("-soak.sample must be positive, got %v", *soakInterval)
