@@ -229,7 +229,7 @@ func TestServeCatalogDisabled(t *testing.T) {
 	})
 	mfs, _, _ := r.scrape()
 	for name := range mfs {
-		if strings.HasPrefix(name, "bragerone_catalog_") || name == "bragerone_parameter_info" || name == "bragerone_parameter_display_value" || name == "bragerone_parameter_state" {
+		if strings.HasPrefix(name, "bragerone_catalog_") || name == "bragerone_parameter_info" || name == "bragerone_parameter_display_value" || name == "bragerone_parameter_state" || name == "bragerone_parameter_display_text" {
 			t.Errorf("%s exported with --catalog.disable", name)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -108,6 +109,22 @@ func readPasswordFile(path string) (string, error) {
 	return pw, nil
 }
 
+// warnReadablePasswordFile warns, once at start, when users other than the
+// exporter's own user and group may read the password file: its name and
+// mode, never its content. The exporter still reads it; the mode is the
+// owner's to fix.
+func warnReadablePasswordFile(logger *slog.Logger, path string) {
+	fi, err := os.Stat(path)
+	if err != nil || !modeBitsMeaningful {
+		return
+	}
+	perm := fi.Mode().Perm()
+	if perm&0o004 != 0 || perm&0o040 != 0 && !groupIsOurs(fi) {
+		logger.Warn("the password file is readable by other users: make it readable by the exporter only (chmod 600)",
+			"file", path, "mode", fmt.Sprintf("%04o", perm))
+	}
+}
+
 // newClient builds the REST client from the flags; it remembers its secrets
 // in g.Secrets, which the log handlers mask.
 func (f *cloudFlags) newClient(g *Globals, tune func(*cloudclient.Config)) (*cloudclient.Client, cloudclient.Platform, error) {
@@ -118,6 +135,9 @@ func (f *cloudFlags) newClient(g *Globals, tune func(*cloudclient.Config)) (*clo
 	creds, err := f.credentials()
 	if err != nil {
 		return nil, p, err
+	}
+	if f.PasswordFile != "" && f.password == "" {
+		warnReadablePasswordFile(g.Logger, f.PasswordFile)
 	}
 	cfg := cloudclient.Config{
 		BaseURL:     p.BaseURL,

@@ -19,37 +19,7 @@ type catalogCmd struct {
 	cloudFlags         `embed:""`
 	outputFlag         `embed:""`
 	catalogCommonFlags `embed:""`
-
-	Devid string `arg:"" optional:"" name:"devid" help:"Module to describe (default: those of --cloud.modules, else every module of the object)."`
-}
-
-// catalogParamJSON is one parameter of `catalog --output=json`.
-type catalogParamJSON struct {
-	Symbol   string   `json:"symbol"`
-	Address  string   `json:"address"`
-	Parts    []string `json:"parts,omitempty"`
-	Name     string   `json:"name"`
-	Unit     string   `json:"unit"`
-	Menu     []string `json:"menu"`
-	Value    *float64 `json:"value"`           // as displayed; null when not a number
-	Label    string   `json:"label,omitempty"` // the state of an enum or computed value
-	Raw      any      `json:"raw"`             // the register's stored value; null when not stored
-	Min      *float64 `json:"min"`
-	Max      *float64 `json:"max"`
-	Visible  bool     `json:"visible"`
-	Writable bool     `json:"writable"`
-}
-
-type catalogModuleJSON struct {
-	Devid  string             `json:"devid"`
-	Name   string             `json:"name"`
-	Params []catalogParamJSON `json:"params"`
-}
-
-type catalogJSON struct {
-	IndexAsset string              `json:"index_asset"`
-	Language   string              `json:"language"`
-	Modules    []catalogModuleJSON `json:"modules"`
+	devidArgs          `embed:""`
 }
 
 func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
@@ -65,11 +35,7 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	defer s.close()
 
-	want := c.Modules
-	if c.Devid != "" {
-		want = []string{c.Devid}
-	}
-	objectID, modules, err := s.namedModules(ctx, &c.cloudFlags, want)
+	objectID, modules, err := s.namedModules(ctx, &c.cloudFlags, c.or(c.Modules), c.namedBy())
 	if err != nil {
 		return err
 	}
@@ -77,6 +43,7 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 		return fmt.Errorf("object %d lists no modules", objectID)
 	}
 	slices.SortFunc(modules, func(a, b cloudclient.Module) int { return strings.Compare(a.Devid, b.Devid) })
+	modules = slices.CompactFunc(modules, func(a, b cloudclient.Module) bool { return a.Devid == b.Devid })
 
 	st, err := primeStore(ctx, s, modules)
 	if err != nil {
@@ -87,74 +54,62 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 		return err
 	}
 
-	doc := catalogJSON{IndexAsset: cat.IndexAsset(), Language: cat.Language()}
+	docModules := make([]orderedObject, 0, len(modules))
+	var rows []orderedObject
 	for _, m := range modules {
-		mod := catalogModuleJSON{Devid: m.Devid, Name: m.Name, Params: []catalogParamJSON{}}
-		cm := cat.Module(m.Devid)
+		params := []orderedObject{}
 		r := storeReader(st, m.Devid)
-		for _, p := range cm.Params() {
-			mod.Params = append(mod.Params, describeParam(p, r, st, m.Devid))
+		for _, p := range cat.Module(m.Devid).Params() {
+			rec := describeParam(p, r, st, m.Devid)
+			params = append(params, rec)
+			row := append(orderedObject{{keyDevid, m.Devid}}, rec...)
+			if !p.Visible(r) {
+				row = row.with(keyName, p.Name+" (hidden)")
+			}
+			rows = append(rows, row)
 		}
-		if len(mod.Params) == 0 {
+		if len(params) == 0 {
 			g.Logger.Warn("the catalog describes no parameter of the module (its menu and permissions show none)", "devid", m.Devid)
 		}
-		doc.Modules = append(doc.Modules, mod)
+		docModules = append(docModules, orderedObject{{keyDevid, m.Devid}, {keyName, orNull(m.Name)}, {keyParams, params}})
 	}
 	if c.json() {
-		return writeJSON(g.Stdout, doc)
+		return writeJSON(g.Stdout, orderedObject{
+			{keyIndexAsset, cat.IndexAsset()}, {keyLanguage, cat.Language()}, {keyModules, docModules},
+		})
 	}
-
-	tw := newTable(g.Stdout)
-	many := len(doc.Modules) > 1
-	if many {
-		fmt.Fprint(tw, "DEVID\t")
-	}
-	fmt.Fprintln(tw, "SYMBOL\tADDRESS\tNAME\tVALUE\tUNIT\tMENU")
-	for _, m := range doc.Modules {
-		for _, p := range m.Params {
-			if many {
-				fmt.Fprintf(tw, "%s\t", m.Devid)
-			}
-			name := p.Name
-			if !p.Visible {
-				name += " (hidden)"
-			}
-			value := p.Label
-			if value == "" && p.Value != nil {
-				value = formatFloat(*p.Value)
-			}
-			unit := p.Unit
-			if p.Label != "" {
-				unit = ""
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Symbol, p.Address, name, dash(value), dash(unit), dash(strings.Join(p.Menu, "/")))
-		}
-	}
-	return tw.Flush()
+	return writeTable(g.Stdout, []string{keyDevid, keySymbol, keyRegister, keyName, keyValue, keyUnit, keyMenu}, rows)
 }
 
 // describeParam is one parameter as `catalog` prints it, with its values now.
-func describeParam(p *catalog.Param, r catalog.Reader, st *store.Store, devid string) catalogParamJSON {
-	out := catalogParamJSON{
-		Symbol: p.Symbol, Address: p.Address.String(), Name: p.Name, Unit: p.UnitFor(r),
-		Menu: append([]string{}, p.Menu...), Visible: p.Visible(r), Writable: p.Writable,
-	}
-	for _, a := range p.Parts {
-		out.Parts = append(out.Parts, a.String())
-	}
-	if v, label, ok := p.Display(r); ok {
-		out.Label = label
-		if !isNaNOrInf(v) {
-			out.Value = &v
+func describeParam(p *catalog.Param, r catalog.Reader, st *store.Store, devid string) orderedObject {
+	var parts any
+	if len(p.Parts) > 0 {
+		registers := make([]string, len(p.Parts))
+		for i, a := range p.Parts {
+			registers[i] = a.String()
 		}
+		parts = registers
 	}
-	out.Min, out.Max = p.Range(r)
-	if k, ok := store.ParseKey(out.Address); ok {
-		if e, ok := st.Get(devid, k); ok && e.HasValue {
-			out.Raw = e.Value
-		}
+	var raw any
+	if e, ok := st.Get(devid, store.Key{Pool: p.Address.Pool, Chan: p.Address.Chan, Idx: p.Address.Index}); ok && e.HasValue {
+		raw = e.Value
 	}
-	return out
+	value, unit := displayed(p, r)
+	lo, hi := p.Range(r)
+	return orderedObject{
+		{keySymbol, p.Symbol}, {keyRegister, p.Address.String()}, {keyParts, parts}, {keyName, p.Name},
+		{keyRaw, raw}, {keyValue, value}, {keyUnit, unit}, {keyMenu, append([]string{}, p.Menu...)},
+		{keyMin, numberOrNull(lo)}, {keyMax, numberOrNull(hi)}, {keyVisible, p.Visible(r)}, {keyWritable, p.Writable},
+	}
+}
+
+// numberOrNull is *f, or null.
+func numberOrNull(f *float64) any {
+	if f == nil {
+		return nil
+	}
+	return *f
 }
 
 // primeStore reads the modules' current values (one REST prime) into a
@@ -176,12 +131,12 @@ func primeStore(ctx context.Context, s *toolSession, modules []cloudclient.Modul
 // Help is the long help of `catalog --help`.
 func (c *catalogCmd) Help() string {
 	return `Reads the module list, the modules' current values and the parameter catalog of the cloud's web app, and prints
-every parameter each module's own menu and permissions show: its symbol, register address, name, unit, menu and the
-value the app displays now (scaled, or the label of a state). Parameters the app hides now are marked (hidden).
+every parameter each module's own menu and permissions show: its symbol, register, name, the value the app displays
+now (scaled, or the label of a state) with its unit, and its menu. Parameters the app hides now are marked (hidden).
 
 Examples:
   catalog                         every module of the object
-  catalog DEVID                   one module
-  catalog DEVID -o json           with limits, raw values and whether each is writable
+  catalog DEVID...                these modules
+  catalog DEVID -o json           with raw values, limits, visibility and whether each is writable
   catalog --catalog.language=pl   names in Polish`
 }

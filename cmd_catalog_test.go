@@ -18,7 +18,8 @@ import (
 // names, units and transforms below are the simulator's.
 
 // table parses a tool's aligned table by the columns of its header, so that
-// cells may hold spaces. Columns are counted in runes, as tabwriter does.
+// cells and headings may hold spaces: a column starts after two spaces (the
+// tables' padding). Columns are counted in runes, as tabwriter does.
 func table(t *testing.T, out string) (header []string, rows []map[string]string) {
 	t.Helper()
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
@@ -28,7 +29,7 @@ func table(t *testing.T, out string) (header []string, rows []map[string]string)
 	head := []rune(lines[0])
 	var starts []int
 	for i, r := range head {
-		if r != ' ' && (i == 0 || head[i-1] == ' ') {
+		if r != ' ' && (i == 0 || i >= 2 && head[i-1] == ' ' && head[i-2] == ' ') {
 			starts = append(starts, i)
 		}
 	}
@@ -94,23 +95,25 @@ func TestCatalogCommandTable(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("code=%d stderr=%q", code, errOut)
 	}
+	// One module keeps the DEVID column: a table's columns do not depend
+	// on how many modules it shows.
 	header, rows := table(t, out)
-	if want := []string{"SYMBOL", "ADDRESS", "NAME", "VALUE", "UNIT", "MENU"}; !slices.Equal(header, want) {
+	if want := []string{"DEVID", "SYMBOL", "REGISTER", "NAME", "VALUE", "UNIT", "MENU"}; !slices.Equal(header, want) {
 		t.Fatalf("header %q, want %q:\n%s", header, want, out)
 	}
 	round1 := func(f float64) string { return formatFloat(math.Round(f*10) / 10) }
 	for _, want := range []map[string]string{
-		{"SYMBOL": "PARAM_P4_1", "ADDRESS": "P4.v1", "NAME": "Boiler temperature", "VALUE": formatFloat(rawOf(t, raw, "P4.v1")), "UNIT": "°C", "MENU": "Boiler"},
+		{"SYMBOL": "PARAM_P4_1", "REGISTER": "P4.v1", "NAME": "Boiler temperature", "VALUE": formatFloat(rawOf(t, raw, "P4.v1")), "UNIT": "°C", "MENU": "Boiler"},
 		// Scaled ×0.1 to one decimal, and offset by −127.
-		{"SYMBOL": "PARAM_P4_7", "ADDRESS": "P4.v7", "NAME": "Boiler power", "VALUE": round1(rawOf(t, raw, "P4.v7") * 0.1), "UNIT": "kW", "MENU": "Boiler"},
-		{"SYMBOL": "PARAM_P4_4", "ADDRESS": "P4.v4", "NAME": "Outdoor temperature", "VALUE": formatFloat(rawOf(t, raw, "P4.v4") - 127), "UNIT": "°C", "MENU": "Boiler"},
-		{"SYMBOL": "PARAM_P6_1", "ADDRESS": "P6.v1", "NAME": "Boiler set temperature", "VALUE": formatFloat(rawOf(t, raw, "P6.v1")), "UNIT": "°C", "MENU": "Boiler"},
+		{"SYMBOL": "PARAM_P4_7", "REGISTER": "P4.v7", "NAME": "Boiler power", "VALUE": round1(rawOf(t, raw, "P4.v7") * 0.1), "UNIT": "kW", "MENU": "Boiler"},
+		{"SYMBOL": "PARAM_P4_4", "REGISTER": "P4.v4", "NAME": "Outdoor temperature", "VALUE": formatFloat(rawOf(t, raw, "P4.v4") - 127), "UNIT": "°C", "MENU": "Boiler"},
+		{"SYMBOL": "PARAM_P6_1", "REGISTER": "P6.v1", "NAME": "Boiler set temperature", "VALUE": formatFloat(rawOf(t, raw, "P6.v1")), "UNIT": "°C", "MENU": "Boiler"},
 		// A computed state: its label, no unit.
-		{"SYMBOL": "STATUS_P5_0", "ADDRESS": "P5.s0", "NAME": "Boiler state", "VALUE": "Alarm", "UNIT": "-", "MENU": "Boiler"},
+		{"SYMBOL": "STATUS_P5_0", "REGISTER": "P5.s0", "NAME": "Boiler state", "VALUE": "Alarm", "UNIT": "-", "MENU": "Boiler"},
 		// The INVISIBLE bit is set: listed, marked.
-		{"SYMBOL": "PARAM_P6_9", "ADDRESS": "P6.v9", "NAME": "Frost protection temperature (hidden)", "UNIT": "°C", "MENU": "Boiler"},
+		{"SYMBOL": "PARAM_P6_9", "REGISTER": "P6.v9", "NAME": "Frost protection temperature (hidden)", "UNIT": "°C", "MENU": "Boiler"},
 		// A nested menu is the path of its titles.
-		{"SYMBOL": "PARAM_P6_8", "ADDRESS": "P6.v8", "NAME": "Maximum boiler power", "VALUE": round1(rawOf(t, raw, "P6.v8") * 0.1), "UNIT": "kW", "MENU": "Service parameters/Burner"},
+		{"SYMBOL": "PARAM_P6_8", "REGISTER": "P6.v8", "NAME": "Maximum boiler power", "VALUE": round1(rawOf(t, raw, "P6.v8") * 0.1), "UNIT": "kW", "MENU": "Service parameters/Burner"},
 	} {
 		got := rowWhere(rows, "SYMBOL", want["SYMBOL"])
 		if got == nil {
@@ -143,12 +146,46 @@ func TestCatalogCommandTable(t *testing.T) {
 		}
 	}
 
-	// Without a devid: every module, with a DEVID column.
-	code, out, _ = runArgs(t, toolArgs(sim, "catalog")...)
-	header, allRows := table(t, out)
-	if code != exitOK || header[0] != "DEVID" || len(allRows) != len(rows)+len(userRows) {
-		t.Fatalf("every module: code=%d header %q, %d rows, want %d", code, header, len(allRows), len(rows)+len(userRows))
+	for _, r := range rows {
+		if r["DEVID"] != installer {
+			t.Fatalf("row %v is not of %s", r, installer)
+		}
 	}
+
+	// Without a devid: every module; with several, those.
+	for _, args := range [][]string{nil, {user, installer}} {
+		code, out, _ = runArgs(t, toolArgs(sim, "catalog", args...)...)
+		header, allRows := table(t, out)
+		if code != exitOK || header[0] != "DEVID" || len(allRows) != len(rows)+len(userRows) {
+			t.Fatalf("catalog %v: code=%d header %q, %d rows, want %d", args, code, header, len(allRows), len(rows)+len(userRows))
+		}
+	}
+}
+
+// catalogDoc is the document of `catalog --output=json`.
+type catalogDoc struct {
+	IndexAsset string `json:"index_asset"`
+	Language   string `json:"language"`
+	Modules    []struct {
+		Devid  string         `json:"devid"`
+		Name   *string        `json:"name"`
+		Params []catalogEntry `json:"params"`
+	} `json:"modules"`
+}
+
+type catalogEntry struct {
+	Symbol   string   `json:"symbol"`
+	Register string   `json:"register"`
+	Parts    []string `json:"parts"`
+	Name     string   `json:"name"`
+	Raw      any      `json:"raw"`
+	Value    any      `json:"value"`
+	Unit     *string  `json:"unit"`
+	Menu     []string `json:"menu"`
+	Min      *float64 `json:"min"`
+	Max      *float64 `json:"max"`
+	Visible  bool     `json:"visible"`
+	Writable bool     `json:"writable"`
 }
 
 func TestCatalogCommandJSON(t *testing.T) {
@@ -159,31 +196,32 @@ func TestCatalogCommandJSON(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("code=%d stderr=%q", code, errOut)
 	}
-	var doc catalogJSON
+	var doc catalogDoc
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if doc.Language != "pl" || !strings.HasPrefix(doc.IndexAsset, "index-") || len(doc.Modules) != 1 || doc.Modules[0].Devid != d {
 		t.Fatalf("document %+v", doc)
 	}
-	byAddr := map[string]catalogParamJSON{}
+	byRegister := map[string]catalogEntry{}
 	for _, p := range doc.Modules[0].Params {
 		if p.Symbol == "" || p.Name == "" || len(p.Menu) == 0 {
 			t.Errorf("incomplete parameter %+v", p)
 		}
-		byAddr[p.Address] = p
+		byRegister[p.Register] = p
 	}
-	power := byAddr["P4.v7"]
-	if power.Name != "Moc kotła" || power.Unit != "kW" || rawOf(t, map[string]any{"x": power.Raw}, "x") != rawOf(t, raw, "P4.v7") ||
-		power.Value == nil || *power.Value != math.Round(rawOf(t, raw, "P4.v7"))/10 || power.Writable {
+	power := byRegister["P4.v7"]
+	if power.Name != "Moc kotła" || power.Unit == nil || *power.Unit != "kW" || rawOf(t, map[string]any{"x": power.Raw}, "x") != rawOf(t, raw, "P4.v7") ||
+		power.Value != math.Round(rawOf(t, raw, "P4.v7"))/10 || power.Writable {
 		t.Errorf("P4.v7 = %+v", power)
 	}
-	set := byAddr["P6.v1"]
+	set := byRegister["P6.v1"]
 	if !set.Writable || set.Min == nil || set.Max == nil || *set.Min != rawOf(t, raw, "P6.n1") || *set.Max != rawOf(t, raw, "P6.x1") {
 		t.Errorf("P6.v1 = %+v, want writable within the n and x channels' limits", set)
 	}
-	if st := byAddr["P5.s0"]; st.Label == "" || st.Value != nil {
-		t.Errorf("P5.s0 = %+v, want a state label and no number", st)
+	// A state shows as its label, with no unit: value is what the app shows.
+	if st, ok := byRegister["P5.s0"].Value.(string); !ok || st == "" || byRegister["P5.s0"].Unit != nil {
+		t.Errorf("P5.s0 = %+v, want a state label and no unit", byRegister["P5.s0"])
 	}
 }
 
@@ -192,7 +230,7 @@ func TestCatalogCommandFailures(t *testing.T) {
 	d := sim.Devids()[0]
 	t.Run("unknown module", func(t *testing.T) {
 		code, _, errOut := runArgs(t, toolArgs(sim, "catalog", "NOSUCHDEV")...)
-		if code != exitRuntime || !strings.Contains(errOut, "NOSUCHDEV is not in the module list") {
+		if code != exitUsage || !strings.Contains(errOut, "NOSUCHDEV is not in the module list") {
 			t.Fatalf("code=%d stderr=%q", code, errOut)
 		}
 		oneLine(t, errOut)
@@ -230,36 +268,38 @@ func TestParamsNamesAndUnits(t *testing.T) {
 		t.Fatalf("code=%d stderr=%q", code, errOut)
 	}
 	header, rows := table(t, out)
-	if want := []string{"DEVID", "KEY", "VALUE", "NAME", "DISPLAYED"}; !slices.Equal(header, want) {
+	if want := []string{"DEVID", "REGISTER", "RAW", "NAME", "VALUE", "UNIT"}; !slices.Equal(header, want) {
 		t.Fatalf("header %q, want %q", header, want)
 	}
-	power := rowWhere(rows, "KEY", "P4.v7")
-	if power == nil || power["VALUE"] != formatFloat(raw) || power["NAME"] != "Boiler power" ||
-		power["DISPLAYED"] != formatFloat(math.Round(raw)/10)+" kW" {
+	power := rowWhere(rows, "REGISTER", "P4.v7")
+	if power == nil || power["RAW"] != formatFloat(raw) || power["NAME"] != "Boiler power" ||
+		power["VALUE"] != formatFloat(math.Round(raw)/10) || power["UNIT"] != "kW" {
 		t.Errorf("P4.v7 row %v (raw %v):\n%s", power, raw, out)
 	}
 	// Registers the catalog does not describe keep their raw value only.
-	if other := rowWhere(rows, "KEY", "P4.v199"); other == nil || other["VALUE"] != "5" || other["NAME"] != "-" || other["DISPLAYED"] != "-" {
+	if other := rowWhere(rows, "REGISTER", "P4.v199"); other == nil || other["RAW"] != "5" || other["NAME"] != "-" || other["VALUE"] != "-" || other["UNIT"] != "-" {
 		t.Errorf("P4.v199 row %v:\n%s", other, out)
 	}
 
-	code, out, _ = runArgs(t, toolArgs(sim, "params", "--cloud.modules="+d, "--filter=P4.v7", "-o", "json")...)
-	var doc map[string]map[string]paramJSON
-	if err := json.Unmarshal([]byte(out), &doc); code != exitOK || err != nil {
+	// The displayed value is a JSON number, as in catalog.
+	code, out, _ = runArgs(t, toolArgs(sim, "params", d, "--filter=P4.v7", "-o", "json")...)
+	var doc paramsDoc
+	if err := json.Unmarshal([]byte(out), &doc); code != exitOK || err != nil || len(doc.Modules) != 1 || len(doc.Modules[0].Params) != 1 {
 		t.Fatalf("json: code=%d err=%v\n%s", code, err, out)
 	}
-	if p := doc[d]["P4.v7"]; p.Name != "Boiler power" || p.Symbol != "PARAM_P4_7" || p.Unit != "kW" || p.Display != formatFloat(math.Round(raw)/10) {
+	if p := doc.Modules[0].Params[0]; p.Name == nil || *p.Name != "Boiler power" || p.Symbol == nil || *p.Symbol != "PARAM_P4_7" ||
+		p.Unit == nil || *p.Unit != "kW" || p.Value != math.Round(raw)/10 {
 		t.Errorf("json P4.v7 = %+v", p)
 	}
 
 	// No catalog: the plain snapshot, as before.
 	code, out, _ = runArgs(t, toolArgs(sim, "params", "--cloud.modules="+d, "--filter=P4.v7", "--catalog.disable")...)
-	if header, _ := table(t, out); code != exitOK || !slices.Equal(header, []string{"DEVID", "KEY", "VALUE"}) {
+	if header, _ := table(t, out); code != exitOK || !slices.Equal(header, []string{"DEVID", "REGISTER", "RAW"}) {
 		t.Errorf("--catalog.disable: code=%d header %q", code, header)
 	}
 	// An unreachable catalog costs the names only.
 	code, out, errOut = runArgs(t, toolArgs(sim, "params", "--cloud.modules="+d, "--filter=P4.v7", "--cloud.assets-url="+unreachableURL(t))...)
-	if header, rows := table(t, out); code != exitOK || !slices.Equal(header, []string{"DEVID", "KEY", "VALUE"}) || len(rows) != 1 ||
+	if header, rows := table(t, out); code != exitOK || !slices.Equal(header, []string{"DEVID", "REGISTER", "RAW"}) || len(rows) != 1 ||
 		!strings.Contains(errOut, "without names") {
 		t.Errorf("assets unreachable: code=%d header %q rows %v stderr %q", code, header, rows, errOut)
 	}
@@ -276,12 +316,15 @@ func TestSetBySymbolOrName(t *testing.T) {
 		says     string
 	}{
 		// Displayed in kW with one decimal; the register holds tenths.
-		{"PARAM_P6_8=20", "P6.v8", 200, "Maximum boiler power = 20 kW (PARAM_P6_8, raw P6.v8 = 200)"},
-		{"Boiler set temperature=65", "P6.v1", 65, "Boiler set temperature = 65 °C (PARAM_P6_1, raw P6.v1 = 65)"},
+		{"PARAM_P6_8=20", "P6.v8", 200, "Maximum boiler power 20 kW → raw 200 (PARAM_P6_8, P6.v8)"},
+		{"Boiler set temperature=65", "P6.v1", 65, "Boiler set temperature 65 °C → raw 65 (PARAM_P6_1, P6.v1)"},
+		// Names and symbols ignore case, as state labels do.
+		{"boiler SET temperature=66", "P6.v1", 66, "Boiler set temperature 66 °C → raw 66 (PARAM_P6_1, P6.v1)"},
+		{"param_p6_1=67", "P6.v1", 67, "Boiler set temperature 67 °C → raw 67 (PARAM_P6_1, P6.v1)"},
 		// A state by its label.
-		{"Operating mode=summer", "P6.v5", 1, "Operating mode = Summer (PARAM_P6_5, raw P6.v5 = 1)"},
+		{"Operating mode=summer", "P6.v5", 1, "Operating mode Summer → raw 1 (PARAM_P6_5, P6.v5)"},
 		// A time of day: raw n shows (n-1)×10 minutes after midnight.
-		{"Night setback start=22:30", "P6.v7", 136, "Night setback start = 22:30 (PARAM_P6_7, raw P6.v7 = 136)"},
+		{"Night setback start=22:30", "P6.v7", 136, "Night setback start 22:30 → raw 136 (PARAM_P6_7, P6.v7)"},
 	} {
 		before := writes()
 		code, out, errOut := runArgs(t, toolArgs(sim, "set", d, c.arg)...)
@@ -303,7 +346,8 @@ func TestSetBySymbolOrName(t *testing.T) {
 		"above the maximum":     {"PARAM_P6_8=30", "outside its limits, 5 to 25"},
 		"below the minimum":     {"Maximum boiler power=4.9", "outside its limits, 5 to 25"},
 		"a measurement":         {"Boiler temperature=65", "not a setting"},
-		"an unknown name":       {"Boiler set temprature=65", `no parameter "Boiler set temprature"`},
+		"an unknown name":       {"Boiler set temprature=65", `no parameter "Boiler set temprature", did you mean "Boiler set temperature"?`},
+		"nothing like it":       {"Flux capacitor=1", `no parameter "Flux capacitor": not a symbol or a name its menu shows`},
 		"a state it lacks":      {"Operating mode=Spring", "not one of its states (Automatic, Off, Summer, Winter)"},
 		"not a number":          {"PARAM_P6_8=lots", `"lots" is not a number`},
 		"off the clock's steps": {"PARAM_P6_7=22:35", `"22:35" is not a time of day it can hold (HH:MM in steps of 10 minutes)`},
@@ -353,17 +397,21 @@ func TestWatchNamesChanges(t *testing.T) {
 }
 
 // A module that does not report a parameter's register leaves its unit and
-// limits unknown: a write in displayed units cannot be converted, and is
-// refused rather than sent unconverted.
-func TestSetByNameRefusesAnUnreportedRegister(t *testing.T) {
+// limits unknown: a write in displayed units cannot be converted, nor a raw
+// one checked, and either is refused rather than sent unconverted or
+// unchecked; --raw-unchecked is named as the way to write it anyway.
+func TestSetRefusesAnUnreportedRegister(t *testing.T) {
 	sim := startToolCloud(t) // 60 registers a module: P6.v8 is not among them
 	d := sim.Devids()[0]
 	if _, ok := sim.Params(d)["P6.v8"]; ok {
 		t.Fatal("the fixture reports P6.v8")
 	}
-	code, _, errOut := runArgs(t, toolArgs(sim, "set", d, "PARAM_P6_8=20")...)
-	if code != exitRuntime || !strings.Contains(errOut, "does not report P6.v8") {
-		t.Fatalf("code=%d stderr=%q", code, errOut)
+	for _, arg := range []string{"PARAM_P6_8=20", "P6.v8=200"} {
+		code, _, errOut := runArgs(t, toolArgs(sim, "set", d, arg)...)
+		if code != exitUsage || !strings.Contains(errOut, "does not report Maximum boiler power (PARAM_P6_8, P6.v8), so its unit and limits are unknown; nothing written (P6.v8=RAW with --raw-unchecked") {
+			t.Fatalf("%s: code=%d stderr=%q", arg, code, errOut)
+		}
+		oneLine(t, errOut)
 	}
 	if n := sim.Requests("POST /v1/module/command"); n != 0 {
 		t.Fatalf("%d writes reached the cloud", n)

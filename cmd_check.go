@@ -13,9 +13,10 @@ import (
 //
 // It passes (exit 0) when the login works and the chosen object's module
 // list is usable and names the modules the exporter would watch. It fails
-// with exit 2 when the credentials or flags are wrong, and with exit 1 when
-// the cloud cannot be reached, the module list is unusable or empty, or a
-// devid of --cloud.modules is not on the object. An empty module list fails
+// with exit 2 when the credentials or flags are wrong (a devid of
+// --cloud.modules that is not on the object among them, as serve refuses
+// it), and with exit 1 when the cloud cannot be reached or the module list
+// is unusable or empty. An empty module list fails
 // because the exporter would wait for modules and never become ready.
 // Offline modules are reported but do not fail the check: a module's link to
 // the cloud is not the exporter's configuration.
@@ -73,7 +74,7 @@ func (c *checkCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	kept, missing := selectModules(modules, c.Modules, objectID)
+	kept, missing := selectModules(modules, c.Modules, objectID, modulesFlag)
 	online := 0
 	for _, m := range kept {
 		if m.Online() {
@@ -91,7 +92,7 @@ func (c *checkCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	switch {
 	case missing != nil:
-		fmt.Fprintf(out, "FAIL: --cloud.modules: %v\n", missing)
+		fmt.Fprintf(out, "FAIL: %v\n", missing)
 		return missing
 	case len(modules) == 0:
 		fmt.Fprintf(out, "FAIL: object %d lists no modules; the exporter would have nothing to watch\n", objectID)
@@ -137,5 +138,5 @@ func tokenExpiry(c *cloudclient.Client) string {
 func (c *checkCmd) Help() string {
 	return `Logs in, prints the system version, the user, the objects (* marks the chosen one) and the chosen object's modules with their online state.
 
-Exit codes: 0 when the login works and the module list is usable and names the modules to watch (offline modules only warn); 2 when the credentials or flags are wrong; 1 when the cloud cannot be reached, the module list is unusable or empty (the exporter would never become ready), or a devid of --cloud.modules is not on the object.`
+Exit codes: 0 when the login works and the module list is usable and names the modules to watch (offline modules only warn); 2 when the credentials or flags are wrong, a devid of --cloud.modules not on the object among them; 1 when the cloud cannot be reached or the module list is unusable or empty (the exporter would never become ready).`
 }

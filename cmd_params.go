@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -12,27 +13,41 @@ import (
 )
 
 // paramsCmd prints the prime snapshot (POST /v1/modules/parameters) of the
-// watched modules: --cloud.modules, else every module of the object. With
-// the parameter catalog (unless --catalog.disable) each register the
-// catalog describes is named, with the value the app displays and its unit.
+// modules named as arguments, else --cloud.modules, else every module of the
+// object. With the parameter catalog (unless --catalog.disable) each
+// register the catalog describes is named, with the value the app displays
+// and its unit. Registers the cloud reports without a value are left out
+// and counted, unless --include-null.
 type paramsCmd struct {
 	cloudFlags         `embed:""`
 	outputFlag         `embed:""`
 	catalogCommonFlags `embed:""`
+	devidArgs          `embed:""`
 
-	Filter []string `name:"filter" help:"Print only parameters whose key matches one of these patterns (path.Match on e.g. P4.v8: P4.v*, P?.s1)."`
+	Filter      []string `name:"filter" help:"Print only parameters whose register matches one of these patterns (path.Match on e.g. P4.v8: P4.v*, P?.s1)."`
+	IncludeNull bool     `name:"include-null" help:"Also list the registers the cloud reports without a value (null); otherwise they are left out and counted."`
 }
 
-// paramJSON is one parameter of `params --output=json`; the catalog's
-// fields are there for the registers it describes.
-type paramJSON struct {
-	Value any            `json:"value"`
-	Meta  map[string]any `json:"meta,omitempty"`
+// devidArgs are the modules a tool works on, named as arguments.
+type devidArgs struct {
+	Devids []string `arg:"" optional:"" name:"devid" help:"Modules to print (default: those of --cloud.modules, else every module of the object)."`
+}
 
-	Symbol  string `json:"symbol,omitempty"`
-	Name    string `json:"name,omitempty"`
-	Display string `json:"display,omitempty"` // as the app shows it, a number or a state's label
-	Unit    string `json:"unit,omitempty"`
+// or is the modules named as arguments, else the modules of --cloud.modules.
+func (a devidArgs) or(modules []string) []string {
+	if len(a.Devids) > 0 {
+		return a.Devids
+	}
+	return modules
+}
+
+// namedBy is where or's modules were named, for the line refusing one the
+// object lacks: "" for arguments, else the flag.
+func (a devidArgs) namedBy() string {
+	if len(a.Devids) > 0 {
+		return ""
+	}
+	return modulesFlag
 }
 
 func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
@@ -46,31 +61,31 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	defer s.close()
 
-	// The module list is read when no modules are named, and for the
-	// catalog (its rows say which menu and permissions each module has).
-	devids := slices.Compact(slices.Sorted(slices.Values(c.Modules)))
+	// The module list says which modules there are, whether the named ones
+	// are among them, and (for the catalog) which menu and permissions each
+	// has. Named modules are read without it when it cannot be read.
+	devids := slices.Compact(slices.Sorted(slices.Values(c.or(c.Modules))))
 	var modules []cloudclient.Module
-	if len(devids) == 0 || !c.Disable {
-		objectID, _, err := s.chooseObject(ctx, &c.cloudFlags)
-		if err == nil {
-			modules, err = s.listModules(ctx, objectID)
-		}
-		switch {
-		case err != nil && len(devids) == 0:
+	objectID, _, err := s.chooseObject(ctx, &c.cloudFlags)
+	if err == nil {
+		modules, err = s.listModules(ctx, objectID)
+	}
+	var usage usageError
+	switch {
+	case err != nil && (len(devids) == 0 || errors.As(err, &usage)):
+		return err
+	case err != nil:
+		g.Logger.Warn("the module list could not be read: the named modules are not checked against it, and parameters are shown without names", "err", err)
+	case len(devids) > 0:
+		if modules, err = selectModules(modules, devids, objectID, c.namedBy()); err != nil {
 			return err
-		case err != nil:
-			g.Logger.Warn("parameters are shown without names: the module list could not be read", "err", err)
-		case len(devids) > 0:
-			if modules, err = selectModules(modules, devids, objectID); err != nil {
-				return err
-			}
-		default:
-			for _, m := range modules {
-				devids = append(devids, m.Devid)
-			}
-			if len(devids) == 0 {
-				return fmt.Errorf("object %d lists no modules", objectID)
-			}
+		}
+	default:
+		for _, m := range modules {
+			devids = append(devids, m.Devid)
+		}
+		if len(devids) == 0 {
+			return fmt.Errorf("object %d lists no modules", objectID)
 		}
 	}
 	slices.Sort(devids)
@@ -95,61 +110,88 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 			return err
 		}
 	}
-	// named describes a register with the catalog; nil without one.
-	named := func(devid string, k store.Key) (*catalog.Param, catalog.Reader) {
-		if cat == nil {
-			return nil, nil
-		}
-		return cat.Module(devid).Lookup(k.Pool, k.Param()), storeReader(st, devid)
-	}
 
+	doc := c.document(devids, modules, st, cat, filter)
 	if c.json() {
-		doc := orderedObject{}
-		for _, d := range devids {
-			params := orderedObject{}
-			for _, e := range st.Entries(d) {
-				key := e.Key.String()
-				if !filter.match(key) {
-					continue
-				}
-				pj := paramJSON{Value: e.Value, Meta: e.Meta}
-				if p, r := named(d, e.Key); p != nil {
-					pj.Symbol, pj.Name = p.Symbol, p.Name
-					if v, unit, ok := shownValue(p, r); ok {
-						pj.Display, pj.Unit = v, unit
-					}
-				}
-				params = append(params, orderedMember{key, pj})
-			}
-			doc = append(doc, orderedMember{d, params})
+		return writeJSON(g.Stdout, orderedObject{{keyModules, doc}})
+	}
+	columns := []string{keyDevid, keyRegister, keyRaw}
+	if cat != nil {
+		columns = append(columns, keyName, keyValue, keyUnit)
+	}
+	var rows []orderedObject
+	leftOut := 0
+	for _, m := range doc {
+		devid := m.get(keyDevid)
+		for _, p := range m.get(keyParams).([]orderedObject) {
+			rows = append(rows, append(orderedObject{{keyDevid, devid}}, p...))
 		}
-		return writeJSON(g.Stdout, doc)
+		leftOut += m.get(keyNullLeftOut).(int)
 	}
-	tw := newTable(g.Stdout)
-	if cat == nil {
-		fmt.Fprintln(tw, "DEVID\tKEY\tVALUE")
-	} else {
-		fmt.Fprintln(tw, "DEVID\tKEY\tVALUE\tNAME\tDISPLAYED")
+	if err := writeTable(g.Stdout, columns, rows); err != nil {
+		return err
 	}
+	if leftOut > 0 {
+		g.Logger.Info("registers the cloud reports without a value (null) are left out; --include-null lists them", "registers", leftOut)
+	}
+	return nil
+}
+
+// document is the snapshot as records, one a module: its devid, name, the
+// parameters filter selects and how many of those were left out for having
+// no value.
+func (c *paramsCmd) document(devids []string, modules []cloudclient.Module, st *store.Store, cat *catalog.Catalog, filter keyFilter) []orderedObject {
+	names := map[string]string{}
+	for _, m := range modules {
+		names[m.Devid] = m.Name
+	}
+	doc := make([]orderedObject, 0, len(devids))
 	for _, d := range devids {
-		for _, e := range st.Entries(d) {
-			key := e.Key.String()
-			if !e.HasValue || !filter.match(key) {
-				continue
-			}
-			if cat == nil {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", d, key, formatValue(e.Value))
-				continue
-			}
-			name, shown := "-", "-"
-			if p, r := named(d, e.Key); p != nil {
-				name = p.Name
-				if v, unit, ok := shownValue(p, r); ok {
-					shown = withUnit(v, unit)
-				}
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d, key, formatValue(e.Value), name, shown)
+		var described *catalog.Module
+		if cat != nil {
+			described = cat.Module(d)
 		}
+		r := storeReader(st, d)
+		params := []orderedObject{}
+		leftOut := 0
+		for _, e := range st.Entries(d) {
+			register := e.Key.String()
+			if !filter.match(register) {
+				continue
+			}
+			if !e.HasValue && !c.IncludeNull {
+				leftOut++
+				continue
+			}
+			var symbol, name, value, unit any
+			if p := described.Lookup(e.Key.Pool, e.Key.Param()); p != nil {
+				symbol, name = p.Symbol, p.Name
+				value, unit = displayed(p, r)
+			}
+			var meta any
+			if len(e.Meta) > 0 {
+				meta = e.Meta
+			}
+			params = append(params, orderedObject{
+				{keyRegister, register}, {keyRaw, e.Value}, {keySymbol, symbol}, {keyName, name},
+				{keyValue, value}, {keyUnit, unit}, {keyMeta, meta},
+			})
+		}
+		doc = append(doc, orderedObject{
+			{keyDevid, d}, {keyName, orNull(names[d])}, {keyNullLeftOut, leftOut}, {keyParams, params},
+		})
 	}
-	return tw.Flush()
+	return doc
+}
+
+// Help is the long help of `params --help`.
+func (c *paramsCmd) Help() string {
+	return `Prints every register of the modules with its raw value and, where the parameter catalog describes it, its name
+and the value the app displays, with its unit. Registers the cloud reports without a value (null) are left out and
+counted (a line on stderr, null_left_out in JSON); --include-null lists them.
+
+Examples:
+  params                          every module of the object
+  params DEVID --filter='P4.v*'   one module's P4 value registers
+  params DEVID -o json            as JSON: raw values, symbols, names, displayed values and the cloud's meta`
 }

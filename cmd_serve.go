@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -25,8 +26,8 @@ import (
 	"github.com/bragerone/bragerone_exporter/serving/status"
 )
 
-// restEndpoints are the REST endpoint templates (cloudclient's) whose latency
-// series exist from the first scrape.
+// restEndpoints are the REST endpoint templates (cloudclient's) serve may
+// call: each keeps an endpoint label of its own, whatever else is called.
 var restEndpoints = []string{
 	cloudclient.EndpointLogin, cloudclient.EndpointRevoke, cloudclient.EndpointUser, cloudclient.EndpointObjects,
 	cloudclient.EndpointModules, cloudclient.EndpointModulesConnect, cloudclient.EndpointParameters,
@@ -88,8 +89,9 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 		return err
 	}
 
+	var sim *cloudsim.Cloud
 	if s.Simulate {
-		sim, err := startSimulation(g, s.SimulateModules, s.SimulateParamsPerModule)
+		sim, err = startSimulation(g, s.SimulateModules, s.SimulateParamsPerModule)
 		if err != nil {
 			return err
 		}
@@ -143,6 +145,12 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
+	// The configuration is accepted: a mistake in it is one line on
+	// stderr, never after these.
+	logStart(g.Logger)
+	if sim != nil {
+		g.Logger.Info("running against the embedded simulated cloud", "url", sim.URL(), "control", sim.URL()+"/control/state")
+	}
 	ln, err := net.Listen("tcp", s.ListenAddress)
 	if err != nil {
 		return fmt.Errorf("--web.listen-address: %w", err)
@@ -174,11 +182,7 @@ wait:
 			runErr = fmt.Errorf("web server: %w", err)
 		case err := <-gwDone:
 			gwDone <- err
-			if errors.Is(err, realtime.ErrStartAuth) {
-				runErr = usageErrorf("login rejected by the cloud: check the email and password (%v)", err)
-			} else if err != nil {
-				runErr = err
-			}
+			runErr = startError(err)
 		case err := <-catalogDone:
 			if err == nil {
 				catalogDone = nil
@@ -207,6 +211,20 @@ wait:
 	return runErr
 }
 
+// startError is the exit of a gateway whose start failed (nil: none): a
+// login the cloud rejects and a devid of --cloud.modules the object does not
+// list are mistakes in the configuration (exit 2), as the tools find them.
+func startError(err error) error {
+	var missing *cloudclient.MissingModulesError
+	switch {
+	case errors.Is(err, realtime.ErrStartAuth):
+		return usageErrorf("login rejected by the cloud: check the email and password (%v)", err)
+	case errors.As(err, &missing):
+		return usageErrorf("%s: %w", modulesFlag, err)
+	}
+	return err
+}
+
 // handler serves /metrics, /status, the health endpoints and a landing page.
 // /metrics serves reg's families and col's; col is not registered in reg:
 // the handler writes its parameter series straight into text answers.
@@ -233,6 +251,14 @@ func (s *serveCmd) handler(reg *prometheus.Registry, col *collector.Collector, s
 			fmt.Fprintln(w, "Not ready: the first parameter snapshot has not been stored yet")
 		}
 	})
+	// The Go runtime's profiles, as node_exporter serves them, behind the
+	// same TLS and basic auth as the rest (--web.config.file): the landing
+	// page links the heap and CPU profiles.
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	if s.TelemetryPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "bragerone_exporter",
@@ -265,6 +291,5 @@ func startSimulation(g *Globals, modules, params int) (*cloudsim.Cloud, error) {
 	if err := sim.Start("127.0.0.1:0"); err != nil {
 		return nil, fmt.Errorf("simulated cloud: %w", err)
 	}
-	g.Logger.Info("running against the embedded simulated cloud", "url", sim.URL(), "control", sim.URL()+"/control/state")
 	return sim, nil
 }

@@ -46,16 +46,26 @@ func totalRequests(sim *cloudsim.Cloud) int {
 	return n
 }
 
-// unreachableURL is a loopback address nothing listens on.
+// unreachableURL is a loopback address where no HTTP server answers: every
+// connection is closed at once. The port stays held for the test, so no
+// other process (a test's exporter, say) can take it and answer instead.
 func unreachableURL(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return "http://" + addr
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return "http://" + ln.Addr().String()
 }
 
 // oneLine asserts that stderr is a single line, without a stack trace.
@@ -75,7 +85,7 @@ func toolCommands(sim *cloudsim.Cloud) map[string][]string {
 		"modules": {"modules"},
 		"params":  {"params"},
 		"watch":   {"watch"},
-		"set":     {"set", d, "P4.v8=1"},
+		"set":     {"set", d, "P6.v1=65"},
 	}
 }
 
@@ -206,7 +216,7 @@ func TestCheckFailures(t *testing.T) {
 	sim := startToolCloud(t)
 	t.Run("module not on the object", func(t *testing.T) {
 		code, out, _ := runArgs(t, toolArgs(sim, "check", "--cloud.modules=NOSUCHDEV")...)
-		if code != exitRuntime || !strings.Contains(out, "FAIL: --cloud.modules: module NOSUCHDEV is not in the module list of object") {
+		if code != exitUsage || !strings.Contains(out, "FAIL: --cloud.modules: module NOSUCHDEV is not in the module list of object") {
 			t.Fatalf("code=%d:\n%s", code, out)
 		}
 	})
@@ -279,9 +289,9 @@ func TestModulesTableAndJSON(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("code=%d stderr=%q", code, errOut)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 1+len(devids) || !strings.HasPrefix(lines[0], "DEVID") || !strings.Contains(lines[0], "GATEWAY VERSION") {
-		t.Fatalf("table:\n%s", out)
+	header, rows := table(t, out)
+	if want := []string{"DEVID", "NAME", "TITLE", "VERSION", "STATE", "CONNECTED AT", "GATEWAY ADDRESS", "GATEWAY VERSION"}; !slices.Equal(header, want) || len(rows) != len(devids) {
+		t.Fatalf("header %q, want %q:\n%s", header, want, out)
 	}
 	if !lineWith(out, devids[0], "online") || !lineWith(out, devids[1], "offline") {
 		t.Fatalf("online states wrong:\n%s", out)
@@ -291,7 +301,17 @@ func TestModulesTableAndJSON(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("json: code=%d", code)
 	}
-	var doc modulesJSON
+	var doc struct {
+		ObjectID int `json:"object_id"`
+		Modules  []struct {
+			Devid          string  `json:"devid"`
+			Name           *string `json:"name"`
+			Version        *string `json:"version"`
+			State          string  `json:"state"`
+			ConnectedAt    *string `json:"connected_at"`
+			GatewayAddress *string `json:"gateway_address"`
+		} `json:"modules"`
+	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("json output: %v\n%s", err, out)
 	}
@@ -299,11 +319,16 @@ func TestModulesTableAndJSON(t *testing.T) {
 		t.Fatalf("doc = %+v", doc)
 	}
 	for i, m := range doc.Modules {
-		wantOnline := i == 0
-		if m.Devid != devids[i] || m.Online != wantOnline || (m.ConnectedAt != 0) != wantOnline || (m.Connected != "") != wantOnline {
-			t.Errorf("module %d = %+v, want devid %s online %v", i, m, devids[i], wantOnline)
+		online := i == 0
+		if m.Devid != devids[i] || m.State != map[bool]string{true: "online", false: "offline"}[online] || (m.ConnectedAt != nil) != online {
+			t.Errorf("module %d = %+v, want devid %s online %v", i, m, devids[i], online)
 		}
-		if wantOnline && (m.Gateway.Address == "" || m.Name == "" || m.Version == "") {
+		if m.ConnectedAt != nil {
+			if _, err := time.Parse(time.RFC3339, *m.ConnectedAt); err != nil {
+				t.Errorf("connected_at %q: %v", *m.ConnectedAt, err)
+			}
+		}
+		if online && (m.GatewayAddress == nil || m.Name == nil || m.Version == nil) {
 			t.Errorf("module %d lacks name, version or gateway: %+v", i, m)
 		}
 	}
@@ -314,25 +339,26 @@ func TestModulesTableAndJSON(t *testing.T) {
 	}
 }
 
-// paramRows parses the params table into devid -> ordered keys and values.
-func paramRows(t *testing.T, out string) (keys map[string][]string, values map[string]map[string]string) {
+// paramRows parses the params table into devid -> ordered registers and
+// their raw values.
+func paramRows(t *testing.T, out string) (registers map[string][]string, raws map[string]map[string]string) {
 	t.Helper()
-	keys, values = map[string][]string{}, map[string]map[string]string{}
+	registers, raws = map[string][]string{}, map[string]map[string]string{}
 	header, rows := table(t, out)
-	if len(header) < 3 || !slices.Equal(header[:3], []string{"DEVID", "KEY", "VALUE"}) {
-		t.Fatalf("no DEVID KEY VALUE header:\n%s", out)
+	if len(header) < 3 || !slices.Equal(header[:3], []string{"DEVID", "REGISTER", "RAW"}) {
+		t.Fatalf("no DEVID REGISTER RAW header:\n%s", out)
 	}
 	for _, r := range rows {
-		if r["DEVID"] == "" || r["KEY"] == "" || r["VALUE"] == "" {
+		if r["DEVID"] == "" || r["REGISTER"] == "" || r["RAW"] == "" {
 			t.Fatalf("short row %v", r)
 		}
-		keys[r["DEVID"]] = append(keys[r["DEVID"]], r["KEY"])
-		if values[r["DEVID"]] == nil {
-			values[r["DEVID"]] = map[string]string{}
+		registers[r["DEVID"]] = append(registers[r["DEVID"]], r["REGISTER"])
+		if raws[r["DEVID"]] == nil {
+			raws[r["DEVID"]] = map[string]string{}
 		}
-		values[r["DEVID"]][r["KEY"]] = r["VALUE"]
+		raws[r["DEVID"]][r["REGISTER"]] = r["RAW"]
 	}
-	return keys, values
+	return registers, raws
 }
 
 // sameJSON compares a decoded JSON value with the cloud's own value.
@@ -435,8 +461,8 @@ func TestParamsFilterAndModules(t *testing.T) {
 			t.Fatalf("%s passed the filter", k)
 		}
 	}
-	if sim.Requests("GET /v1/modules") != 0 {
-		t.Errorf("--cloud.modules given and no catalog wanted, yet the module list was fetched")
+	if sim.Requests("GET /v1/modules") != 1 {
+		t.Errorf("the named module was not checked against the module list: %v", sim.RequestCounts())
 	}
 
 	before := totalRequests(sim)
@@ -449,27 +475,49 @@ func TestParamsFilterAndModules(t *testing.T) {
 	}
 }
 
+// paramsDoc is the document of `params --output=json`.
+type paramsDoc struct {
+	Modules []struct {
+		Devid       string  `json:"devid"`
+		Name        *string `json:"name"`
+		NullLeftOut int     `json:"null_left_out"`
+		Params      []struct {
+			Register string         `json:"register"`
+			Raw      any            `json:"raw"`
+			Symbol   *string        `json:"symbol"`
+			Name     *string        `json:"name"`
+			Value    any            `json:"value"`
+			Unit     *string        `json:"unit"`
+			Meta     map[string]any `json:"meta"`
+		} `json:"params"`
+	} `json:"modules"`
+}
+
 func TestParamsJSON(t *testing.T) {
 	sim := startToolCloud(t)
 	code, out, _ := runArgs(t, toolArgs(sim, "params", "--output=json")...)
 	if code != exitOK {
 		t.Fatalf("code=%d", code)
 	}
-	var doc map[string]map[string]struct {
-		Value any            `json:"value"`
-		Meta  map[string]any `json:"meta"`
-	}
+	var doc paramsDoc
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(doc) != len(sim.Devids()) {
-		t.Fatalf("modules in the document: %d", len(doc))
+	if len(doc.Modules) != len(sim.Devids()) {
+		t.Fatalf("modules in the document: %d", len(doc.Modules))
 	}
-	for _, d := range sim.Devids() {
+	for i, d := range sim.Devids() {
+		m := doc.Modules[i]
+		raws := map[string]any{}
+		for _, p := range m.Params {
+			raws[p.Register] = p.Raw
+		}
+		if m.Devid != d || len(raws) != len(sim.Params(d)) {
+			t.Errorf("module %d: %s with %d registers, want %s with %d", i, m.Devid, len(raws), d, len(sim.Params(d)))
+		}
 		for k, v := range sim.Params(d) {
-			got, ok := doc[d][k]
-			if !ok || !sameJSON(got.Value, v) {
-				t.Errorf("%s %s = %+v, cloud has %v", d, k, got, v)
+			if got, ok := raws[k]; !ok || !sameJSON(got, v) {
+				t.Errorf("%s %s = %v, cloud has %v", d, k, got, v)
 			}
 		}
 	}
@@ -483,36 +531,75 @@ func TestParamsJSON(t *testing.T) {
 	}
 }
 
-func TestSetPlainWrite(t *testing.T) {
+// params leaves out the registers the cloud reports without a value, and
+// says so: in a log line under the table, in null_left_out in JSON.
+// --include-null lists them, as null.
+func TestParamsSaysWhatItLeavesOut(t *testing.T) {
 	sim := startToolCloud(t)
 	d := sim.Devids()[0]
-	cases := []struct {
-		arg  string
-		want any
-	}{
-		{"P4.v8=21.5", 21.5},
-		{"P4.v9=true", true},
-		{`P4.v10="21"`, "21"},
-		{"P4.v11=ECO mode", "ECO mode"},
+	// Two registers the cloud reports as null, one with a value, in a pool
+	// of their own; a null register outside the filter is not counted.
+	sim.SetParam(d, "P7.v1", nil)
+	sim.SetParam(d, "P7.v2", 5.0)
+	sim.SetParam(d, "P7.v3", nil)
+	sim.SetParam(d, "P8.v1", nil)
+	base := []string{"params", d, "--filter=P7.*", "--catalog.disable"}
+
+	code, out, errOut := runArgs(t, toolArgs(sim, base[0], base[1:]...)...)
+	registers, raws := paramRows(t, out)
+	if code != exitOK || !slices.Equal(registers[d], []string{"P7.v2"}) || raws[d]["P7.v2"] != "5" {
+		t.Fatalf("code=%d, want P7.v2 only:\n%s\nstderr %q", code, out, errOut)
 	}
-	for i, c := range cases {
-		code, out, errOut := runArgs(t, toolArgs(sim, "set", d, c.arg, "--unit=1", "--parameter-name=PARAM_8")...)
-		if code != exitOK {
-			t.Fatalf("%s: code=%d stderr=%q", c.arg, code, errOut)
+	if !strings.Contains(errOut, "without a value (null) are left out; --include-null lists them") || !strings.Contains(errOut, "registers=2") {
+		t.Errorf("stderr %q does not say that two registers were left out", errOut)
+	}
+
+	code, out, errOut = runArgs(t, toolArgs(sim, base[0], append(base[1:], "--include-null")...)...)
+	registers, raws = paramRows(t, out)
+	if code != exitOK || !slices.Equal(registers[d], []string{"P7.v1", "P7.v2", "P7.v3"}) || raws[d]["P7.v1"] != "-" || strings.Contains(errOut, "left out") {
+		t.Fatalf("--include-null: code=%d stderr %q:\n%s", code, errOut, out)
+	}
+
+	for flag, want := range map[string][]string{"": {"P7.v2"}, "--include-null": {"P7.v1", "P7.v2", "P7.v3"}} {
+		args := append(append([]string{}, base[1:]...), "-o", "json")
+		if flag != "" {
+			args = append(args, flag)
 		}
-		key, _, _ := strings.Cut(c.arg, "=")
-		if got := sim.Params(d)[key]; got != c.want {
-			t.Fatalf("%s: the cloud holds %#v, want %#v", c.arg, got, c.want)
+		code, out, _ = runArgs(t, toolArgs(sim, "params", args...)...)
+		var doc paramsDoc
+		if err := json.Unmarshal([]byte(out), &doc); code != exitOK || err != nil || len(doc.Modules) != 1 {
+			t.Fatalf("json %s: code=%d err=%v\n%s", flag, code, err, out)
 		}
-		if n := sim.Requests("POST /v1/module/command"); n != i+1 {
-			t.Fatalf("%s: %d plain command requests, want %d", c.arg, n, i+1)
+		m := doc.Modules[0]
+		var listed []string
+		for _, p := range m.Params {
+			listed = append(listed, p.Register)
+			if (p.Raw == nil) != (p.Register != "P7.v2") {
+				t.Errorf("json %s: %s raw %v", flag, p.Register, p.Raw)
+			}
 		}
-		if !strings.Contains(out, d+" "+key+" = ") || !strings.Contains(out, "HTTP 200") {
-			t.Fatalf("%s: output %q", c.arg, out)
+		if !slices.Equal(listed, want) || m.NullLeftOut != 3-len(want) {
+			t.Errorf("json %s: listed %v, null_left_out %d; want %v and %d", flag, listed, m.NullLeftOut, want, 3-len(want))
 		}
 	}
-	if n := sim.Requests("POST /v1/module/command/raw"); n != 0 {
-		t.Fatalf("plain writes used the raw route %d times", n)
+}
+
+// params takes devids as arguments, as catalog does; they narrow the
+// snapshot as --cloud.modules does, and replace it.
+func TestParamsTakesDevidArguments(t *testing.T) {
+	sim := startToolCloud(t)
+	a, b := sim.Devids()[0], sim.Devids()[1]
+	code, out, errOut := runArgs(t, toolArgs(sim, "params", b, "--filter=P4.v1", "--catalog.disable", "--cloud.modules="+a)...)
+	if code != exitOK {
+		t.Fatalf("code=%d stderr=%q", code, errOut)
+	}
+	registers, _ := paramRows(t, out)
+	if len(registers) != 1 || len(registers[b]) != 1 {
+		t.Fatalf("want %s's P4.v1 only:\n%s", b, out)
+	}
+	code, out, _ = runArgs(t, toolArgs(sim, "params", b, a, "--filter=P4.v1", "--catalog.disable")...)
+	if registers, _ := paramRows(t, out); code != exitOK || len(registers[a]) != 1 || len(registers[b]) != 1 {
+		t.Fatalf("two devids: code=%d\n%s", code, out)
 	}
 }
 
@@ -537,7 +624,7 @@ func TestSetRefusesOfflineModule(t *testing.T) {
 	before := sim.Params(d)["P4.v8"]
 	sim.SetModuleOnline(d, false)
 	t.Setenv("BRAGERONE_FORCE", "true") // a write's flags come from the command line only
-	for _, args := range [][]string{{d, "P4.v8=5"}, {d, "--command=MODULE_RESTART"}} {
+	for _, args := range [][]string{{d, "P6.v1=65"}, {d, "P4.v8=5", "--raw-unchecked"}, {d, "--command=MODULE_RESTART"}} {
 		code, _, errOut := runArgs(t, toolArgs(sim, "set", args...)...)
 		if code != exitRuntime || !strings.Contains(errOut, "is offline") || !strings.Contains(errOut, "--force") {
 			t.Fatalf("%v: code=%d stderr=%q", args, code, errOut)
@@ -551,14 +638,15 @@ func TestSetRefusesOfflineModule(t *testing.T) {
 		t.Fatal("the offline module's value changed")
 	}
 
-	code, _, errOut := runArgs(t, toolArgs(sim, "set", "NOSUCHDEV", "P4.v8=5")...)
-	if code != exitRuntime || !strings.Contains(errOut, "not in the module list") || sim.Requests("POST /v1/module/command") != 0 {
+	code, _, errOut := runArgs(t, toolArgs(sim, "set", "NOSUCHDEV", "P4.v8=5", "--raw-unchecked")...)
+	if code != exitUsage || !strings.Contains(errOut, "not in the module list") || sim.Requests("POST /v1/module/command") != 0 {
 		t.Fatalf("unknown module: code=%d stderr=%q", code, errOut)
 	}
 
-	// --force sends it; the cloud itself answers 409 for an offline module.
+	// --force sends an unchecked write without asking; the cloud itself
+	// answers 409 for an offline module.
 	listings := sim.Requests("GET /v1/modules")
-	code, _, errOut = runArgs(t, toolArgs(sim, "set", d, "P4.v8=5", "--force")...)
+	code, _, errOut = runArgs(t, toolArgs(sim, "set", d, "P4.v8=5", "--force", "--raw-unchecked")...)
 	if sim.Requests("POST /v1/module/command") != 1 || sim.Requests("GET /v1/modules") != listings {
 		t.Fatalf("--force: requests = %v", sim.RequestCounts())
 	}
@@ -571,17 +659,19 @@ func TestSetRoutingErrorsAreUsageErrorsWithoutIO(t *testing.T) {
 	sim := startToolCloud(t)
 	d := sim.Devids()[0]
 	for name, args := range map[string][]string{
-		"both routes":             {d, "P4.v8=1", "--command=MODULE_RESTART"},
-		"neither route":           {d},
-		"unit with a raw command": {d, "--command=MODULE_RESTART", "--unit=1"},
-		"name with a raw command": {d, "--command=MODULE_RESTART", "--parameter-name=X"},
-		"value with a parameter":  {d, "P4.v8=1", "--value=2"},
-		"no equals sign":          {d, "P4.v8"},
-		"bad key":                 {d, "X4.v8=1"},
-		"key without an index":    {d, "P4.v=1"},
-		"no value":                {d, "P4.v8="},
-		"empty devid":             {"", "P4.v8=1"},
-		"neither, with --force":   {d, "--force"},
+		"both routes":              {d, "P4.v8=1", "--command=MODULE_RESTART"},
+		"neither route":            {d},
+		"unit with a raw command":  {d, "--command=MODULE_RESTART", "--unit=1"},
+		"name with a raw command":  {d, "--command=MODULE_RESTART", "--parameter-name=X"},
+		"value with a parameter":   {d, "P4.v8=1", "--value=2"},
+		"no equals sign":           {d, "P4.v8"},
+		"bad key":                  {d, "X4.v8=1"},
+		"key without an index":     {d, "P4.v=1"},
+		"no value":                 {d, "P4.v8="},
+		"empty devid":              {"", "P4.v8=1"},
+		"neither, with --force":    {d, "--force"},
+		"register without catalog": {d, "P6.v1=65", "--catalog.disable"},
+		"text for a register":      {d, "P6.v1=warm"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, _, errOut := runArgs(t, toolArgs(sim, "set", args...)...)
@@ -640,8 +730,27 @@ func (w *watchRun) waitFor(what string, cond func() bool) {
 func (w *watchRun) waitLine(line string) {
 	w.t.Helper()
 	w.waitFor(strconv.Quote(line), func() bool {
-		return strings.Contains("\n"+w.out.String(), "\n"+line+"\n")
+		return slices.Contains(w.lines(), line)
 	})
+}
+
+// lines are the lines watch printed, without the time each starts with;
+// a line without one fails the test.
+func (w *watchRun) lines() []string {
+	w.t.Helper()
+	out := w.out.String()
+	if out == "" {
+		return nil
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		stamp, text, _ := strings.Cut(l, " ")
+		if _, err := time.Parse(time.RFC3339Nano, stamp); err != nil {
+			w.t.Fatalf("line %q does not start with an RFC 3339 time: %v", l, err)
+		}
+		lines = append(lines, text)
+	}
+	return lines
 }
 
 // boundSession returns the SID of a connected session the cloud has bound
@@ -706,18 +815,27 @@ func TestWatchRejectsBadHealthFlags(t *testing.T) {
 	}
 }
 
-func TestLineQueueNeverBlocksAndCountsDrops(t *testing.T) {
-	q := newLineQueue()
-	lines := make([]string, maxQueuedLines+5)
-	for i := range lines {
-		lines[i] = "x"
-	}
-	q.push(lines...) // nobody is reading: must not block
-	q.close()
-	var b bytes.Buffer
-	q.drainTo(&b)
-	if !strings.HasPrefix(b.String(), "# 5 lines dropped") || strings.Count(b.String(), "\n") != maxQueuedLines+1 {
-		t.Fatalf("got %d lines, head %q", strings.Count(b.String(), "\n"), b.String()[:40])
+func TestEventQueueNeverBlocksAndCountsDrops(t *testing.T) {
+	seen := time.Date(2025, 1, 2, 3, 4, 5, 6e6, time.UTC)
+	for _, asJSON := range []bool{false, true} {
+		const limit = 1000
+		q := newEventQueue(limit)
+		events := make([]watchEvent, limit+5)
+		for i := range events {
+			events[i] = stateEvent(seen, eventSessionUp, "# session up")
+		}
+		q.push(events...) // nobody is reading: must not block
+		q.close()
+		var b bytes.Buffer
+		q.drainTo(&b, asJSON, func() time.Time { return seen.Add(time.Second) })
+		first, _, _ := strings.Cut(b.String(), "\n")
+		want := "2025-01-02T03:04:06.006Z # 5 events dropped: output too slow"
+		if asJSON {
+			want = `{"time":"2025-01-02T03:04:06.006Z","event":"dropped","count":5}`
+		}
+		if first != want || strings.Count(b.String(), "\n") != limit+1 {
+			t.Fatalf("json %v: got %d lines, first %q, want %q", asJSON, strings.Count(b.String(), "\n"), first, want)
+		}
 	}
 }
 
@@ -735,7 +853,7 @@ func TestToolsRefuseAModuleTheObjectLacks(t *testing.T) {
 		t.Run(args[0], func(t *testing.T) {
 			primes := sim.Requests("POST /v1/modules/parameters")
 			code, out, errOut := runArgs(t, toolArgs(sim, args[0], args[1:]...)...)
-			if code != exitRuntime || !strings.Contains(errOut, "module NOSUCHDEV is not in the module list of object "+strconv.Itoa(sim.ObjectID())) {
+			if code != exitUsage || !strings.Contains(errOut, "module NOSUCHDEV is not in the module list of object "+strconv.Itoa(sim.ObjectID())) {
 				t.Fatalf("code=%d stderr=%q", code, errOut)
 			}
 			oneLine(t, errOut)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -18,29 +17,72 @@ import (
 )
 
 // watchCmd runs the realtime gateway, as serve does, and prints every live
-// parameter change, plus a "#" line whenever the session, a module or live
-// push health changes state, until interrupted. The gateway re-binds and
-// re-primes across reconnects, so the stream resumes by itself. Once the
-// parameter catalog is read (after the first snapshot; unless
-// --catalog.disable) each change of a described register also shows the
-// parameter's name and the value the app displays, with its unit.
+// parameter change, and every change of state of the session, a module or
+// live push, until interrupted: one line each, stamped with the time it was
+// seen, as text or as one JSON object. The gateway re-binds and re-primes
+// across reconnects, so the stream resumes by itself. Once the parameter
+// catalog is read (after the first snapshot; unless --catalog.disable) each
+// change of a described register also carries the parameter's name and the
+// value the app displays, with its unit.
 type watchCmd struct {
 	cloudFlags         `embed:""`
 	healthFlags        `embed:""`
 	catalogCommonFlags `embed:""`
 
-	Filter  []string `name:"filter" help:"Print only parameters whose key matches one of these patterns (path.Match on e.g. P4.v8: P4.v*)."`
-	NoState bool     `name:"no-state" help:"Print parameter changes only, no session, module and push state lines."`
+	Output  string   `name:"output" short:"o" default:"table" enum:"table,json" help:"Output format: table (a line of text per event) or json (a JSON object per line)."`
+	Filter  []string `name:"filter" help:"Print only parameters whose register matches one of these patterns (path.Match on e.g. P4.v8: P4.v*)."`
+	NoState bool     `name:"no-state" help:"Print parameter changes only, no session, module and push state events."`
 }
 
 const (
 	// watchStatusTick is how often the gateway's published status is
-	// compared with the last one for state lines.
+	// compared with the last one for state events.
 	watchStatusTick = 100 * time.Millisecond
-	// maxQueuedLines bounds the lines waiting for a slow stdout; beyond it
-	// lines are counted and reported, never allowed to block the gateway.
-	maxQueuedLines = 100_000
+	// maxQueuedEvents bounds the events waiting for a slow stdout; beyond
+	// it events are counted and reported, never allowed to block the
+	// gateway.
+	maxQueuedEvents = 100_000
 )
+
+// The events of watch, the event member of its JSON lines.
+const (
+	eventChange             = "change"  // a live parameter change
+	eventReady              = "ready"   // the first snapshot is stored
+	eventCatalog            = "catalog" // the parameter catalog is read
+	eventSessionUp          = "session_up"
+	eventSessionPending     = "session_disconnected" // an outage unless back within the hysteresis
+	eventSessionDown        = "session_down"
+	eventSessionRecovered   = "session_recovered" // went down and came back between two looks
+	eventSessionBlink       = "session_blink"     // reconnected within the hysteresis
+	eventSessionReconnected = "session_reconnected"
+	eventSessionClosed      = "session_closed"
+	eventModuleOnline       = "module_online"
+	eventModuleOffline      = "module_offline"
+	eventModuleRecovered    = "module_recovered" // went offline and came back between two looks
+	eventPush               = "push"             // live push health changed
+	eventDropped            = "dropped"          // events lost to a slow stdout
+)
+
+// watchEvent is one thing watch saw.
+type watchEvent struct {
+	at     time.Time
+	kind   string        // its event
+	text   string        // its line for people, after the time
+	fields orderedObject // its members after time and event, for JSON
+}
+
+// render is the event's line: the time, then the text or the JSON object.
+func (e watchEvent) render(asJSON bool) []byte {
+	stamp := e.at.Format(eventTimeLayout)
+	if !asJSON {
+		return []byte(stamp + " " + e.text + "\n")
+	}
+	line, err := jsonLine(append(orderedObject{{keyTime, stamp}, {keyEvent, e.kind}}, e.fields...))
+	if err != nil { // a value JSON cannot hold: say so rather than lose the event
+		line, _ = jsonLine(orderedObject{{keyTime, stamp}, {keyEvent, e.kind}, {keyReason, err.Error()}})
+	}
+	return line
+}
 
 func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 	if err := c.healthFlags.validate(); err != nil {
@@ -73,31 +115,22 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		}
 	}()
 
-	q := newLineQueue()
+	q := newEventQueue(maxQueuedEvents)
 	st := store.New()
 	var cat atomic.Pointer[catalog.Catalog] // nil until read
 	cfg := c.healthFlags.gatewayConfig(&c.cloudFlags, client, platform, st, g.Logger)
 	cfg.OnLive = func(updates []wire.ParamUpdate) {
-		lines := make([]string, 0, len(updates))
+		now := time.Now()
+		events := make([]watchEvent, 0, len(updates))
 		named := cat.Load()
 		for _, u := range updates {
 			if !u.HasValue || !filter.match(u.Key()) {
 				continue
 			}
-			line := fmt.Sprintf("%s %s = %s (live)", u.Devid, u.Key(), formatValue(u.Value))
-			if named != nil {
-				// The update is stored already, so the store reads it.
-				p := named.Module(u.Devid).Lookup(u.Pool, string(u.Chan)+strconv.Itoa(u.Idx))
-				if p != nil {
-					line += " · " + p.Name
-					if v, unit, ok := shownValue(p, storeReader(st, u.Devid)); ok {
-						line += " " + withUnit(v, unit)
-					}
-				}
-			}
-			lines = append(lines, line)
+			// The update is stored already, so the store reads it.
+			events = append(events, changeEvent(now, u, named, st))
 		}
-		q.push(lines...)
+		q.push(events...)
 	}
 	gw, err := realtime.New(cfg)
 	if err != nil {
@@ -107,7 +140,7 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 	printed := make(chan struct{})
 	go func() {
 		defer close(printed)
-		q.drainTo(g.Stdout)
+		q.drainTo(g.Stdout, c.Output == "json", time.Now)
 	}()
 	defer func() {
 		q.close()
@@ -137,25 +170,41 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		select {
 		case err := <-done:
 			if !c.NoState {
-				q.push(states.observe(gw.Status(), st)...)
+				q.push(states.observe(gw.Status(), st, time.Now())...)
 			}
-			if errors.Is(err, realtime.ErrStartAuth) {
-				return usageErrorf("login rejected by the cloud: check the email and password (%v)", err)
-			}
-			return err
+			return startError(err)
 		case <-ticker.C:
 			if !c.NoState {
-				q.push(states.observe(gw.Status(), st)...)
+				q.push(states.observe(gw.Status(), st, time.Now())...)
 			}
 		}
 	}
 }
 
+// changeEvent is a live change of a register, named by the catalog (nil
+// before it is read) where it describes the register.
+func changeEvent(now time.Time, u wire.ParamUpdate, cat *catalog.Catalog, st *store.Store) watchEvent {
+	register := u.Key()
+	text := fmt.Sprintf("%s %s = %s (live)", u.Devid, register, formatValue(u.Value))
+	var symbol, name, value, unit any
+	if cat != nil {
+		if p := cat.Module(u.Devid).Lookup(u.Pool, string(u.Chan)+strconv.Itoa(u.Idx)); p != nil {
+			symbol, name = p.Symbol, p.Name
+			value, unit = displayed(p, storeReader(st, u.Devid))
+			text += " · " + withUnit(p.Name, displayedText(value, unit))
+		}
+	}
+	return watchEvent{at: now, kind: eventChange, text: text, fields: orderedObject{
+		{keyDevid, u.Devid}, {keyRegister, register}, {keyRaw, u.Value}, {keySymbol, symbol},
+		{keyName, name}, {keyValue, value}, {keyUnit, unit},
+	}}
+}
+
 // readCatalog reads the parameter catalog once the first snapshot is
-// stored, for the modules the listing described, and hands it to the line
-// printer; a failure leaves the lines without names.
+// stored, for the modules the listing described, and hands it to the event
+// printer; a failure leaves the events without names.
 func (c *watchCmd) readCatalog(ctx context.Context, gw *realtime.Gateway, fetch catalog.Fetcher, st *store.Store,
-	cat *atomic.Pointer[catalog.Catalog], q *lineQueue, g *Globals) {
+	cat *atomic.Pointer[catalog.Catalog], q *eventQueue, g *Globals) {
 	select {
 	case <-gw.Ready():
 	case <-ctx.Done():
@@ -174,11 +223,14 @@ func (c *watchCmd) readCatalog(ctx context.Context, gw *realtime.Gateway, fetch 
 		for _, m := range loaded.Modules() {
 			named += len(m.Params())
 		}
-		q.push(fmt.Sprintf("# catalog: %d parameters named (%s, language %s)", named, loaded.IndexAsset(), loaded.Language()))
+		q.push(watchEvent{at: time.Now(), kind: eventCatalog,
+			text:   fmt.Sprintf("# catalog: %d parameters named (%s, language %s)", named, loaded.IndexAsset(), loaded.Language()),
+			fields: orderedObject{{keyParameters, named}, {keyIndexAsset, loaded.IndexAsset()}, {keyLanguage, loaded.Language()}},
+		})
 	}
 }
 
-// stateTracker turns successive gateway statuses into "#" lines for the
+// stateTracker turns successive gateway statuses into events for the
 // changes between them. A down-and-up faster than one status tick is still
 // reported, from the outage and blink counters.
 type stateTracker struct {
@@ -207,41 +259,54 @@ func sum(m map[string]uint64) uint64 {
 	return n
 }
 
-func (t *stateTracker) observe(s *realtime.Status, st *store.Store) []string {
+// stateEvent is a change of state seen at now.
+func stateEvent(now time.Time, kind, text string, fields ...orderedMember) watchEvent {
+	return watchEvent{at: now, kind: kind, text: text, fields: fields}
+}
+
+func (t *stateTracker) observe(s *realtime.Status, st *store.Store, now time.Time) []watchEvent {
 	if s == nil {
 		return nil
 	}
-	var lines []string
+	var events []watchEvent
 	if s.Ready && !t.ready {
 		t.ready = true
 		params := 0
 		for _, ms := range st.Stats() {
 			params += ms.Params
 		}
-		lines = append(lines, fmt.Sprintf("# ready: object %d, modules %v, %d parameters primed", s.ObjectID, s.Subscribed, params))
+		modules := make([]orderedObject, len(s.Subscribed))
+		for i, d := range s.Subscribed {
+			modules[i] = orderedObject{{keyDevid, d}}
+		}
+		events = append(events, stateEvent(now, eventReady,
+			fmt.Sprintf("# ready: object %d, modules %v, %d parameters primed", s.ObjectID, s.Subscribed, params),
+			orderedMember{keyObjectID, s.ObjectID}, orderedMember{keyModules, modules}, orderedMember{keyParameters, params}))
 	}
-	lines = append(lines, t.observeSession(s)...)
-	lines = append(lines, t.observeModules(s)...)
+	events = append(events, t.observeSession(s, now)...)
+	events = append(events, t.observeModules(s, now)...)
 
 	if t.session != "up" {
 		t.push = "" // push health is reported while a session is up
-		return lines
+		return events
 	}
 	push := s.Push.State.String()
 	if push != t.push {
 		if t.push != "" && s.Push.State != outage.PushUnknown {
-			line := "# live push " + push
+			text := "# live push " + push
+			var stale any
 			if s.Push.HasStaleFor {
-				line += fmt.Sprintf(" (no live update for %s)", s.Push.LiveStaleFor.Round(time.Second))
+				text += fmt.Sprintf(" (no live update for %s)", s.Push.LiveStaleFor.Round(time.Second))
+				stale = s.Push.LiveStaleFor.Seconds()
 			}
-			lines = append(lines, line)
+			events = append(events, stateEvent(now, eventPush, text, orderedMember{keyState, push}, orderedMember{keyStaleSeconds, stale}))
 		}
 		t.push = push
 	}
-	return lines
+	return events
 }
 
-func (t *stateTracker) observeSession(s *realtime.Status) []string {
+func (t *stateTracker) observeSession(s *realtime.Status, now time.Time) []watchEvent {
 	ss := s.Session
 	outages, blinks := sum(ss.Outages), ss.Blinks
 	defer func() { t.sessionOutages, t.sessionBlinks, t.upSince = outages, blinks, ss.UpSince }()
@@ -255,6 +320,9 @@ func (t *stateTracker) observeSession(s *realtime.Status) []string {
 	case ss.State == outage.SessionIdle:
 		session = "stopped"
 	}
+	one := func(kind, text string, fields ...orderedMember) []watchEvent {
+		return []watchEvent{stateEvent(now, kind, text, fields...)}
+	}
 	if session == t.session {
 		if session != "up" || t.session == "" {
 			return nil
@@ -262,11 +330,15 @@ func (t *stateTracker) observeSession(s *realtime.Status) []string {
 		// Still up, but it may have gone down and come back between ticks.
 		switch {
 		case outages > t.sessionOutages && ss.Outage.HasLast:
-			return []string{fmt.Sprintf("# session down (%s) for %s, up again", dash(ss.Outage.LastReason), ss.Outage.LastDownFor.Round(time.Millisecond))}
+			downFor := ss.Outage.LastDownFor
+			return one(eventSessionRecovered,
+				fmt.Sprintf("# session down (%s) for %s, up again", dash(ss.Outage.LastReason), downFor.Round(time.Millisecond)),
+				orderedMember{keyReason, orNull(ss.Outage.LastReason)}, orderedMember{keyDownSeconds, downFor.Seconds()})
 		case blinks > t.sessionBlinks:
-			return []string{fmt.Sprintf("# session blinked: reconnected within the %s hysteresis", t.hysteresis)}
+			return one(eventSessionBlink, fmt.Sprintf("# session blinked: reconnected within the %s hysteresis", t.hysteresis),
+				orderedMember{keyHysteresis, t.hysteresis.Seconds()})
 		case !ss.UpSince.Equal(t.upSince) && !t.upSince.IsZero():
-			return []string{"# session reconnected"}
+			return one(eventSessionReconnected, "# session reconnected")
 		}
 		return nil
 	}
@@ -274,9 +346,11 @@ func (t *stateTracker) observeSession(s *realtime.Status) []string {
 	t.session = session
 	switch session {
 	case "up":
-		return []string{"# session up"}
+		return one(eventSessionUp, "# session up")
 	case "pending":
-		return []string{fmt.Sprintf("# session disconnected (%s); an outage if not back within %s", dash(ss.PendingReason), t.hysteresis)}
+		return one(eventSessionPending,
+			fmt.Sprintf("# session disconnected (%s); an outage if not back within %s", dash(ss.PendingReason), t.hysteresis),
+			orderedMember{keyReason, orNull(ss.PendingReason)}, orderedMember{keyHysteresis, t.hysteresis.Seconds()})
 	case "down":
 		if prev == "" {
 			return nil // not connected yet
@@ -285,95 +359,105 @@ func (t *stateTracker) observeSession(s *realtime.Status) []string {
 		if ss.Outage.Down {
 			reason = ss.Outage.Reason
 		}
-		return []string{fmt.Sprintf("# session down (%s)", dash(reason))}
+		return one(eventSessionDown, fmt.Sprintf("# session down (%s)", dash(reason)), orderedMember{keyReason, orNull(reason)})
 	case "stopped":
 		if prev == "" {
 			return nil
 		}
-		return []string{"# session closed"}
+		return one(eventSessionClosed, "# session closed")
 	}
 	return nil
 }
 
-func (t *stateTracker) observeModules(s *realtime.Status) []string {
+func (t *stateTracker) observeModules(s *realtime.Status, now time.Time) []watchEvent {
 	if t.modules == nil {
 		t.modules = map[string]moduleSeen{}
 	}
-	var lines []string
+	var events []watchEvent
 	for _, m := range s.Modules {
 		if !m.Known {
 			continue
 		}
-		now := moduleSeen{online: m.Online, outages: sum(m.Outages)}
+		seenNow := moduleSeen{online: m.Online, outages: sum(m.Outages)}
 		was, seen := t.modules[m.Devid]
-		t.modules[m.Devid] = now
+		t.modules[m.Devid] = seenNow
+		devid := orderedMember{keyDevid, m.Devid}
 		switch {
-		case seen && was.online == now.online:
-			if now.online && now.outages > was.outages && m.Outage.HasLast {
-				lines = append(lines, fmt.Sprintf("# module %s offline (%s) for %s, online again", m.Devid, dash(m.Outage.LastReason), m.Outage.LastDownFor.Round(time.Millisecond)))
+		case seen && was.online == seenNow.online:
+			if seenNow.online && seenNow.outages > was.outages && m.Outage.HasLast {
+				downFor := m.Outage.LastDownFor
+				events = append(events, stateEvent(now, eventModuleRecovered,
+					fmt.Sprintf("# module %s offline (%s) for %s, online again", m.Devid, dash(m.Outage.LastReason), downFor.Round(time.Millisecond)),
+					devid, orderedMember{keyReason, orNull(m.Outage.LastReason)}, orderedMember{keyDownSeconds, downFor.Seconds()}))
 			}
-		case now.online:
-			lines = append(lines, fmt.Sprintf("# module %s online", m.Devid))
+		case seenNow.online:
+			events = append(events, stateEvent(now, eventModuleOnline, fmt.Sprintf("# module %s online", m.Devid), devid))
 		default:
-			lines = append(lines, fmt.Sprintf("# module %s offline (%s)", m.Devid, dash(m.Outage.Reason)))
+			events = append(events, stateEvent(now, eventModuleOffline, fmt.Sprintf("# module %s offline (%s)", m.Devid, dash(m.Outage.Reason)),
+				devid, orderedMember{keyReason, orNull(m.Outage.Reason)}))
 		}
 	}
-	return lines
+	return events
 }
 
-// lineQueue hands lines from the gateway's goroutine (which must never
+// eventQueue hands events from the gateway's goroutine (which must never
 // block) to the goroutine writing stdout.
-type lineQueue struct {
+type eventQueue struct {
+	limit   int // events held at most; beyond it they are counted as dropped
 	mu      sync.Mutex
-	lines   []string
+	events  []watchEvent
 	dropped int
 	closed  bool
 	wake    chan struct{}
 }
 
-func newLineQueue() *lineQueue { return &lineQueue{wake: make(chan struct{}, 1)} }
+func newEventQueue(limit int) *eventQueue {
+	return &eventQueue{limit: limit, wake: make(chan struct{}, 1)}
+}
 
-func (q *lineQueue) push(lines ...string) {
-	if len(lines) == 0 {
+func (q *eventQueue) push(events ...watchEvent) {
+	if len(events) == 0 {
 		return
 	}
 	q.mu.Lock()
-	room := maxQueuedLines - len(q.lines)
-	if room < len(lines) {
-		q.dropped += len(lines) - max(room, 0)
-		lines = lines[:max(room, 0)]
+	room := q.limit - len(q.events)
+	if room < len(events) {
+		q.dropped += len(events) - max(room, 0)
+		events = events[:max(room, 0)]
 	}
-	q.lines = append(q.lines, lines...)
+	q.events = append(q.events, events...)
 	q.mu.Unlock()
 	q.signal()
 }
 
-func (q *lineQueue) close() {
+func (q *eventQueue) close() {
 	q.mu.Lock()
 	q.closed = true
 	q.mu.Unlock()
 	q.signal()
 }
 
-func (q *lineQueue) signal() {
+func (q *eventQueue) signal() {
 	select {
 	case q.wake <- struct{}{}:
 	default:
 	}
 }
 
-// drainTo writes lines as they come until the queue is closed and empty.
-func (q *lineQueue) drainTo(w io.Writer) {
+// drainTo writes events as they come until the queue is closed and empty;
+// a count of dropped events is itself an event, stamped by now.
+func (q *eventQueue) drainTo(w io.Writer, asJSON bool, now func() time.Time) {
 	for range q.wake {
 		q.mu.Lock()
-		lines, dropped, closed := q.lines, q.dropped, q.closed
-		q.lines, q.dropped = nil, 0
+		events, dropped, closed := q.events, q.dropped, q.closed
+		q.events, q.dropped = nil, 0
 		q.mu.Unlock()
 		if dropped > 0 {
-			fmt.Fprintf(w, "# %d lines dropped: output too slow\n", dropped)
+			w.Write(stateEvent(now(), eventDropped, fmt.Sprintf("# %d events dropped: output too slow", dropped),
+				orderedMember{keyCount, dropped}).render(asJSON))
 		}
-		for _, l := range lines {
-			fmt.Fprintln(w, l)
+		for _, e := range events {
+			w.Write(e.render(asJSON))
 		}
 		if closed {
 			return

@@ -6,12 +6,14 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/alecthomas/kong"
@@ -47,6 +49,7 @@ func configPath(args []string) string {
 type yamlResolver struct {
 	path    string
 	values  map[string]string // flattened: "web.listen-address" -> value
+	lines   map[string]int    // the line each key of values is written on
 	twice   []string          // settings written more than once, described
 	checked bool              // checkOnce ran
 }
@@ -82,7 +85,7 @@ func parseYAMLConfig(path string, data []byte) (*yamlResolver, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	r := &yamlResolver{path: path, values: map[string]string{}}
+	r := &yamlResolver{path: path, values: map[string]string{}, lines: map[string]int{}}
 	for key, s := range settings {
 		if len(s) > 1 {
 			slices.SortFunc(s, func(a, b fileSetting) int { return a.line - b.line })
@@ -94,6 +97,7 @@ func parseYAMLConfig(path string, data []byte) (*yamlResolver, error) {
 			continue
 		}
 		r.values[key] = s[0].value
+		r.lines[key] = s[0].line
 	}
 	slices.Sort(r.twice)
 	return r, nil
@@ -186,9 +190,10 @@ func (r *yamlResolver) checkOnce(ctx *kong.Context) error {
 // check validates the whole file against every command's flags before any
 // command runs: a setting written twice, a key that names no flag, a key
 // only the command line may set, or a value the flag's type (or its list of
-// choices) refuses is an error naming the file and the key. kong on its own would parse only the
-// values of the flags the chosen command has, so `check` would accept a
-// file `serve` refuses.
+// choices) refuses is an error naming the file, the line and the key; a key
+// that names no flag gets the closest flag name suggested. kong on its own
+// would parse only the values of the flags the chosen command has, so
+// `check` would accept a file `serve` refuses.
 func (r *yamlResolver) check(app *kong.Application) error {
 	flags := map[string][]*kong.Flag{}
 	_ = kong.Visit(app, func(node kong.Visitable, next kong.Next) error {
@@ -197,40 +202,83 @@ func (r *yamlResolver) check(app *kong.Application) error {
 		}
 		return next(nil)
 	})
+	if len(r.twice) > 0 {
+		return fmt.Errorf("%s: %s", r.path, strings.Join(r.twice, "; "))
+	}
+	var settable []string // what a key may name
+	for name, fs := range flags {
+		if len(fs[0].Envs) > 0 {
+			settable = append(settable, name)
+		}
+	}
+	slices.Sort(settable)
 	keys := make([]string, 0, len(r.values))
 	for k := range r.values {
 		keys = append(keys, k)
 	}
-	slices.Sort(keys)
-	if len(r.twice) > 0 {
-		return fmt.Errorf("%s: %s", r.path, strings.Join(r.twice, "; "))
-	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Or(r.lines[a]-r.lines[b], strings.Compare(a, b)) })
 	var unknown, cliOnly, bad []string
 	for _, key := range keys {
+		at := fmt.Sprintf("%s:%d", r.path, r.lines[key])
 		fs, exists := flags[key]
 		switch {
 		case !exists:
-			unknown = append(unknown, key)
+			unknown = append(unknown, fmt.Sprintf("%s: unknown setting %q%s", at, key, suggestSetting(key, settable)))
 		case len(fs[0].Envs) == 0:
-			cliOnly = append(cliOnly, key)
+			cliOnly = append(cliOnly, fmt.Sprintf("%s: %s may be set only on the command line", at, key))
 		default:
 			for _, f := range fs {
 				if err := checkFlagValue(f, r.values[key]); err != nil {
-					bad = append(bad, fmt.Sprintf("%s: %s: %v", r.path, key, err))
+					bad = append(bad, fmt.Sprintf("%s: %s: %v", at, key, err))
 					break
 				}
 			}
 		}
 	}
-	switch {
-	case len(cliOnly) > 0:
-		return fmt.Errorf("%s: only the command line may set: %s", r.path, strings.Join(cliOnly, ", "))
-	case len(unknown) > 0:
-		return fmt.Errorf("%s: unknown setting(s): %s", r.path, strings.Join(unknown, ", "))
-	case len(bad) > 0:
-		return errors.New(strings.Join(bad, "; "))
+	for _, errs := range [][]string{cliOnly, unknown, bad} {
+		if len(errs) > 0 {
+			return errors.New(strings.Join(errs, "; "))
+		}
 	}
 	return nil
+}
+
+// suggestSetting is the ", did you mean …?" of an unknown key: the flag
+// names it is a tail of ("email" for cloud.email), else those within a few
+// edits of it ("web.listen-adress"), else a pointer to where the names are.
+// The password is no setting: the pointer says where it comes from.
+func suggestSetting(key string, names []string) string {
+	if last := key[strings.LastIndex(key, ".")+1:]; last == "password" {
+		return fmt.Sprintf(": the password is no setting; it comes from %s or cloud.password-file", passwordEnv)
+	}
+	var close []string
+	for _, n := range names {
+		if strings.HasSuffix(n, "."+key) {
+			close = append(close, n)
+		}
+	}
+	if len(close) == 0 {
+		best := max(2, len(key)/5) + 1
+		for _, n := range names {
+			switch d := editDistance(key, n); {
+			case d < best:
+				best, close = d, []string{n}
+			case d == best:
+				close = append(close, n)
+			}
+		}
+	}
+	for i, c := range close {
+		close[i] = strconv.Quote(c)
+	}
+	switch len(close) {
+	case 0:
+		return " (keys are flag names: bragerone_exporter <command> --help lists them)"
+	case 1:
+		return ", did you mean " + close[0] + "?"
+	default:
+		return ", did you mean one of " + strings.Join(close, ", ") + "?"
+	}
 }
 
 // checkFlagValue decodes value as kong would for flag f, into a scratch

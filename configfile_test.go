@@ -106,10 +106,10 @@ func TestEveryCommandValidatesTheWholeConfigFile(t *testing.T) {
 	sim := startToolCloud(t)
 	devid := sim.Devids()[0]
 	files := map[string]struct{ body, want string }{
-		"serve and watch flag": {"poll.interval: soon\n", `config.yml: poll.interval: expected duration but got "soon"`},
-		"simulate flag":        {"seed: twelve\n", `config.yml: seed: expected a valid 64 bit int but got "twelve"`},
-		"output choice":        {"output: xml\n", `config.yml: output: must be one of table, json but got "xml"`},
-		"unknown key":          {"cloud:\n  urll: http://x\n", "config.yml: unknown setting(s): cloud.urll"},
+		"serve and watch flag": {"poll.interval: soon\n", `config.yml:1: poll.interval: expected duration but got "soon"`},
+		"simulate flag":        {"seed: twelve\n", `config.yml:1: seed: expected a valid 64 bit int but got "twelve"`},
+		"output choice":        {"output: xml\n", `config.yml:1: output: must be one of table, json but got "xml"`},
+		"unknown key":          {"cloud:\n  urll: http://x\n", `config.yml:2: unknown setting "cloud.urll", did you mean "cloud.url"?`},
 	}
 	commands := map[string][]string{
 		"check":    toolArgs(sim, "check"),
@@ -146,9 +146,33 @@ func TestEveryCommandValidatesTheWholeConfigFile(t *testing.T) {
 func TestConfigFileValueErrorNamesFileAndKey(t *testing.T) {
 	path := writeConfig(t, "poll:\n  interval: soon\n")
 	code, _, errOut := runArgs(t, "serve", "--simulate", "--config.file", path)
-	want := path + `: poll.interval: expected duration but got "soon"`
+	want := path + `:2: poll.interval: expected duration but got "soon"`
 	if code != exitUsage || !strings.Contains(errOut, want) || strings.Contains(errOut, "--poll.interval") {
 		t.Fatalf("exit %d, stderr %q; want exit %d and %q", code, errOut, exitUsage, want)
+	}
+	oneLine(t, errOut)
+}
+
+// An unknown key is named with its line and the flag name closest to it:
+// a tail of a flag name, a few typing mistakes, or where the names are
+// listed when nothing is close; the password, which is no setting, says
+// where it comes from (and its value is never repeated).
+func TestConfigFileUnknownKeyNamesTheLineAndTheClosestFlag(t *testing.T) {
+	path := writeConfig(t, "log.level: warn\nweb:\n  listen-adress: :1\nemail: a@example.com\ncloud:\n  pasword-file: /p\n  password: hunter2\nfrobnicate: 1\n")
+	code, _, errOut := runArgs(t, "check", "--config.file", path)
+	for _, want := range []string{
+		path + `:3: unknown setting "web.listen-adress", did you mean "web.listen-address"?`,
+		path + `:4: unknown setting "email", did you mean "cloud.email"?`,
+		path + `:6: unknown setting "cloud.pasword-file", did you mean "cloud.password-file"?`,
+		path + `:7: unknown setting "cloud.password": the password is no setting; it comes from BRAGERONE_PASSWORD or cloud.password-file`,
+		path + `:8: unknown setting "frobnicate" (keys are flag names: bragerone_exporter <command> --help lists them)`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if code != exitUsage || strings.Contains(errOut, "hunter2") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 	oneLine(t, errOut)
 }

@@ -2,13 +2,24 @@ package main
 
 // The flags every command shares (the log level and format) and the logger
 // built from them, which masks secrets in every line.
+//
+// Records have the shape of the Prometheus ecosystem's logs
+// (github.com/prometheus/common/promslog, which node_exporter and
+// blackbox_exporter use): the keys time, level, source and msg, the source
+// as file:line, durations in Go syntax ("1.5s", never bare nanoseconds), and
+// the levels DEBUG, INFO, WARN and ERROR. promslog itself is not used: its
+// handlers take no ReplaceAttr of ours, and the secrets must be masked in
+// every attribute, and its text format is not coloured on a terminal.
 
 import (
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lmittmann/tint"
 
@@ -27,6 +38,12 @@ type Globals struct {
 	Secrets *redact.Set `kong:"-"`
 }
 
+// Log formats (--log.format).
+const (
+	logFormatText = "text"
+	logFormatJSON = "json"
+)
+
 // newLogger builds the logger; every attribute passes through g.Secrets
 // (created here when nil), which masks secrets by name and by value.
 func (g *Globals) newLogger(w io.Writer) (*slog.Logger, error) {
@@ -37,14 +54,55 @@ func (g *Globals) newLogger(w io.Writer) (*slog.Logger, error) {
 	if g.Secrets == nil {
 		g.Secrets = redact.NewSet()
 	}
-	var h slog.Handler
-	switch strings.ToLower(g.LogFormat) {
-	case "json":
-		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: g.Secrets.ReplaceAttr})
-	default:
-		h = tint.NewTextHandler(w, &tint.Options{Level: level, NoColor: !isTerminal(w), ReplaceAttr: g.Secrets.ReplaceAttr})
+	return newLogHandler(w, g.LogFormat, level, g.Secrets), nil
+}
+
+// newLogHandler is the logger of a format and level, masking secrets.
+func newLogHandler(w io.Writer, format string, level slog.Level, secrets *redact.Set) *slog.Logger {
+	replace := func(groups []string, a slog.Attr) slog.Attr {
+		return secrets.ReplaceAttr(groups, shapeAttr(groups, a))
 	}
-	return slog.New(h), nil
+	var h slog.Handler
+	switch strings.ToLower(format) {
+	case logFormatJSON:
+		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, AddSource: true, ReplaceAttr: replace})
+	default:
+		h = tint.NewTextHandler(w, &tint.Options{Level: level, AddSource: true, NoColor: !isTerminal(w), ReplaceAttr: replace})
+	}
+	return slog.New(h)
+}
+
+// reservedKeyPrefix renames an attribute whose key is one of the record's
+// own (time, level, source), as promslog does: a JSON object with the
+// key twice would lose one of them in most readers.
+const reservedKeyPrefix = "logged_"
+
+// shapeAttr writes an attribute as promslog does: the source as file:line,
+// a duration in Go syntax, and an attribute named like a key of the record
+// itself renamed with reservedKeyPrefix.
+func shapeAttr(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 {
+		switch a.Key {
+		case slog.TimeKey:
+			if _, ok := a.Value.Any().(time.Time); !ok {
+				a.Key = reservedKeyPrefix + a.Key
+			}
+		case slog.LevelKey:
+			if _, ok := a.Value.Any().(slog.Level); !ok {
+				a.Key = reservedKeyPrefix + a.Key
+			}
+		case slog.SourceKey:
+			if src, ok := a.Value.Any().(*slog.Source); ok {
+				a.Value = slog.StringValue(filepath.Base(src.File) + ":" + strconv.Itoa(src.Line))
+			} else {
+				a.Key = reservedKeyPrefix + a.Key
+			}
+		}
+	}
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
 }
 
 func isTerminal(w io.Writer) bool {
@@ -54,4 +112,35 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// reportUsageError writes the error of bad flags or configuration, after
+// which the process exits with code 2: one plain line in the text format,
+// one record in the json format, so that whatever reads the json log reads
+// that line too.
+func reportUsageError(stderr io.Writer, format string, secrets *redact.Set, err error) {
+	if strings.ToLower(format) != logFormatJSON {
+		fmt.Fprintf(stderr, "bragerone_exporter: %v\n", err)
+		return
+	}
+	newLogHandler(stderr, format, slog.LevelError, secrets).Error("bad usage or configuration", "err", err)
+}
+
+// logFormatBeforeParse is the log format the command line or the
+// environment asks for, read before kong parses: a parse that fails has
+// set no flag, yet its error is written in the format asked for. A format
+// given only in the --config.file is not seen here.
+func logFormatBeforeParse(args []string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--log.format="); ok {
+			return v
+		}
+		if a == "--log.format" && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return os.Getenv("BRAGERONE_LOG_FORMAT")
 }

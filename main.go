@@ -44,9 +44,17 @@ type CLI struct {
 	Modules  modulesCmd  `cmd:"" help:"List the modules of the object."`
 	Params   paramsCmd   `cmd:"" help:"Print the parameter snapshot of the modules."`
 	Watch    watchCmd    `cmd:"" help:"Print live parameter changes and session state until interrupted."`
-	Set      setCmd      `cmd:"" help:"Write a parameter (DEVID P4.v8=VALUE) or send a raw command (DEVID --command=NAME)."`
+	Set      setCmd      `cmd:"" help:"Write a parameter (DEVID P6.v8=VALUE, checked against the catalog) or send a raw command (DEVID --command=NAME)."`
 	Catalog  catalogCmd  `cmd:"" help:"Print the parameter catalog of the modules: symbols, registers, names, units, menus and displayed values."`
 }
+
+// description heads --help. serve is the default command, and its flags
+// are listed only by "serve --help": the top page says so.
+const description = `Prometheus exporter and health monitor for the BragerOne device cloud.
+
+Without a command it runs serve, the exporter, whose flags (web listener, cloud account, health, catalog, parameters) this page does not list; they may be given without the word serve. To list them:
+
+    bragerone_exporter serve --help`
 
 // usageError marks an error caused by bad flags or configuration; it exits with code 2.
 type usageError struct{ err error }
@@ -77,12 +85,12 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "bragerone_exporter: %v\n", err)
+		reportUsageError(stderr, logFormatBeforeParse(args), nil, err)
 		return exitUsage
 	}
 	logger, err := cli.Globals.newLogger(stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "bragerone_exporter: %v\n", err)
+		reportUsageError(stderr, cli.Globals.LogFormat, nil, err)
 		return exitUsage
 	}
 	cli.Globals.Logger = logger
@@ -92,7 +100,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err := kctx.Run(&cli.Globals); err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "bragerone_exporter: %v\n", err)
+			reportUsageError(stderr, cli.Globals.LogFormat, cli.Globals.Secrets, err)
 			return exitUsage
 		}
 		logger.Error("command failed", "err", err)
@@ -118,8 +126,8 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 	code = -1
 	options := []kong.Option{
 		kong.Name("bragerone_exporter"),
-		kong.Description("Prometheus exporter and health monitor for the BragerOne device cloud."),
-		kong.DefaultEnvars("BRAGERONE"),
+		kong.Description(description),
+		kong.DefaultEnvars(envPrefix),
 		kong.Vars{"version": versionText()},
 		flagVars(),
 		kong.Writers(stdout, stderr),
@@ -150,9 +158,9 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 	}()
 	kctx, err = parser.Parse(args)
 	if err != nil {
-		err = unknownCommand(parser.Model, args, err)
+		return kctx, -1, unknownCommand(parser.Model, args, err)
 	}
-	return kctx, -1, err
+	return kctx, -1, misnamedEnv(kctx.Flags())
 }
 
 // unknownCommand rewrites kong's "unexpected argument X" when X stands where

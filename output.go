@@ -1,8 +1,9 @@
 package main
 
 // How the command-line tools (check, modules, params, watch, set, catalog)
-// print: a table or JSON, and values, times and states in one spelling;
-// parseValue reads a value given on the command line in that spelling.
+// print: a table or JSON in one vocabulary, and values, times and states in
+// one spelling; parseValue reads a value given on the command line in that
+// spelling.
 
 import (
 	"bytes"
@@ -23,6 +24,85 @@ type outputFlag struct {
 }
 
 func (o outputFlag) json() bool { return o.Output == "json" }
+
+// The tools' vocabulary: every JSON key a tool prints is defined here, once.
+// A table's column is the JSON key holding the same value, in capitals with
+// spaces for underscores (connected_at is CONNECTED AT), so a table and its
+// JSON read alike. Keys are snake_case, as Prometheus labels are, and name
+// what the exporter's metrics and pages name: a register is P4.v8 (the
+// pool and param labels joined), raw is what the module stores in it, value
+// is what the app shows (a number in unit, or the text of a state or a time
+// of day). A record always carries all its keys; one with nothing to say is
+// null. The exception is meta, which holds the cloud's own members of a
+// register as the cloud names them.
+var vocabulary = map[string]bool{}
+
+// word adds a key to the vocabulary.
+func word(key string) string {
+	vocabulary[key] = true
+	return key
+}
+
+// A parameter.
+var (
+	keyDevid    = word("devid")
+	keyRegister = word("register") // P4.v8
+	keyRaw      = word("raw")      // the register's stored value, as the cloud sent it
+	keySymbol   = word("symbol")   // PARAM_P4_8
+	keyName     = word("name")
+	keyValue    = word("value") // as the app shows it: a number in unit, or text
+	keyUnit     = word("unit")
+	keyMenu     = word("menu")
+	keyParts    = word("parts") // the registers a composed value is made of
+	keyMin      = word("min")
+	keyMax      = word("max")
+	keyVisible  = word("visible")
+	keyWritable = word("writable")
+	keyMeta     = word("meta") // the cloud's own members, under its names
+)
+
+// Modules, documents and events.
+var (
+	keyObjectID         = word("object_id")
+	keyModules          = word("modules")
+	keyParams           = word("params")
+	keyID               = word("id")
+	keyTitle            = word("title")
+	keyVersion          = word("version")
+	keyState            = word("state") // of a module, the session or live push
+	keyConnectedAt      = word("connected_at")
+	keyGatewayAddress   = word("gateway_address")
+	keyGatewayInterface = word("gateway_interface")
+	keyGatewayVersion   = word("gateway_version")
+	keyNullLeftOut      = word("null_left_out") // registers without a value not listed
+	keyIndexAsset       = word("index_asset")
+	keyLanguage         = word("language")
+	keyTime             = word("time")
+	keyEvent            = word("event")
+	keyReason           = word("reason")
+	keyDownSeconds      = word("down_seconds")
+	keyHysteresis       = word("hysteresis_seconds")
+	keyStaleSeconds     = word("stale_seconds")
+	keyParameters       = word("parameters") // a count
+	keyCount            = word("count")
+)
+
+// heading is the table column of a key: connected_at is CONNECTED AT.
+func heading(key string) string {
+	return strings.ToUpper(strings.ReplaceAll(key, "_", " "))
+}
+
+// eventTimeLayout is how a tool stamps what it saw: RFC 3339 in local time,
+// to the millisecond.
+const eventTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// orNull is s, or null when empty: a record never holds an empty string.
+func orNull(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
 
 // formatEpoch renders a connectedAt-style epoch (seconds) as a local time
 // with its offset; 0 (offline) is "-".
@@ -87,7 +167,7 @@ func formatFloat(f float64) string {
 }
 
 func needsQuotes(s string) bool {
-	if s == "" || s == "null" || s == "true" || s == "false" {
+	if s == "" || s == "-" || s == "null" || s == "true" || s == "false" {
 		return true
 	}
 	if _, err := strconv.ParseFloat(s, 64); err == nil {
@@ -126,6 +206,49 @@ func newTable(w io.Writer) *tabwriter.Writer {
 	return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 }
 
+// writeTable prints rows as a table of the columns keys, each cell as
+// cellText renders the row's member.
+func writeTable(w io.Writer, keys []string, rows []orderedObject) error {
+	tw := newTable(w)
+	cells := make([]string, len(keys))
+	for i, k := range keys {
+		cells[i] = heading(k)
+	}
+	fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	for _, r := range rows {
+		for i, k := range keys {
+			cells[i] = cellText(k, r.get(k))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	return tw.Flush()
+}
+
+// cellText renders a member of a record in a table cell: null is "-", a
+// raw value keeps its type visible (formatValue), a menu is its path.
+func cellText(key string, v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "-"
+	case string:
+		if key == keyRaw {
+			return formatValue(x)
+		}
+		return dash(x)
+	case []string:
+		return dash(strings.Join(x, "/"))
+	case bool:
+		if key == keyRaw {
+			return formatValue(x)
+		}
+		if x {
+			return "yes"
+		}
+		return "no"
+	}
+	return formatValue(v)
+}
+
 // writeJSON prints v indented, with a final newline.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
@@ -134,12 +257,45 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// orderedObject is a JSON object whose members keep their order.
+// jsonLine is v as one line of JSON, with its final newline.
+func jsonLine(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return b.Bytes(), err
+}
+
+// orderedObject is a JSON object whose members keep their order: a record
+// of a tool's output, its keys from the vocabulary.
 type orderedObject []orderedMember
 
 type orderedMember struct {
 	Key   string
 	Value any
+}
+
+// get is the member of key; nil when there is none.
+func (o orderedObject) get(key string) any {
+	for _, m := range o {
+		if m.Key == key {
+			return m.Value
+		}
+	}
+	return nil
+}
+
+// with is o with the member of key set to v (added at the end when new); o
+// is not changed.
+func (o orderedObject) with(key string, v any) orderedObject {
+	out := append(orderedObject{}, o...)
+	for i := range out {
+		if out[i].Key == key {
+			out[i].Value = v
+			return out
+		}
+	}
+	return append(out, orderedMember{key, v})
 }
 
 func (o orderedObject) MarshalJSON() ([]byte, error) {

@@ -101,20 +101,50 @@ func storeReader(st *store.Store, devid string) catalog.Reader {
 	}
 }
 
-// shownValue is a parameter's value as the app shows it: the number and its
-// unit, or the label of a state (with no unit). ok is false when nothing can
-// be shown.
-func shownValue(p *catalog.Param, r catalog.Reader) (value, unit string, ok bool) {
+// displayed is a parameter's value as the app shows it, for a record: a
+// number and its unit, or the text of a state or a time of day (with no
+// unit); both nil when nothing can be shown.
+func displayed(p *catalog.Param, r catalog.Reader) (value, unit any) {
 	v, label, ok := p.Display(r)
 	switch {
 	case !ok:
-		return "", "", false
+		return nil, nil
 	case label != "":
-		return label, "", true
+		return label, nil
 	case isNaNOrInf(v):
-		return "", "", false
+		return nil, nil
 	}
-	return formatFloat(v), p.UnitFor(r), true
+	return v, orNull(p.UnitFor(r))
+}
+
+// displayedText is a displayed value and its unit as a person reads them:
+// "12.3 kW", "Summer"; "" when there is none.
+func displayedText(value, unit any) string {
+	if value == nil {
+		return ""
+	}
+	u, _ := unit.(string)
+	return withUnit(cellText(keyValue, value), u)
+}
+
+// paramsNamed are the parameters of the module with this name or symbol,
+// ignoring case: a name is typed as the app shows it, and "boiler set
+// temperature" means the same parameter as "Boiler set temperature". An
+// exact match wins over one that differs in case.
+func paramsNamed(m *catalog.Module, name string) []*catalog.Param {
+	if m == nil {
+		return nil
+	}
+	if exact := m.ByName(name); len(exact) > 0 {
+		return exact
+	}
+	var found []*catalog.Param
+	for _, p := range m.Params() {
+		if strings.EqualFold(p.Name, name) || strings.EqualFold(p.Symbol, name) {
+			found = append(found, p)
+		}
+	}
+	return found
 }
 
 // withUnit joins a shown value and its unit: "5.3 kW", "Work".

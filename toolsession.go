@@ -92,8 +92,8 @@ func (s *toolSession) listModules(ctx context.Context, objectID int) ([]cloudcli
 
 // namedModules returns the chosen object and its modules named in want
 // (all of them when want is empty); a named module the object does not list
-// is an error (see selectModules).
-func (s *toolSession) namedModules(ctx context.Context, cf *cloudFlags, want []string) (objectID int, modules []cloudclient.Module, err error) {
+// is a usage error (see selectModules), whose line starts with source.
+func (s *toolSession) namedModules(ctx context.Context, cf *cloudFlags, want []string, source string) (objectID int, modules []cloudclient.Module, err error) {
 	if objectID, _, err = s.chooseObject(ctx, cf); err != nil {
 		return 0, nil, err
 	}
@@ -101,30 +101,34 @@ func (s *toolSession) namedModules(ctx context.Context, cf *cloudFlags, want []s
 	if err != nil {
 		return 0, nil, err
 	}
-	modules, err = selectModules(all, want, objectID)
+	modules, err = selectModules(all, want, objectID, source)
 	return objectID, modules, err
 }
 
+// modulesFlag is the flag that names the modules to watch.
+const modulesFlag = "--cloud.modules"
+
 // selectModules keeps the modules named in want (all when want is empty),
-// in the order named. A named devid the object's list lacks is an error
-// (a typo must not look like a module with nothing to show), the same for
-// every tool.
-func selectModules(all []cloudclient.Module, want []string, objectID int) ([]cloudclient.Module, error) {
+// in the order named. A named devid the object's list lacks is a usage
+// error naming the devids the list offers (a typo must not look like a
+// module with nothing to show), the same for every command, serve's start
+// included; source ("--cloud.modules", or "" for an argument) starts its
+// line.
+func selectModules(all []cloudclient.Module, want []string, objectID int, source string) ([]cloudclient.Module, error) {
+	if err := cloudclient.MissingModules(objectID, all, want); err != nil {
+		if source != "" {
+			return nil, usageErrorf("%s: %w", source, err)
+		}
+		return nil, usageError{err}
+	}
 	if len(want) == 0 {
 		return all, nil
 	}
-	var kept []cloudclient.Module
-	var missing []string
+	kept := make([]cloudclient.Module, 0, len(want))
 	for _, d := range want {
-		i := slices.IndexFunc(all, func(m cloudclient.Module) bool { return m.Devid == d })
-		if i < 0 {
-			missing = append(missing, d)
-			continue
+		if i := slices.IndexFunc(all, func(m cloudclient.Module) bool { return m.Devid == d }); i >= 0 && !slices.ContainsFunc(kept, func(m cloudclient.Module) bool { return m.Devid == d }) {
+			kept = append(kept, all[i])
 		}
-		kept = append(kept, all[i])
-	}
-	if len(missing) > 0 {
-		return kept, fmt.Errorf("module %s is not in the module list of object %d", strings.Join(missing, ", "), objectID)
 	}
 	return kept, nil
 }

@@ -10,7 +10,11 @@ package main
 //	          -X github.com/prometheus/common/version.BuildUser=…
 //	          -X github.com/prometheus/common/version.BuildDate=…"
 
-import "github.com/prometheus/common/version"
+import (
+	"log/slog"
+
+	"github.com/prometheus/common/version"
+)
 
 // programName names the program in --version.
 const programName = "bragerone_exporter"
@@ -33,3 +37,11 @@ func versionString() string { return version.Info() }
 // versionText is what --version prints: version, branch, revision, build
 // user and date, Go version, platform and build tags.
 func versionText() string { return version.Print(programName) }
+
+// logStart logs the build at start, as node_exporter does: the version
+// line of the landing page, then the build context (Go version, platform,
+// build user and date, tags).
+func logStart(logger *slog.Logger) {
+	logger.Info("Starting "+programName, "version", version.Info())
+	logger.Info("Build context", "build_context", version.BuildContext())
+}

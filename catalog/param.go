@@ -169,14 +169,133 @@ func (p *Param) Range(r Reader) (min, max *float64) {
 	return read(p.minReg, p.def.limMin), read(p.maxReg, p.def.limMax)
 }
 
-// Errors of RawFromDisplay.
+// Errors of RawFromDisplay, RawFromClock and CheckRaw.
 var (
 	ErrNotWritable = errors.New("catalog: the value of this parameter is not a register value")
 	ErrOutOfRange  = errors.New("catalog: value outside the parameter's limits")
 	ErrNoTransform = errors.New("catalog: the unit's value function is not recognised, so it cannot be inverted")
 	ErrNotClock    = errors.New("catalog: the parameter does not show a time of day")
 	ErrBadClock    = errors.New("catalog: not a time of day")
+	ErrOffStep     = errors.New("catalog: value between two steps of the register")
 )
+
+// StepError is ErrOffStep for one write: the raw value it would need and
+// the raw values next to it that the register can hold within the limits
+// (none, one or two, in ascending order).
+type StepError struct {
+	Raw     float64
+	Nearest []float64
+}
+
+func (e *StepError) Error() string {
+	return fmt.Sprintf("%v: raw %s is not a whole number", ErrOffStep, jsval.FormatNumber(e.Raw))
+}
+
+func (e *StepError) Unwrap() error { return ErrOffStep }
+
+// registerValued says whether the parameter's value is its primary
+// register's whole value, the only kind a register write sets: not
+// computed by rules, not composed of several words, not a bit or a mask of
+// a word (writing the word would set its other bits too).
+func (p *Param) registerValued() bool {
+	if p.def.computed() || p.def.composes() {
+		return false
+	}
+	if len(p.def.values) == 1 {
+		s := p.def.values[0]
+		return s.bit < 0 && s.mask == 0
+	}
+	return true
+}
+
+// checkStep refuses a raw value between two whole numbers: a controller's
+// setting register holds whole numbers (the app's sliders, switches, lists
+// and clocks all land on a raw integer), whatever value it holds now. The
+// StepError names the neighbours within the limits.
+func (p *Param) checkStep(raw float64, r Reader) error {
+	if raw == math.Trunc(raw) {
+		return nil
+	}
+	e := &StepError{Raw: raw}
+	for _, n := range []float64{math.Floor(raw), math.Ceil(raw)} {
+		if p.checkRange(n, r) == nil {
+			e.Nearest = append(e.Nearest, n)
+		}
+	}
+	return e
+}
+
+// checkRange refuses a raw value whose display value is outside the limits
+// (Range with r; the static Min/Max when r is nil). A time of day's limits
+// are register values.
+func (p *Param) checkRange(raw float64, r Reader) error {
+	lo, hi := p.Min, p.Max
+	if r != nil {
+		lo, hi = p.Range(r)
+	}
+	v := raw
+	if !p.ShowsClock(r) {
+		var err error
+		if v, err = p.scale(raw, r); err != nil {
+			return err
+		}
+	}
+	if (lo != nil && v < *lo) || (hi != nil && v > *hi) {
+		return fmt.Errorf("%w: %v not in [%s, %s]", ErrOutOfRange, v, limitText(lo), limitText(hi))
+	}
+	return nil
+}
+
+// scale is the display number of a raw value through the override's scale
+// or the unit's transform.
+func (p *Param) scale(raw float64, r Reader) (float64, error) {
+	if p.override != nil && p.override.scale != nil {
+		return raw * *p.override.scale, nil
+	}
+	u := p.unitAt(r)
+	switch {
+	case u == nil:
+		return raw, nil
+	case u.timeOfDay || !u.known:
+		return 0, ErrNoTransform
+	}
+	return u.transform.apply(raw), nil
+}
+
+// CheckRaw checks a raw register value for a write of the register itself
+// (P6.v8=200): the parameter's value must be the register's whole value
+// (ErrNotWritable), the value must land on the register's step (a
+// *StepError, ErrOffStep) and its display value within the limits
+// (ErrOutOfRange); a unit whose value function is not recognised leaves
+// the limits unchecked (ErrNoTransform). r is the module's live values.
+func (p *Param) CheckRaw(raw float64, r Reader) error {
+	if math.IsNaN(raw) || math.IsInf(raw, 0) {
+		return fmt.Errorf("catalog: %v is not a value", raw)
+	}
+	if !p.registerValued() {
+		return ErrNotWritable
+	}
+	if err := p.checkRange(raw, r); err != nil {
+		return err
+	}
+	return p.checkStep(raw, r)
+}
+
+// DisplayRaw is what the app would display were the register to hold raw
+// (see Display): what a write of raw means.
+func (p *Param) DisplayRaw(raw float64, r Reader) (value float64, label string, ok bool) {
+	a := p.Address
+	key := a.ChanIdx()
+	return p.Display(func(pool, chanIdx string) (float64, bool) {
+		if pool == a.Pool && chanIdx == key {
+			return raw, true
+		}
+		if r == nil {
+			return 0, false
+		}
+		return r(pool, chanIdx)
+	})
+}
 
 // ShowsClock says whether the parameter's value shows as a time of day
 // (HH:MM) for the live unit register.
@@ -197,7 +316,7 @@ func (p *Param) RawFromClock(text string, r Reader) (float64, error) {
 	if !p.ShowsClock(r) {
 		return 0, ErrNotClock
 	}
-	if p.def.computed() || p.def.composes() {
+	if !p.registerValued() {
 		return 0, ErrNotWritable
 	}
 	raw, err := rawFromClock(text)
@@ -216,12 +335,23 @@ func (p *Param) RawFromClock(text string, r Reader) (float64, error) {
 
 // RawFromDisplay converts a display value back to the register's raw value
 // (the inverse of the transform) for a write; it refuses values outside the
-// limits (Range with r; the static Min/Max when r is nil).
+// limits (Range with r; the static Min/Max when r is nil) and values that
+// fall between the register's steps (a *StepError): the write is refused,
+// never rounded.
 func (p *Param) RawFromDisplay(v float64, r Reader) (float64, error) {
+	raw, err := p.invert(v, r)
+	if err != nil {
+		return 0, err
+	}
+	return raw, p.checkStep(raw, r)
+}
+
+// invert is RawFromDisplay without the step check.
+func (p *Param) invert(v float64, r Reader) (float64, error) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("catalog: %v is not a value", v)
 	}
-	if p.def.computed() || p.def.composes() {
+	if !p.registerValued() {
 		return 0, ErrNotWritable
 	}
 	lo, hi := p.Min, p.Max

@@ -3,6 +3,7 @@ package catalog
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -236,6 +237,82 @@ func TestRawFromDisplay(t *testing.T) {
 	p = testParam(t, "PARAM_M", `{'value':[{'group':'P4','number':1},{'group':'P4','number':2,'times':65536}]}`, nil)
 	if _, err := p.RawFromDisplay(2, nil); !errors.Is(err, ErrNotWritable) {
 		t.Fatalf("composed: %v", err)
+	}
+}
+
+// A write lands on the register's step: a display value whose raw value
+// falls between two whole numbers is refused with the neighbours inside the
+// limits, never rounded, whatever the register holds now.
+func TestWritesLandOnTheRegistersStep(t *testing.T) {
+	p := testParam(t, "PARAM_P6_8", `{'units':0x31,'value':[{'group':'P6','number':8}],'maxValue':24.95}`, nil)
+	live := values(map[string]float64{"P6.v8": 240, "P6.n8": 50})
+	var se *StepError
+	if _, err := p.RawFromDisplay(20.05, live); !errors.As(err, &se) || !errors.Is(err, ErrOffStep) ||
+		se.Raw != 200.5 || !slices.Equal(se.Nearest, []float64{200, 201}) {
+		t.Fatalf("20.05 kW: %v (%+v), want raw 200.5 between 200 and 201", err, se)
+	}
+	if raw, err := p.RawFromDisplay(20.1, live); err != nil || raw != 201 {
+		t.Fatalf("20.1 kW → %v %v, want 201", raw, err)
+	}
+	// 249.4 shows 24.9; of its neighbours only 249 is inside the limit 24.95.
+	if err := p.CheckRaw(249.4, live); !errors.As(err, &se) || !slices.Equal(se.Nearest, []float64{249}) {
+		t.Fatalf("raw 249.4: %v (%+v), want only 249 offered", err, se)
+	}
+	// An off-step value already written does not open the way to more.
+	written := values(map[string]float64{"P6.v8": 200.5, "P6.n8": 50})
+	if _, err := p.RawFromDisplay(20.05, written); !errors.Is(err, ErrOffStep) {
+		t.Fatalf("20.05 kW while the register holds 200.5: %v, want ErrOffStep", err)
+	}
+	if err := p.CheckRaw(200.5, written); !errors.Is(err, ErrOffStep) {
+		t.Fatalf("raw 200.5 while the register holds 200.5: %v, want ErrOffStep", err)
+	}
+}
+
+// A register write's raw value is checked as the app would show it: inside
+// the limits after the transform, on the step, and only for a parameter
+// whose value is the register's whole word.
+func TestCheckRaw(t *testing.T) {
+	p := testParam(t, "PARAM_P6_8", `{'units':0x31,'value':[{'group':'P6','number':8}]}`, nil)
+	live := values(map[string]float64{"P6.v8": 240, "P6.n8": 50, "P6.x8": 250})
+	for _, raw := range []float64{50, 200, 250} {
+		if err := p.CheckRaw(raw, live); err != nil {
+			t.Errorf("raw %v: %v", raw, err)
+		}
+	}
+	for _, raw := range []float64{49, 251, 99999, -1} {
+		if err := p.CheckRaw(raw, live); !errors.Is(err, ErrOutOfRange) {
+			t.Errorf("raw %v: %v, want ErrOutOfRange", raw, err)
+		}
+	}
+	if err := p.CheckRaw(math.NaN(), live); err == nil {
+		t.Error("NaN passed")
+	}
+	if v, label, ok := p.DisplayRaw(200, live); !ok || v != 20 || label != "" {
+		t.Errorf("raw 200 shows %v %q %v, want 20", v, label, ok)
+	}
+	// An enum shows its label for the raw value written.
+	sw := testParam(t, "PARAM_SW", `{'units':0x9,'value':[{'group':'P6','number':4}]}`, nil)
+	if _, label, ok := sw.DisplayRaw(1, values(map[string]float64{"P6.v4": 0})); !ok || label != "On" {
+		t.Errorf("switch raw 1 shows %q %v, want On", label, ok)
+	}
+	// A value function that is not recognised: the limits cannot be checked.
+	q := testParam(t, "PARAM_Q", `{'units':0xd,'value':[{'group':'P4','number':7}]}`, nil)
+	if err := q.CheckRaw(4, values(map[string]float64{"P4.n7": 0, "P4.x7": 9})); !errors.Is(err, ErrNoTransform) {
+		t.Errorf("unrecognised transform: %v", err)
+	}
+	// Not the register's whole value: composed, a bit of a word, computed.
+	for name, src := range map[string]string{
+		"composed": `{'value':[{'group':'P4','number':1},{'group':'P4','number':2,'times':65536}]}`,
+		"a bit":    `{'value':[{'group':'P6','number':3,'use':'s','bit':2}]}`,
+		"a mask":   `{'value':[{'group':'P6','number':3,'use':'s','mask':6}]}`,
+	} {
+		p := testParam(t, "PARAM_X", src, nil)
+		if err := p.CheckRaw(1, nil); !errors.Is(err, ErrNotWritable) {
+			t.Errorf("%s: CheckRaw %v, want ErrNotWritable", name, err)
+		}
+		if _, err := p.RawFromDisplay(1, nil); !errors.Is(err, ErrNotWritable) {
+			t.Errorf("%s: RawFromDisplay %v, want ErrNotWritable", name, err)
+		}
 	}
 }
 

@@ -295,7 +295,7 @@ func (l *Loader) load(ctx context.Context, why, version string) (time.Duration, 
 		}
 		st.Catalog = c
 		l.log.Info("parameter catalog loaded", "why", why, "index", c.IndexAsset(), "language", c.Language(),
-			"modules", describedCounts(c, specs), "failures", c.Failures(), "took", now.Sub(start).Round(time.Millisecond))
+			"modules", describedCounts(c, specs), "failures", failureCounts(c), "took", now.Sub(start).Round(time.Millisecond))
 	} else {
 		l.log.Debug("parameter catalog unchanged", "why", why, "took", now.Sub(start).Round(time.Millisecond))
 	}
@@ -341,6 +341,22 @@ func describedCounts(c *catalog.Catalog, specs []catalog.ModuleSpec) string {
 			n = len(m.Params())
 		}
 		parts = append(parts, s.DevID+"="+strconv.Itoa(n))
+	}
+	return strings.Join(parts, " ")
+}
+
+// failureCounts is "none", or the assets that failed to load by stage, as
+// "i18n=2 units=1" in the catalog's stage order.
+func failureCounts(c *catalog.Catalog) string {
+	failures := c.Failures()
+	var parts []string
+	for _, stage := range catalog.Stages {
+		if n := failures[stage]; n > 0 {
+			parts = append(parts, string(stage)+"="+strconv.Itoa(n))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
 	}
 	return strings.Join(parts, " ")
 }

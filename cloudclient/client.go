@@ -348,11 +348,16 @@ func (c *Client) check(cl *call, r *reply, err error) (*reply, error) {
 	return r, nil
 }
 
-// logFailure logs expected upstream failures at WARN with type and status only;
-// others at DEBUG, since the caller decides what they mean.
+// logFailure logs expected upstream failures at WARN, others at DEBUG,
+// since the caller decides what they mean. The errors are compact (endpoint,
+// status and at most a short message of the cloud's, never a page of HTML).
 func (c *Client) logFailure(tmpl string, err error) {
 	if IsExpectedUpstream(err) {
-		c.log.Warn("cloud request failed", "endpoint", tmpl, "error", errorKind(err), "status", statusOf(err))
+		if status := statusOf(err); status != 0 {
+			c.log.Warn("cloud request failed", "endpoint", tmpl, "status", status, "err", err)
+		} else {
+			c.log.Warn("cloud request failed", "endpoint", tmpl, "err", err)
+		}
 		return
 	}
 	c.log.Debug("cloud request failed", "endpoint", tmpl, "err", err)

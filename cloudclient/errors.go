@@ -136,25 +136,6 @@ func IsExpectedUpstream(err error) bool {
 	return false
 }
 
-// errorKind names the error type for compact logs.
-func errorKind(err error) string {
-	var ae *APIError
-	var de *DecodeError
-	switch {
-	case errors.As(err, &ae):
-		return "APIError"
-	case errors.As(err, &de):
-		return "DecodeError"
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return "timeout"
-	}
-	return "transport"
-}
-
 // statusOf returns the HTTP status carried by err, or 0.
 func statusOf(err error) int {
 	var ae *APIError

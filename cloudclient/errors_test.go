@@ -100,7 +100,7 @@ func TestAPIErrorFromResponses(t *testing.T) {
 			if strings.Contains(out, "<html") || strings.Contains(out, "xxxxxxxxxx") {
 				t.Fatalf("log carries the body: %s", out)
 			}
-			if cloudclient.IsExpectedUpstream(err) && !strings.Contains(out, fmt.Sprintf("level=WARN msg=\"cloud request failed\" endpoint=\"GET /v1/modules\" error=APIError status=%d", tc.status)) {
+			if cloudclient.IsExpectedUpstream(err) && !strings.Contains(out, fmt.Sprintf("level=WARN msg=\"cloud request failed\" endpoint=\"GET /v1/modules\" status=%d err=%q", tc.status, err.Error())) {
 				t.Fatalf("expected-upstream failure not logged compactly at WARN: %s", out)
 			}
 		})

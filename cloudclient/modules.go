@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/bragerone/bragerone_exporter/wire"
 )
@@ -49,6 +51,56 @@ type ModuleListing struct {
 	Dropped    int
 }
 
+// MissingModulesError says which devids named by the configuration an
+// object's module list lacks, and which devids it does list: a typo must
+// not pass for a module with nothing to show, and the one line that refuses
+// it names the valid choices. Every command refuses a missing devid with
+// this error's words.
+type MissingModulesError struct {
+	ObjectID int
+	Missing  []string // as named
+	Listed   []string // the listing's devids, sorted
+}
+
+// maxListedInError bounds the devids an error line names.
+const maxListedInError = 20
+
+func (e *MissingModulesError) Error() string {
+	what := "module " + strings.Join(e.Missing, ", ") + " is"
+	if len(e.Missing) > 1 {
+		what = "modules " + strings.Join(e.Missing, ", ") + " are"
+	}
+	offered := "it lists none"
+	switch n := len(e.Listed); {
+	case n > maxListedInError:
+		offered = fmt.Sprintf("it lists %s and %d more", strings.Join(e.Listed[:maxListedInError], ", "), n-maxListedInError)
+	case n > 0:
+		offered = "it lists " + strings.Join(e.Listed, ", ")
+	}
+	return fmt.Sprintf("%s not in the module list of object %d (%s)", what, e.ObjectID, offered)
+}
+
+// MissingModules returns the devids of want that modules lacks as a
+// *MissingModulesError, nil when none is missing.
+func MissingModules(objectID int, modules []Module, want []string) error {
+	listed := make([]string, 0, len(modules))
+	for _, m := range modules {
+		listed = append(listed, m.Devid)
+	}
+	slices.Sort(listed)
+	listed = slices.Compact(listed)
+	var missing []string
+	for _, d := range want {
+		if _, found := slices.BinarySearch(listed, d); !found && !slices.Contains(missing, d) {
+			missing = append(missing, d)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return &MissingModulesError{ObjectID: objectID, Missing: missing, Listed: listed}
+}
+
 // Modules lists the modules of an object (GET /v1/modules, page 1, limit 999).
 func (c *Client) Modules(ctx context.Context, objectID int) (*ModuleListing, error) {
 	cl := &call{method: "GET", path: "/modules", tmpl: EndpointModules, auth: true,
@@ -72,7 +124,9 @@ func (c *Client) Modules(ctx context.Context, objectID int) (*ModuleListing, err
 		c.scrubModule(&l.Modules[i])
 	}
 	if !l.Recognised {
-		c.log.Warn("module list has an unrecognised shape", "endpoint", cl.tmpl)
+		// The caller says what an unusable listing means to it: the
+		// gateway logs once per streak of unusable polls, a tool fails.
+		c.log.Debug("module list has an unrecognised shape", "endpoint", cl.tmpl)
 	}
 	if l.Dropped > 0 {
 		c.log.Warn("module list rows failed validation and were dropped", "endpoint", cl.tmpl, "dropped", l.Dropped)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -324,5 +326,36 @@ func TestActivityAndAlarmLists(t *testing.T) {
 	fc.handleJSON("POST /v1/modules/alarms", 202, `{}`)
 	if _, err = c.Alarms(ctx, cloudclient.ListRequest{Modules: []string{"D1"}}); err == nil {
 		t.Fatal("202 accepted for a list")
+	}
+}
+
+// A devid the listing lacks is named with every devid the listing offers,
+// sorted, on one line; a long list is cut after 20 of them.
+func TestMissingModules(t *testing.T) {
+	listed := []cloudclient.Module{{Devid: "B2"}, {Devid: "A1"}, {Devid: "C3"}}
+	if err := cloudclient.MissingModules(7, listed, []string{"C3", "A1"}); err != nil {
+		t.Fatalf("all listed: %v", err)
+	}
+	for _, c := range []struct {
+		modules []cloudclient.Module
+		want    []string
+		text    string
+	}{
+		{listed, []string{"A1", "X9"}, "module X9 is not in the module list of object 7 (it lists A1, B2, C3)"},
+		{listed, []string{"X9", "Y8", "X9"}, "modules X9, Y8 are not in the module list of object 7 (it lists A1, B2, C3)"},
+		{nil, []string{"X9"}, "module X9 is not in the module list of object 7 (it lists none)"},
+	} {
+		err := cloudclient.MissingModules(7, c.modules, c.want)
+		var me *cloudclient.MissingModulesError
+		if !errors.As(err, &me) || err.Error() != c.text {
+			t.Errorf("%v: %v, want %q", c.want, err, c.text)
+		}
+	}
+	var many []cloudclient.Module
+	for i := range 23 {
+		many = append(many, cloudclient.Module{Devid: fmt.Sprintf("D%02d", i)})
+	}
+	if err := cloudclient.MissingModules(7, many, []string{"X9"}); !strings.HasSuffix(err.Error(), ", D19 and 3 more)") {
+		t.Errorf("long list: %v", err)
 	}
 }

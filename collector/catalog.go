@@ -78,8 +78,10 @@ type ParamDescription struct {
 	// nil when the parameter is not an enum.
 	States []string
 	// Display gives the value as the app shows it (transform, composition,
-	// computed value) and the enum label of it; ok is false when there is
-	// no numeric value. Nil: the raw value is the display value.
+	// computed value) and the label of it: an enum option, or the text the
+	// app shows where the value is not a number (a time of day), value NaN
+	// then. ok is false when nothing can be shown. Nil: the raw value is the
+	// display value.
 	Display func(Reader) (value float64, label string, ok bool)
 	// Visible applies the catalog's visibility rules; nil: always visible.
 	Visible func(Reader) bool
@@ -92,7 +94,7 @@ type Reader func(pool, param string) (value float64, ok bool)
 
 // catalogDescs are the descriptors of the catalog and alarm families.
 type catalogDescs struct {
-	paramInfo, paramDisplay, paramState *prometheus.Desc
+	paramInfo, paramDisplay, paramState, paramText *prometheus.Desc
 
 	alarmActive, alarmSince *prometheus.Desc
 
@@ -108,6 +110,8 @@ const (
 	paramDisplayHelp = "Value of <pool>.<param> as the app displays it (scaled, composed or computed), where that is numeric."
 	paramStateName   = namespace + "_parameter_state"
 	paramStateHelp   = "Enum-valued parameter: 1 for the state the parameter is in, 0 for its other states."
+	paramTextName    = namespace + "_parameter_display_text"
+	paramTextHelp    = "Value of <pool>.<param> as the app displays it where that is text, neither a number nor an enum state (e.g. a time of day), in the text label; always 1."
 )
 
 func newCatalogDescs() catalogDescs {
@@ -118,6 +122,7 @@ func newCatalogDescs() catalogDescs {
 		paramInfo:    prometheus.NewDesc(paramInfoName, paramInfoHelp, infoLabelNames, nil),
 		paramDisplay: prometheus.NewDesc(paramDisplayName, paramDisplayHelp, []string{"devid", "param", "pool"}, nil),
 		paramState:   prometheus.NewDesc(paramStateName, paramStateHelp, []string{"devid", "param", "pool", "state"}, nil),
+		paramText:    prometheus.NewDesc(paramTextName, paramTextHelp, []string{"devid", "param", "pool", "text"}, nil),
 
 		alarmActive: d("module_alarm_active", "Active alarm of the module from the cloud's alarm list; always 1.", "devid", "code", "name"),
 		alarmSince:  d("module_alarm_since_timestamp_seconds", "When the active alarm began, seconds since the epoch.", "devid", "code"),
@@ -134,7 +139,7 @@ func newCatalogDescs() catalogDescs {
 
 func (d *catalogDescs) all() []*prometheus.Desc {
 	return []*prometheus.Desc{
-		d.paramInfo, d.paramDisplay, d.paramState, d.alarmActive, d.alarmSince,
+		d.paramInfo, d.paramDisplay, d.paramState, d.paramText, d.alarmActive, d.alarmSince,
 		d.loaded, d.loadedAt, d.info, d.symbols, d.loads, d.failures, d.assetsUp,
 	}
 }

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"time"
@@ -18,7 +19,8 @@ func bit(r Reader, pool, param string, n uint) (bool, bool) {
 // testCatalog describes MOD1 and MOD2 alike: a plain temperature,
 // a scaled power hidden while bit 0 of P4.s40 is clear, a pump state (enum)
 // at P4.s40, a value composed of two registers at P5.v3 (P5.v4 is its high
-// word and not stored: the composition uses what there is), a register the
+// word and not stored: the composition uses what there is), a time of day
+// at P6.v7 (raw n shows (n−1)×10 minutes, 0 shows "Off"), a register the
 // store does not hold, and a description of P4.v1 repeated under another
 // symbol (the first wins).
 func testCatalog() *CatalogState {
@@ -49,6 +51,18 @@ func testCatalog() *CatalogState {
 				lo, ok := r("P5", "v3")
 				hi, _ := r("P5", "v4")
 				return lo + hi*65536, "", ok
+			}},
+		{Pool: "P6", Param: "v7", Symbol: "PARAM_P6_7", Name: "Night setback start", Menu: "Boiler",
+			Display: func(r Reader) (float64, string, bool) {
+				v, ok := r("P6", "v7")
+				if !ok {
+					return 0, "", false
+				}
+				if v == 0 {
+					return math.NaN(), "Off", true
+				}
+				m := int(v-1) * 10
+				return math.NaN(), fmt.Sprintf("%02d:%02d", m/60, m%60), true
 			}},
 		{Pool: "P7", Param: "v1", Symbol: "PARAM_P7_1", Name: "Not stored", Menu: "Boiler"},
 		{Pool: "P4", Param: "v1", Symbol: "PARAM_66", Name: "Second description of P4.v1", Menu: "Aaa"},
@@ -91,14 +105,15 @@ func catalogOpts(cs *CatalogState) Options {
 }
 
 // catalogParams are healthyParams with the high word of MOD1's composed
-// value stored.
+// value stored, and the time of day of both modules: 22:00 and off.
 func catalogParams() paramList {
-	return append(healthyParams(), num("MOD1", "P5.v4", 2))
+	return append(healthyParams(), num("MOD1", "P5.v4", 2), num("MOD1", "P6.v7", 133), num("MOD2", "P6.v7", 0))
 }
 
 // hostileCatalog describes every hostile module with label values that need
-// escaping, repairing or shortening, and enum states that collapse into one
-// label value once repaired.
+// escaping, repairing or shortening, enum states that collapse into one
+// label value once repaired, and a register shown as text that needs
+// escaping.
 func hostileCatalog() *CatalogState {
 	long := strings.Repeat("ł", 300)
 	mc := &ModuleCatalog{Symbols: 2, Params: []ParamDescription{
@@ -108,7 +123,8 @@ func hostileCatalog() *CatalogState {
 				v, ok := r("P4", "v1")
 				return v, hostileQuote, ok
 			}},
-		{Pool: "P4\n\"", Param: strings.Repeat("v", 500), Symbol: "S", Name: "bad\xffname", Unit: "u", Menu: "m"},
+		{Pool: "P4\n\"", Param: strings.Repeat("v", 500), Symbol: "S", Name: "bad\xffname", Unit: "u", Menu: "m",
+			Display: func(r Reader) (float64, string, bool) { return math.NaN(), hostileQuote + long, true }},
 	}}
 	mods := map[string]*ModuleCatalog{}
 	for _, d := range []string{hostileQuote, hostileLongA, hostileLongB, hostileUTF8A, hostileUTF8B} {

@@ -35,6 +35,8 @@ func TestParameterInfoCoversStoredDescribedRegisters(t *testing.T) {
 		"MOD2 P4 v8 PARAM_P4_8 Boiler power kW false":           true,
 		"MOD2 P4 s40 STATUS_P4_40 Pump  true":                   true,
 		"MOD2 P5 v3 PARAM_P5_3 Fuel \"used\"\nin total kg true": true,
+		"MOD1 P6 v7 PARAM_P6_7 Night setback start  true":       true,
+		"MOD2 P6 v7 PARAM_P6_7 Night setback start  true":       true,
 	}
 	got := map[string]bool{}
 	for key := range info {
@@ -72,7 +74,7 @@ func TestDisplayValuesStatesAndRawValues(t *testing.T) {
 	if !maps.Equal(with[paramValueName], without[paramValueName]) {
 		t.Errorf("the catalog changed bragerone_parameter_value:\n%v\n%v", with[paramValueName], without[paramValueName])
 	}
-	for _, name := range []string{paramInfoName, paramDisplayName, paramStateName} {
+	for _, name := range []string{paramInfoName, paramDisplayName, paramStateName, paramTextName} {
 		if len(without[name]) != 0 {
 			t.Errorf("%s without a catalog: %v", name, without[name])
 		}
@@ -98,6 +100,25 @@ func TestDisplayValuesStatesAndRawValues(t *testing.T) {
 	}
 	if !maps.Equal(state, want) {
 		t.Errorf("states %v, want %v (a label listed twice is one series)", state, want)
+	}
+}
+
+// What the app shows as text (a time of day) is in the text label of
+// bragerone_parameter_display_text, and has no display value; numbers and
+// enums have no text series.
+func TestDisplayText(t *testing.T) {
+	got := gather(t, catalogCollector(t, catalogSnapshot(), catalogParams(), testCatalog, Options{}))
+	want := map[string]float64{
+		"devid=MOD1,param=v7,pool=P6,text=22:00": 1, // raw 133: (133−1)×10 minutes
+		"devid=MOD2,param=v7,pool=P6,text=Off":   1,
+	}
+	if !maps.Equal(got[paramTextName], want) {
+		t.Errorf("text series %v, want %v", got[paramTextName], want)
+	}
+	for key := range got[paramDisplayName] {
+		if strings.Contains(key, "pool=P6") {
+			t.Errorf("a display value for a time of day: %s", key)
+		}
 	}
 }
 
@@ -145,7 +166,7 @@ func TestCatalogChangesReplaceSeries(t *testing.T) {
 
 	src = &CatalogState{Loads: 4, Stages: cs.Stages}
 	got = gather(t, c)
-	for _, name := range []string{paramInfoName, paramDisplayName, paramStateName, "bragerone_catalog_info"} {
+	for _, name := range []string{paramInfoName, paramDisplayName, paramStateName, paramTextName, "bragerone_catalog_info"} {
 		if len(got[name]) != 0 {
 			t.Errorf("%s without a loaded catalog: %v", name, got[name])
 		}
@@ -164,7 +185,7 @@ func TestCatalogDisabled(t *testing.T) {
 	c := catalogCollector(t, catalogSnapshot(), catalogParams(), func() *CatalogState { return nil }, Options{})
 	got := gather(t, c)
 	for name := range got {
-		if strings.HasPrefix(name, "bragerone_catalog_") || name == paramInfoName || name == paramDisplayName || name == paramStateName {
+		if strings.HasPrefix(name, "bragerone_catalog_") || name == paramInfoName || name == paramDisplayName || name == paramStateName || name == paramTextName {
 			t.Errorf("%s exported with the catalog off", name)
 		}
 	}
@@ -253,8 +274,8 @@ func TestCatalogAllocationsDoNotGrowPerSeries(t *testing.T) {
 		}
 	}
 	scrape(c)() // render once
-	without := testing.AllocsPerRun(3, scrape(base))
-	with := testing.AllocsPerRun(3, scrape(c))
+	without := fewestAllocs(3, scrape(base))
+	with := fewestAllocs(3, scrape(c))
 	t.Logf("allocations per scrape: %v without the catalog, %v with (about 7 000 more series)", without, with)
 	if with-without > 300 {
 		t.Fatalf("the catalog's series cost %v allocations per scrape", with-without)
@@ -266,7 +287,7 @@ func TestCatalogAllocationsDoNotGrowPerSeries(t *testing.T) {
 	if n := len(d.catalog.info) + len(d.catalog.display) + len(d.catalog.state); n < 7000 {
 		t.Fatalf("only %d catalog series: the benchmark catalog is not what it should be", n)
 	}
-	allocs := testing.AllocsPerRun(3, func() {
+	allocs := fewestAllocs(3, func() {
 		buf.Reset()
 		for _, f := range directCatalogFamilies(&d.catalog) {
 			if err := f.Write(&buf, exposition.Format{OpenMetrics: true}); err != nil {
@@ -293,5 +314,20 @@ func TestComputedStateWithoutNumber(t *testing.T) {
 	want := map[string]float64{"devid=MOD1,param=s40,pool=P4,state=Firing": 1, "devid=MOD1,param=s40,pool=P4,state=Off": 0}
 	if !maps.Equal(got[paramStateName], want) {
 		t.Errorf("states %v, want %v", got[paramStateName], want)
+	}
+	if len(got[paramTextName]) != 0 {
+		t.Errorf("text series %v for a state of the state set", got[paramTextName])
+	}
+
+	// A label that is none of the states is what the app shows: all
+	// states 0, and the label as text.
+	cs.Modules["MOD1"].Params[0].Display = func(r Reader) (float64, string, bool) { return math.NaN(), "Cleaning", true }
+	got = gather(t, catalogCollector(t, catalogSnapshot(), catalogParams(), func() *CatalogState { return cs }, Options{}))
+	want = map[string]float64{"devid=MOD1,param=s40,pool=P4,state=Firing": 0, "devid=MOD1,param=s40,pool=P4,state=Off": 0}
+	if !maps.Equal(got[paramStateName], want) {
+		t.Errorf("states %v, want %v", got[paramStateName], want)
+	}
+	if text := map[string]float64{"devid=MOD1,param=s40,pool=P4,text=Cleaning": 1}; !maps.Equal(got[paramTextName], text) {
+		t.Errorf("text series %v, want %v", got[paramTextName], text)
 	}
 }

@@ -35,6 +35,7 @@ var (
 	labelUnit    = "unit"
 	labelVisible = "visible"
 	labelState   = "state"
+	labelText    = "text"
 	valueTrue    = "true"
 	valueFalse   = "false"
 
@@ -302,10 +303,20 @@ type catSeries struct {
 	value   float64
 }
 
-// catalogSeries are the three families of one scrape, each in exposition
+// catText is one series of bragerone_parameter_display_text at one
+// scrape: the rendered register and the text the app shows, as a label
+// value. Few registers show text, so it is rendered per scrape.
+type catText struct {
+	mod  *moduleRender
+	p    *renderedParam
+	text string
+}
+
+// catalogSeries are the four families of one scrape, each in exposition
 // order.
 type catalogSeries struct {
 	info, display, state []catSeries
+	text                 []catText
 }
 
 // syncRenders brings the rendered modules in line with the catalog: new or
@@ -388,8 +399,16 @@ func (c *Collector) collectCatalogParams(mods []*exportedModule) catalogSeries {
 			}
 			// A computed state may have a label and no number: its state
 			// set is still known.
+			inState := false
 			for j := range p.states {
-				out.state = append(out.state, catSeries{mod: r, p: p, variant: int32(j), value: boolValue(label != "" && p.states[j].raw == label)})
+				on := label != "" && p.states[j].raw == label
+				inState = inState || on
+				out.state = append(out.state, catSeries{mod: r, p: p, variant: int32(j), value: boolValue(on)})
+			}
+			// What the app shows as text and no state of the parameter
+			// says (a time of day) is the text family's.
+			if !finite(v) && label != "" && !inState {
+				out.text = append(out.text, catText{mod: r, p: p, text: LabelValue(label)})
 			}
 		}
 	}
@@ -418,7 +437,7 @@ func (m *catMetric) Write(out *dto.Metric) error {
 
 // send hands the catalog series to the registry, from one slab.
 func (c *Collector) sendCatalogSeries(ch chan<- prometheus.Metric, s *catalogSeries) {
-	slab := make([]catMetric, 0, len(s.info)+len(s.display)+len(s.state))
+	slab := make([]catMetric, 0, len(s.info)+len(s.display)+len(s.state)+len(s.text))
 	add := func(desc *prometheus.Desc, labels []*dto.LabelPair, v float64) {
 		slab = append(slab, catMetric{desc: desc, labels: labels, value: v})
 		ch <- &slab[len(slab)-1]
@@ -432,12 +451,35 @@ func (c *Collector) sendCatalogSeries(ch chan<- prometheus.Metric, s *catalogSer
 	for _, x := range s.state {
 		add(c.cat.paramState, x.p.states[x.variant].labels, x.value)
 	}
+	if len(s.text) == 0 {
+		return
+	}
+	pairs := make([]dto.LabelPair, len(s.text))
+	for i := range s.text {
+		x := &s.text[i]
+		pairs[i] = dto.LabelPair{Name: &labelText, Value: &x.text}
+		add(c.cat.paramText, []*dto.LabelPair{x.p.addrLabels[0], x.p.addrLabels[1], x.p.addrLabels[2], &pairs[i]}, 1)
+	}
 }
 
 // directCatalogFamilies lists the catalog families of a scrape that have series,
 // in name order.
 func directCatalogFamilies(s *catalogSeries) []exposition.Family {
 	var out []exposition.Family
+	if len(s.text) > 0 {
+		out = append(out, exposition.Family{Name: paramTextName, Series: len(s.text), Write: func(w io.Writer, f exposition.Format) error {
+			// variant indexes the text of the series.
+			series := make([]catSeries, len(s.text))
+			for i := range s.text {
+				series[i] = catSeries{mod: s.text[i].mod, p: s.text[i].p, variant: int32(i), value: 1}
+			}
+			return writeCatalogFamily(w, f, paramTextName, paramTextHelp, series, func(b []byte, x *catSeries) []byte {
+				b = append(append(b, x.p.addrText...), `,text="`...)
+				b = exposition.AppendEscaped(b, s.text[x.variant].text, true)
+				return append(b, '"')
+			})
+		}})
+	}
 	if len(s.display) > 0 {
 		out = append(out, exposition.Family{Name: paramDisplayName, Series: len(s.display), Write: func(w io.Writer, f exposition.Format) error {
 			return writeCatalogFamily(w, f, paramDisplayName, paramDisplayHelp, s.display, func(b []byte, x *catSeries) []byte {

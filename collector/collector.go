@@ -205,7 +205,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, direct *directSeries) {
 
 	if e.skipped > 0 {
 		c.skipped.Add(uint64(e.skipped))
-		c.log.Warn("metrics skipped at scrape", "skipped", e.skipped, "first_error", e.firstErr)
+		c.log.Warn("metrics skipped at scrape", "skipped", e.skipped, "err", e.firstErr)
 	}
 }
 

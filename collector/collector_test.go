@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -445,29 +444,58 @@ func TestConcurrentScrapes(t *testing.T) {
 // TestStoreIsNotHeldWhileEmitting checks that no parameter series is sent
 // while the store is being walked: the store's lock is held only for the walk,
 // never while the registry drains the channel.
+//
+// The walk brackets itself with two markers sent on the same unbuffered
+// channel from the collecting goroutine: a marker is received only once every
+// series sent before it has been received, and the walk goes on only once its
+// marker has been received. A series the receiver takes between the two
+// markers was therefore sent during the walk, and only such a series: the
+// assertion depends on the order of the channel, not on timing.
 func TestStoreIsNotHeldWhileEmitting(t *testing.T) {
-	var walking atomic.Bool
+	ch := make(chan prometheus.Metric) // unbuffered: every send waits for the receiver
+	marker := prometheus.NewDesc("test_walk_marker", "Marks the start or the end of the store's walk.", nil, nil)
+	walkStart := prometheus.MustNewConstMetric(marker, prometheus.GaugeValue, 1)
+	walkEnd := prometheus.MustNewConstMetric(marker, prometheus.GaugeValue, 0)
 	src := ParamSourceFunc(func(fn func(devid, pool, param string, value float64, numeric bool)) {
-		walking.Store(true)
-		defer walking.Store(false)
+		ch <- walkStart
 		healthyParams().ForEachParam(fn)
+		ch <- walkEnd
 	})
 	c := newTestCollector(t, healthySnapshot(), src, Options{})
-	ch := make(chan prometheus.Metric) // unbuffered: every send waits for the receiver
-	done := make(chan int)
+	type tally struct{ walks, duringWalk, params int }
+	done := make(chan tally)
 	go func() {
-		bad := 0
-		for range ch {
-			if walking.Load() {
-				bad++
+		var got tally
+		walking := false
+		for m := range ch {
+			switch m {
+			case walkStart:
+				walking = true
+				got.walks++
+			case walkEnd:
+				walking = false
+			default:
+				if walking {
+					got.duringWalk++
+				}
+				if strings.Contains(m.Desc().String(), `"bragerone_parameter_value"`) {
+					got.params++
+				}
 			}
 		}
-		done <- bad
+		done <- got
 	}()
 	c.Collect(ch)
 	close(ch)
-	if bad := <-done; bad != 0 {
-		t.Fatalf("%d series were sent while the store was being walked", bad)
+	got := <-done
+	if got.walks != 1 {
+		t.Fatalf("the store was walked %d times in one scrape, want 1", got.walks)
+	}
+	if got.params == 0 {
+		t.Fatal("no parameter series was sent: the test would prove nothing")
+	}
+	if got.duringWalk != 0 {
+		t.Fatalf("%d series were sent while the store was being walked", got.duringWalk)
 	}
 }
 
@@ -477,7 +505,7 @@ func TestParamSeriesAllocationsDoNotGrowPerSeries(t *testing.T) {
 	store, snap := newBenchStore(10, 1000) // 10 000 series
 	c := newTestCollector(t, snap, store, Options{Exclude: []string{"*.x*"}})
 	ch := make(chan prometheus.Metric, 20000)
-	allocs := testing.AllocsPerRun(3, func() {
+	allocs := fewestAllocs(3, func() {
 		c.Collect(ch)
 		for len(ch) > 0 {
 			<-ch

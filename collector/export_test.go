@@ -43,6 +43,7 @@ const (
 	ParamDisplayName = paramDisplayName
 	ParamInfoName    = paramInfoName
 	ParamStateName   = paramStateName
+	ParamTextName    = paramTextName
 )
 
 // InLabelValueOrder sorts l by devid, param, pool: the order of the label

@@ -66,8 +66,10 @@ type Instrumentation struct {
 // InstrumentationOptions configures NewInstrumentation.
 type InstrumentationOptions struct {
 	// Endpoints are the REST endpoint templates known in advance (for example
-	// "POST /v1/modules/parameters"); their latency histograms exist from the
-	// start.
+	// "POST /v1/modules/parameters"): they are admitted to the endpoint label
+	// ahead of any other, so the cap never folds them into "other". Their
+	// series appear when they are first called: a latency histogram of an
+	// endpoint never called would be all zeros, and its quantile NaN.
 	Endpoints []string
 	// MaxEndpoints bounds how many distinct endpoint values are ever labelled
 	// (known ones included); later ones are counted as "other". 0 means
@@ -80,9 +82,10 @@ type InstrumentationOptions struct {
 }
 
 // NewInstrumentation creates the exporter's own metrics and registers them on
-// reg. The series that alerts take increase() of exist from the start with
-// value 0: logins by result, events by name, and the latency histograms of
-// the known endpoints.
+// reg. The series whose label values are known in advance and that alerts
+// take increase() of exist from the start with value 0: logins by result and
+// events by name. Request counters and latency histograms appear per
+// endpoint when it is first called.
 func NewInstrumentation(reg prometheus.Registerer, opts InstrumentationOptions) (*Instrumentation, error) {
 	in := &Instrumentation{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -123,9 +126,7 @@ func NewInstrumentation(reg prometheus.Registerer, opts InstrumentationOptions) 
 		in.loginCounters[o] = in.logins.WithLabelValues(string(o))
 	}
 	for _, ep := range opts.Endpoints {
-		if l := in.endpointLabel(ep); l != EndpointOther {
-			in.duration.WithLabelValues(l)
-		}
+		in.endpointLabel(ep)
 	}
 	return in, nil
 }

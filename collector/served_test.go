@@ -57,6 +57,7 @@ const (
 	paramDisplayName = collector.ParamDisplayName
 	paramInfoName    = collector.ParamInfoName
 	paramStateName   = collector.ParamStateName
+	paramTextName    = collector.ParamTextName
 )
 
 const (
@@ -276,7 +277,7 @@ func TestHandlerFastPathMatchesRegistry(t *testing.T) {
 				}
 				if strings.HasPrefix(tc.name, "catalog") {
 					om := get(t, fast.URL, acceptOpenMetr, "").body
-					for _, f := range []string{paramDisplayName, paramInfoName, paramStateName} {
+					for _, f := range []string{paramDisplayName, paramInfoName, paramStateName, paramTextName} {
 						if tc.name != "catalog_filters" && !bytes.Contains(om, []byte("\n"+f+"{")) {
 							t.Errorf("catalog case without %s series", f)
 						}

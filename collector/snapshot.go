@@ -237,9 +237,12 @@ type RecoveryState struct {
 	QuarantineLeft time.Duration // time left of the quarantine; only while Quarantined
 	CooldownLeft   time.Duration // time left of the recovery cooldown; 0 when none
 
-	PrimeStreak       int // consecutive zombie primes
-	HardRestartStreak int // consecutive failed hard restarts
-	RecycleStreak     int // consecutive failed transport recycles
+	// The ladder's streaks: the runs of each step since live updates
+	// stopped, whatever their result; a step's streak starts afresh when
+	// the ladder climbs past it.
+	PrimeStreak       int // zombie primes since the last recovery step
+	HardRestartStreak int // hard restarts since the last recycle or rebuild
+	RecycleStreak     int // transport recycles without live traffic
 	RebuildCount      int // manager rebuilds without live traffic
 }
 

@@ -167,10 +167,12 @@ func TestREADMEPromQLParses(t *testing.T) {
 	readme := string(readFile(t, filepath.Join(repoRoot, "README.md")))
 	blocks := regexp.MustCompile("(?s)```promql\n(.*?)```").FindAllStringSubmatch(readme, -1)
 	var rules []map[string]string
+	// A block holds one query or several, each separated from the next by
+	// a blank line; one query may span lines.
 	for _, b := range blocks {
-		for _, line := range strings.Split(b[1], "\n") {
-			if line = strings.TrimSpace(line); line != "" {
-				rules = append(rules, map[string]string{"record": fmt.Sprintf("readme:example_%d", len(rules)), "expr": line})
+		for _, query := range regexp.MustCompile(`\n\s*\n`).Split(b[1], -1) {
+			if query = strings.TrimSpace(query); query != "" {
+				rules = append(rules, map[string]string{"record": fmt.Sprintf("readme:example_%d", len(rules)), "expr": query})
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -164,6 +165,25 @@ scrape_configs:
 		})
 	}
 	exp.sim.clearAll(t)
+
+	// "REST latency by endpoint" draws finite lines only: an endpoint not
+	// called in the window (login, the catalog's assets) has a NaN quantile.
+	latency := panelByTitle(t, overview, "REST latency by endpoint")
+	for _, tg := range latency.Targets {
+		q := expandVars(t, tg.Expr, allVars())
+		res, err := prom.query(q)
+		if err != nil {
+			t.Fatalf("REST latency %s: %v", tg.RefID, err)
+		}
+		if len(res) == 0 {
+			t.Errorf("REST latency %s draws nothing while the module list is polled: %s", tg.RefID, q)
+		}
+		for _, s := range res {
+			if v, err := strconv.ParseFloat(s.value(), 64); err != nil || math.IsNaN(v) {
+				t.Errorf("REST latency %s: %v = %s, want a finite quantile", tg.RefID, s.Metric, s.value())
+			}
+		}
+	}
 
 	checkModuleDashboard(t, prom)
 	checkAlarmTable(t, prom, overview)
@@ -349,6 +369,22 @@ func checkModuleDashboard(t *testing.T, prom *prometheus) {
 	}
 	if rows < len(temps)+len(others) {
 		t.Errorf("Current values: %d rows, fewer than the panels above show", rows)
+	}
+	// A time of day is shown as the app shows it, in its own column.
+	shownAs := map[string]string{}
+	for _, tg := range table.Targets {
+		res, err := prom.query(expandVars(t, tg.Expr, vars))
+		if err != nil {
+			t.Fatalf("Current values %s: %v", tg.RefID, err)
+		}
+		for _, s := range res {
+			if text, ok := s.Metric["text"]; ok {
+				shownAs[s.Metric["name"]] = text
+			}
+		}
+	}
+	if at := shownAs["Night setback start"]; !regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5]0$`).MatchString(at) {
+		t.Errorf("Current values show the night setback start as %q, want a time of day (all shown as text: %v)", at, shownAs)
 	}
 }
 

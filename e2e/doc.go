@@ -5,7 +5,9 @@
 // simulated cloud's HTTP control endpoint and read the effects back from
 // /metrics, /status and the health endpoints; check a real scrape with
 // `promtool check metrics`; scrape the exporter with a real Prometheus server
-// that evaluates the shipped alert rules; check that every metric the rules
+// that evaluates the shipped alert rules; run every example query of
+// README.md as the README prints it and check that each returns what its
+// sentence says (readme_queries_test.go); check that every metric the rules
 // and dashboards read exists in a real scrape; serve over TLS with basic auth
 // from an exporter-toolkit web configuration; check signal handling and
 // exit codes; and load the web pages in a headless chromium, reading what it

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -157,10 +158,20 @@ func TestExitCodes(t *testing.T) {
 		if code != 2 {
 			t.Errorf("exit code %d, want 2", code)
 		}
-		msg := plainLines(lines)
-		if len(msg) != 1 || !strings.HasPrefix(msg[0], "bragerone_exporter: ") ||
-			!strings.Contains(msg[0], "login rejected") || !strings.Contains(msg[0], "email and password") {
-			t.Errorf("want one plain stderr line saying the login was rejected and to check the email and password; got %q", msg)
+		// Under --log.format=json the error that ends the process is a
+		// record like every other line, not a plain line.
+		var fatal []logRecord
+		for _, l := range lines {
+			var r logRecord
+			if err := json.Unmarshal([]byte(l), &r); err != nil {
+				t.Errorf("a stderr line that is not a JSON record under --log.format=json: %q", l)
+			} else if r.str("level") == "ERROR" {
+				fatal = append(fatal, r)
+			}
+		}
+		if len(fatal) != 1 || fatal[0].str("msg") != "bad usage or configuration" ||
+			!strings.Contains(fatal[0].str("err"), "login rejected") || !strings.Contains(fatal[0].str("err"), "email and password") {
+			t.Errorf("want one ERROR record saying the login was rejected and to check the email and password; got %v", fatal)
 		}
 		for _, l := range lines {
 			if strings.Contains(l, wrong) {

@@ -197,15 +197,16 @@ func (s *Session) Disconnected(now time.Time, reason string) SessionResult {
 }
 
 // ConnectFailed records the classified reason of a failed connect attempt
-// (handshake_503, connect_error, …) while the session is not up. It changes
-// no published state: the outage keeps the reason the session ended with,
-// and this one is published beside it until a connect succeeds. A reason
-// outside the session vocabulary is recorded as connect_error.
+// (handshake_503, connect_error, login_unreachable, …) while the session is
+// not up, the first attempts after start included. It changes no published
+// state: the outage keeps the reason the session ended with, and this one is
+// published beside it until a connect succeeds. A reason outside
+// ConnectFailureReasons is recorded as connect_error.
 func (s *Session) ConnectFailed(reason string) {
 	if s.state == SessionUp {
 		return
 	}
-	if !IsSessionReason(reason) {
+	if !IsConnectFailureReason(reason) {
 		reason = ReasonConnectError
 	}
 	s.connectFailure = reason

@@ -10,6 +10,10 @@ import (
 // failed connect beside it, until a connect succeeds.
 func TestSessionConnectFailureBesideOutageReason(t *testing.T) {
 	s := NewSession(SessionConfig{Hysteresis: 15 * time.Second})
+	s.ConnectFailed(ReasonLoginRejected) // at start, the login before the first connect: recorded
+	if got := s.Snapshot(at(0)).ConnectFailure; got != ReasonLoginRejected {
+		t.Fatalf("login failure before the first session = %q", got)
+	}
 	s.ConnectFailed(ReasonHandshake503) // at start, before any session: recorded
 	if got := s.Snapshot(at(0)).ConnectFailure; got != ReasonHandshake503 {
 		t.Fatalf("connect failure before the first session = %q", got)
@@ -29,6 +33,10 @@ func TestSessionConnectFailureBesideOutageReason(t *testing.T) {
 	snap := s.Snapshot(at(30))
 	if snap.Up || snap.Outage.Reason != ReasonDisconnect || snap.ConnectFailure != ReasonHandshake503 {
 		t.Fatalf("snapshot = %+v, want down for disconnect with handshake_503 beside it", snap)
+	}
+	s.ConnectFailed(ReasonLoginUnreachable) // the reconnect's login got no answer
+	if got := s.Snapshot(at(31)).ConnectFailure; got != ReasonLoginUnreachable {
+		t.Fatalf("a failed login before a reconnect recorded as %q", got)
 	}
 	s.ConnectFailed(ReasonConnectError)
 	s.ConnectFailed("something new")

@@ -21,11 +21,38 @@ const (
 	ReasonHardReset       = "hard_reset"       // recovery replaced the Socket.IO client
 )
 
+// Connect failure reasons: why a connect attempt failed, the reason of
+// bragerone_session_reconnect_failure_reason. Every session reason can be
+// one (a failed dial is classified as a disconnect is); two more name an
+// attempt that never dialled because the login it needs failed, after
+// cloudclient's login outcomes (the result label of bragerone_logins_total).
+// They are never the reason of an outage: an outage is a session that was up
+// and ended, and a login does not end a session.
+const (
+	ReasonLoginUnreachable = "login_unreachable" // the login got no verdict: transport error, timeout, 5xx
+	ReasonLoginRejected    = "login_rejected"    // the cloud refused the credentials
+)
+
 // sessionReasons is the vocabulary in its fixed order.
 var sessionReasons = []string{
 	ReasonDisconnect, ReasonStop, ReasonHandshake503, ReasonConnectError,
 	ReasonEmptyQueue, ReasonServerStop, ReasonEIOClose, ReasonReconnectError,
 	ReasonSupervisorStale, ReasonForceReconnect, ReasonHardReset,
+}
+
+// connectFailureReasons: the session reasons, then the login ones.
+var connectFailureReasons = append(slices.Clone(sessionReasons), ReasonLoginUnreachable, ReasonLoginRejected)
+
+// ConnectFailureReasons lists every reason a failed connect attempt can
+// carry, in a fixed order: SessionReasons, then ReasonLoginUnreachable and
+// ReasonLoginRejected. The slice is the caller's own.
+func ConnectFailureReasons() []string {
+	return slices.Clone(connectFailureReasons)
+}
+
+// IsConnectFailureReason reports whether reason is one of ConnectFailureReasons.
+func IsConnectFailureReason(reason string) bool {
+	return slices.Contains(connectFailureReasons, reason)
 }
 
 // SessionReasons lists every reason token a session outage can carry, in a

@@ -53,12 +53,35 @@ func TestEveryReasonConstantIsListed(t *testing.T) {
 			}
 		}
 	}
-	if len(declared) != len(SessionReasons()) {
-		t.Errorf("reasons.go declares %d Reason constants, SessionReasons lists %d", len(declared), len(SessionReasons()))
+	if len(declared) != len(ConnectFailureReasons()) {
+		t.Errorf("reasons.go declares %d Reason constants, ConnectFailureReasons lists %d", len(declared), len(ConnectFailureReasons()))
 	}
+	login := []string{ReasonLoginUnreachable, ReasonLoginRejected}
 	for _, v := range declared {
-		if !slices.Contains(SessionReasons(), v) {
+		if !slices.Contains(ConnectFailureReasons(), v) {
+			t.Errorf("reason %q is declared but not in ConnectFailureReasons", v)
+		}
+		if !slices.Contains(login, v) && !slices.Contains(SessionReasons(), v) {
 			t.Errorf("reason %q is declared but not in SessionReasons", v)
+		}
+	}
+}
+
+// The login reasons explain a connect that never dialled; they are never the
+// reason of an outage, so an outage carrying one is normalised away and they
+// have no outage series.
+func TestLoginReasonsAreConnectFailuresOnly(t *testing.T) {
+	for _, r := range []string{ReasonLoginUnreachable, ReasonLoginRejected} {
+		if IsSessionReason(r) || NormalizeReason(r) != ReasonDisconnect {
+			t.Errorf("%q is a session outage reason", r)
+		}
+		if !IsConnectFailureReason(r) {
+			t.Errorf("%q is not a connect failure reason", r)
+		}
+	}
+	for _, r := range SessionReasons() {
+		if !IsConnectFailureReason(r) {
+			t.Errorf("session reason %q is not a connect failure reason", r)
 		}
 	}
 }

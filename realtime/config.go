@@ -30,7 +30,9 @@ type Config struct {
 	// 0 = the account's first object.
 	ObjectID int
 	// Modules restricts the watched devids; empty = every module of the object,
-	// following modules that join or leave the account.
+	// following modules that join or leave the account. A devid the object's
+	// module list lacks at start fails the start; one missing from a later
+	// listing does not stop the gateway (see outage.Modules.CompletePoll).
 	Modules []string
 
 	// PollInterval is the module-list poll and ladder tick; 0 = no poll.
@@ -44,6 +46,10 @@ type Config struct {
 	HealthInterval time.Duration
 	// SessionHysteresis: a disconnect shorter than this is a blink; 0 = none.
 	SessionHysteresis time.Duration
+	// SilentGrace is how long a session the supervisor found closed, with
+	// its end not reported, may wait for that report (its disconnect, with
+	// the real reason) before it is torn down as supervisor_stale.
+	SilentGrace time.Duration
 	// Ladder carries the live-silence threshold (StaleAfter) and every
 	// recovery knob.
 	Ladder ladder.Config
@@ -83,6 +89,10 @@ type Config struct {
 	OnEvent func(kind transport.EventKind)
 }
 
+// DefaultSilentGrace is the default SilentGrace: one default health tick,
+// the wait a sighting always had.
+const DefaultSilentGrace = time.Second
+
 // DefaultConfig returns the spec's defaults (docs/spec.md I-8c;
 // docs/spec.md W-3.1f, W-4.1d, W-4.1e).
 func DefaultConfig() Config {
@@ -91,6 +101,7 @@ func DefaultConfig() Config {
 		SupervisorInterval: 15 * time.Second,
 		HealthInterval:     time.Second,
 		SessionHysteresis:  outage.DefaultHysteresis,
+		SilentGrace:        DefaultSilentGrace,
 		Ladder:             ladder.DefaultConfig(),
 		EpisodeLimit:       outage.DefaultEpisodeLimit,
 		ReconnectBackoff:   250 * time.Millisecond,
@@ -121,6 +132,7 @@ func (c *Config) validate() error {
 	}
 	for name, d := range map[string]time.Duration{
 		"PollInterval": c.PollInterval, "SessionHysteresis": c.SessionHysteresis, "ForgetMissingAfter": c.ForgetMissingAfter,
+		"SilentGrace": c.SilentGrace,
 	} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative, got %v", name, d))

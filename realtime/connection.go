@@ -128,11 +128,18 @@ type dialResult struct {
 	err error
 }
 
-// connectFailureReason is the outage reason of a failed connect.
+// connectFailureReason is the reason of a failed connect. A connect that
+// failed while building its handshake headers never dialled: the headers
+// carry the token (HandshakeHeaders), so the login it needed failed.
 func connectFailureReason(err error) string {
 	var ce *transport.ConnectError
-	if errors.As(err, &ce) && ce.Reason != "" {
-		return ce.Reason
+	if errors.As(err, &ce) {
+		if ce.Phase == transport.PhaseHeaders {
+			return loginFailureReason(ce.Err)
+		}
+		if ce.Reason != "" {
+			return ce.Reason
+		}
 	}
 	return outage.ReasonConnectError
 }
@@ -143,7 +150,7 @@ func (g *Gateway) attach(s transport.Session) {
 	now := g.cfg.Now()
 	res := g.session.Connected(now)
 	if res.Restored {
-		g.log.Warn("cloud session restored", "after", res.RestoredAfter.Round(100*time.Millisecond), "reason", res.RestoredReason)
+		g.log.Info("cloud session restored", "after", res.RestoredAfter.Round(100*time.Millisecond), "reason", res.RestoredReason)
 	} else if res.Blink {
 		g.log.Info("cloud session blink absorbed", "namespace_sid", s.NamespaceSID())
 	} else {

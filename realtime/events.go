@@ -104,11 +104,11 @@ func (g *Gateway) applyLive(ev transport.Event, src store.Source, now time.Time)
 	wasQuarantined := g.ladder.Quarantined(now)
 	g.ladder = ladder.OnLiveUpdate(g.ladder)
 	if wasQuarantined {
-		g.log.Warn("live updates are back; recovery quarantine cleared")
+		g.log.Info("live updates are back; recovery quarantine cleared")
 	}
 	res := g.push.LiveUpdate(now, g.session.Link())
 	if res.Resumed {
-		g.log.Warn("live parameter updates resumed", "after", res.ResumedAfter.Round(100*time.Millisecond))
+		g.log.Info("live parameter updates resumed", "after", res.ResumedAfter.Round(100*time.Millisecond))
 	}
 	return res.Changed || res.Resumed || wasQuarantined
 }
@@ -213,8 +213,15 @@ func (g *Gateway) applyListing(ctx context.Context, gen uint64, l *cloudclient.M
 	if res.Failure {
 		msg := "module list unusable; keeping the last known module states"
 		attrs := []any{"streak", res.FailureStreak}
-		if err != nil {
+		switch {
+		case err != nil:
 			attrs = append(attrs, "err", compactErr(err))
+		case l == nil || !l.Recognised:
+			attrs = append(attrs, "why", "unrecognised shape")
+		case len(l.Modules) == 0:
+			attrs = append(attrs, "why", "no modules")
+		default:
+			attrs = append(attrs, "why", "no watched module listed")
 		}
 		g.log.Log(ctx, res.LogLevel, msg, attrs...)
 		return
@@ -274,9 +281,9 @@ func (g *Gateway) moduleChanges(ctx context.Context, res outage.ModulesResult, n
 	for _, c := range res.Changes {
 		switch {
 		case c.WentOffline:
-			g.log.Warn("module offline", "devid", c.Devid, "source", c.Source)
+			g.log.Warn("module offline", "devid", c.Devid, "reason", c.Source)
 		case c.CameOnline && c.RestoredAfter > 0:
-			g.log.Warn("module back online", "devid", c.Devid, "after", c.RestoredAfter.Round(100*time.Millisecond), "reason", c.RestoredReason)
+			g.log.Info("module back online", "devid", c.Devid, "after", c.RestoredAfter.Round(100*time.Millisecond), "reason", c.RestoredReason)
 		case c.CameOnline:
 			g.log.Info("module online", "devid", c.Devid)
 		}

@@ -113,7 +113,7 @@ func New(cfg Config) (*Gateway, error) {
 		runCtx:   context.Background(),
 		// Reconnects back off up to the supervisor's pace
 		// (docs/spec.md W-3.1c: attempts about every 15 s).
-		lifeCfg: lifecycle.Config{ReconnectBackoff: cfg.ReconnectBackoff, ReconnectMax: cfg.SupervisorInterval},
+		lifeCfg: lifecycle.Config{ReconnectBackoff: cfg.ReconnectBackoff, ReconnectMax: cfg.SupervisorInterval, SilentGrace: cfg.SilentGrace},
 	}
 	g.owedModules = map[string]store.PrimeMark{}
 	g.primeFailures = map[string]uint64{}
@@ -133,7 +133,9 @@ func (g *Gateway) Status() *Status { return g.status.Load() }
 
 // Run starts the gateway and keeps it running until ctx is cancelled, then
 // stops it: the session is published down (reason stop) and closed. It
-// returns an error only when the start cannot succeed (ErrStartAuth, no object).
+// returns an error only when the start cannot succeed (ErrStartAuth, no
+// object, or a *cloudclient.MissingModulesError when the object's module
+// list lacks a devid of Modules).
 func (g *Gateway) Run(ctx context.Context) error {
 	defer close(g.done)
 	g.runCtx = ctx
@@ -203,14 +205,17 @@ func (g *Gateway) post(fn func()) {
 }
 
 // start logs in and discovers the object and its modules, retrying while the
-// cloud fails with anything but a rejected login.
+// cloud fails with anything but a rejected login. Every failed attempt is
+// published (see startFailed), so an exporter started during a cloud outage
+// says why it is not up.
 func (g *Gateway) start(ctx context.Context) error {
 	if err := g.client.EnsureAuth(ctx); err != nil {
+		g.startFailed(ctx, err, true)
 		if isAuthRejected(err) {
 			return fmt.Errorf("%w: %w", ErrStartAuth, err)
 		}
 		g.log.Warn("login failed, retrying", "err", err)
-		if err := g.retry(ctx, func() error { return g.client.EnsureAuth(ctx) }); err != nil {
+		if err := g.retry(ctx, func() error { return g.client.EnsureAuth(ctx) }, true); err != nil {
 			return err
 		}
 	}
@@ -223,7 +228,7 @@ func (g *Gateway) start(ctx context.Context) error {
 				return errNoObjects
 			}
 			return err
-		})
+		}, false)
 		if err != nil {
 			return err
 		}
@@ -243,9 +248,18 @@ func (g *Gateway) start(ctx context.Context) error {
 			return errUnusableListing
 		}
 		return nil
-	})
+	}, false)
 	if err != nil {
 		return err
+	}
+	// A devid of Modules that a whole, non-empty listing lacks is a mistake
+	// in the configuration, not a module to wait for: the start fails with
+	// the devids the object offers. An empty listing, or one that dropped
+	// rows it could not read, proves nothing.
+	if len(listing.Modules) > 0 && listing.Dropped == 0 {
+		if err := cloudclient.MissingModules(g.objectID, listing.Modules, g.cfg.Modules); err != nil {
+			return err
+		}
 	}
 	g.setSubscribed(g.chooseModules(listing))
 	gen := g.modules.BeginPoll()
@@ -259,15 +273,45 @@ var (
 	errUnusableListing = errors.New("the module list is empty or of an unknown shape")
 )
 
+// startFailed publishes one failed attempt of the start. Each is a module
+// list the exporter could not read, whichever step failed (the login, the
+// object list it needs, or the list itself), so it counts as an unusable
+// poll, as a failed poll does later; a failed login is also why the first
+// connect cannot be made, the session's connect failure reason.
+func (g *Gateway) startFailed(ctx context.Context, err error, login bool) {
+	if ctx.Err() != nil {
+		return // cancelled by the shutdown, not failed by the cloud
+	}
+	if login {
+		g.session.ConnectFailed(loginFailureReason(err))
+	}
+	gen := g.modules.BeginPoll()
+	if _, cerr := g.modules.CompletePoll(gen, outage.Listing{Err: err}, g.cfg.Now()); cerr != nil {
+		g.log.Debug("start failure not counted", "err", cerr)
+	}
+	g.publish()
+}
+
+// loginFailureReason is the connect failure reason of a failed login: the
+// cloud refused the credentials, or gave no verdict on them.
+func loginFailureReason(err error) string {
+	if isAuthRejected(err) {
+		return outage.ReasonLoginRejected
+	}
+	return outage.ReasonLoginUnreachable
+}
+
 // retry runs fn until it succeeds, the login is rejected, or ctx ends,
-// pausing 1 s, 2 s, 4 s, ... up to StartRetryMax.
-func (g *Gateway) retry(ctx context.Context, fn func() error) error {
-	pause := time.Second
+// pausing 1 s, 2 s, 4 s, ... up to StartRetryMax. Every failure is
+// published through startFailed, as a login's when login is set.
+func (g *Gateway) retry(ctx context.Context, fn func() error, login bool) error {
+	pause := min(time.Second, g.cfg.StartRetryMax)
 	for {
 		err := fn()
 		if err == nil {
 			return nil
 		}
+		g.startFailed(ctx, err, login)
 		if isAuthRejected(err) {
 			return fmt.Errorf("%w: %w", ErrStartAuth, err)
 		}

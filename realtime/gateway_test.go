@@ -533,6 +533,36 @@ func runStartExpectingAuthFailure(t *testing.T, password string, faults ...cloud
 	if err := gw.Run(ctx); err == nil || !errorsIs(err, ErrStartAuth) {
 		t.Fatalf("Run = %v, want ErrStartAuth", err)
 	}
+	// What the exporter showed until it gave up: why it never connected.
+	if st := gw.Status(); st.Session.ConnectFailure != outage.ReasonLoginRejected || st.PollFailureStreak != 1 {
+		t.Fatalf("connect failure %q, poll failure streak %d; want %q and the one failed start",
+			st.Session.ConnectFailure, st.PollFailureStreak, outage.ReasonLoginRejected)
+	}
+}
+
+// A connect that failed building its handshake headers never dialled: the
+// headers carry the token, so the login it needed failed, and its reason is
+// the login's. Failures of the dial itself keep the transport's reason.
+func TestConnectFailureReasonOfTheLoginBeforeTheDial(t *testing.T) {
+	login := func(status int) error {
+		return fmt.Errorf("logging in: %w", &cloudclient.APIError{Endpoint: cloudclient.EndpointLogin, Status: status})
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"login refused", &transport.ConnectError{Phase: transport.PhaseHeaders, Reason: outage.ReasonConnectError, Err: login(401)}, outage.ReasonLoginRejected},
+		{"login 503", &transport.ConnectError{Phase: transport.PhaseHeaders, Reason: outage.ReasonConnectError, Err: login(503)}, outage.ReasonLoginUnreachable},
+		{"login timed out", &transport.ConnectError{Phase: transport.PhaseHeaders, Reason: outage.ReasonConnectError, Err: context.DeadlineExceeded}, outage.ReasonLoginUnreachable},
+		{"handshake 503", &transport.ConnectError{Phase: transport.PhaseDial, Reason: outage.ReasonHandshake503, Err: fmt.Errorf("503")}, outage.ReasonHandshake503},
+		{"namespace refused", &transport.ConnectError{Phase: transport.PhaseNamespace, Err: fmt.Errorf("refused")}, outage.ReasonConnectError},
+		{"not a connect error", fmt.Errorf("boom"), outage.ReasonConnectError},
+	} {
+		if got := connectFailureReason(tc.err); got != tc.want {
+			t.Errorf("%s: reason %q, want %q", tc.name, got, tc.want)
+		}
+	}
 }
 
 // A login refused with 422 (the cloud's answer to a malformed or wrong

@@ -782,7 +782,10 @@ type seamMode struct {
 	// releaseAtLook lets what is held through when the gateway looks at the
 	// dead session (asks for its Done after Connected said false) for the
 	// n-th time; 0 = never.
-	releaseAtLook  int
+	releaseAtLook int
+	// releaseAfter lets what is held through this long after the gateway
+	// first saw the session closed (a busy machine's late report); 0 = never.
+	releaseAfter   time.Duration
 	hangDisconnect bool // Disconnect blocks until the scenario ends
 }
 
@@ -879,6 +882,9 @@ func (ss *seamSession) Connected() bool {
 	up := ss.Session.Connected()
 	if !up {
 		ss.mu.Lock()
+		if !ss.deadSeen && ss.mode.releaseAfter > 0 {
+			time.AfterFunc(ss.mode.releaseAfter, ss.letGo)
+		}
 		ss.deadSeen = true
 		hold := ss.mode.holdDone && !ss.released()
 		ss.mu.Unlock()

@@ -289,6 +289,9 @@ func TestScenario02ReportedEndIsNotSupervisorStale(t *testing.T) {
 		"disconnect event late": {holdEvent: true, releaseAtLook: 3},
 		// Closed at the library, the end reported only after one look.
 		"end reported after a look": {holdEvent: true, holdDone: true, releaseAtLook: 2},
+		// Closed at the library, the end reported many health ticks later
+		// (a busy machine), still within the grace.
+		"end reported after many health ticks": {holdEvent: true, holdDone: true, releaseAfter: 300 * time.Millisecond},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := startScenario(t, scenarioSetup{seam: true})

@@ -191,8 +191,8 @@ func parseEpoch(raw json.RawMessage) (int64, error) {
 		}
 		return n, nil
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > math.MaxInt64 {
+	f, ok := NumberText(s)
+	if !ok || f < 0 || f > math.MaxInt64 {
 		return 0, fmt.Errorf("%w: %s", errBadEpoch, compact(raw))
 	}
 	return int64(f), nil

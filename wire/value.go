@@ -65,18 +65,72 @@ func intFromFloat(f float64) (int64, bool) {
 }
 
 func intFromString(s string) (int64, bool) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return 0, false
-	}
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+	if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
 		return n, true
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
+	f, ok := NumberText(s)
+	if !ok {
 		return 0, false
 	}
 	return intFromFloat(f)
+}
+
+// NumberText is the one rule for a number the cloud sends as text (a
+// parameter value "21.5", a count "3"): the text, less surrounding spaces,
+// tabs and line breaks, is a decimal number: an optional sign, digits with
+// an optional fraction or a fraction alone ("5", "-0", "5.", ".5", "21.5"),
+// then an optional exponent ("1e5", "2.5E-3"). That is the decimal form of
+// Python's float(), the reference client's tolerant parsing, without its
+// "nan", "inf" and digit separators: a number has to be finite to be a
+// sample. Hexadecimal, an empty text and a value outside the float64 range
+// are not numbers either.
+func NumberText(s string) (float64, bool) {
+	s = strings.Trim(s, " \t\n\r")
+	if !isDecimalNumber(s) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) {
+		return 0, false
+	}
+	return f, true
+}
+
+// isDecimalNumber reports whether s is [sign] (digits [. digits*] | . digits)
+// [(e|E) [sign] digits], the grammar ParseFloat reads without its special
+// names, hexadecimal form and separators.
+func isDecimalNumber(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		exp := 0
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			exp++
+		}
+		if exp == 0 {
+			return false
+		}
+	}
+	return i == len(s)
 }
 
 // Bool reads a JSON boolean; anything else is false.

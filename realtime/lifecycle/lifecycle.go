@@ -36,6 +36,13 @@ type Config struct {
 	// ReconnectMax caps the reconnect pause (the gateway passes its
 	// supervisor interval: docs/spec.md W-3.1c, attempts about every 15 s).
 	ReconnectMax time.Duration
+	// SilentGrace is how long a session must stay silently dead (no longer
+	// connected, its end not reported) before it is torn down as
+	// supervisor_stale. The library marks a session closed an instant
+	// before it reports the end with the real reason; on a busy machine
+	// that instant outlasts a health tick, so the grace is a duration, not
+	// a number of ticks.
+	SilentGrace time.Duration
 }
 
 // Mark orders REST primes: a prime requested later carries a larger mark
@@ -73,9 +80,10 @@ type State struct {
 	// with the next connect and its bind.
 	StepAwaitsConnect bool
 	// SilentSession is the Session a supervisor tick found dead without an
-	// end reported (0 = none): the next health tick replaces it if it is
-	// still so.
+	// end reported (0 = none), first seen so at SilentSince: a health tick
+	// replaces it once it has stayed so for the SilentGrace.
 	SilentSession uint64
+	SilentSince   time.Time
 	// PrimeOwed: the last connect's bind or prime failed, so the store has
 	// no snapshot of that session; the next poll tick primes whatever the
 	// ladder says. OwedMark is the mark of the prime that failed.
@@ -449,7 +457,9 @@ func (m *machine) supervise(e SupervisorTick) {
 		// callback. Replaced on the next health tick if still so: the
 		// library marks a session closed an instant before it reports the
 		// end, so one sighting alone may be a disconnect in flight.
-		m.st.SilentSession = m.st.Session
+		if m.st.SilentSession != m.st.Session {
+			m.st.SilentSession, m.st.SilentSince = m.st.Session, m.now
+		}
 		return
 	}
 	if !m.st.SessionUp && !m.st.Connecting && m.st.ReconnectAt.IsZero() {
@@ -468,10 +478,14 @@ func (m *machine) health(e HealthTick) {
 	if seq == 0 {
 		return
 	}
-	m.st.SilentSession = 0
 	if !m.st.SessionUp || seq != m.st.Session || !e.SilentlyDead {
+		m.st.SilentSession, m.st.SilentSince = 0, time.Time{}
 		return
 	}
+	if m.now.Sub(m.st.SilentSince) < m.c.SilentGrace {
+		return // its end may still be reported, with the real reason
+	}
+	m.st.SilentSession, m.st.SilentSince = 0, time.Time{}
 	// docs/spec.md I-3.2e, the Engine.IO abort: down at once, the leftover
 	// teardown bounded, the client replaced if it hangs.
 	m.tearDown(outage.ReasonSupervisorStale, true)

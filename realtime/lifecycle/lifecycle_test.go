@@ -15,7 +15,7 @@ func at(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Seco
 
 // cfg is the gateway's default: 250 ms first pause, capped at the 15 s
 // supervisor interval.
-var cfg = Config{ReconnectBackoff: 250 * time.Millisecond, ReconnectMax: 15 * time.Second}
+var cfg = Config{ReconnectBackoff: 250 * time.Millisecond, ReconnectMax: 15 * time.Second, SilentGrace: time.Second}
 
 // up is a state with session 3 up and bound, on transport 1.
 var up = State{SessionUp: true, Session: 3, Transport: 1}
@@ -319,7 +319,19 @@ func TestLifecycleTable(t *testing.T) {
 		{
 			name: "Supervisor_SilentlyDead_MarkedForTheHealthTick",
 			st:   up, ev: SupervisorTick{SilentlyDead: true, HaveModules: true}, now: 1,
-			want: with(up, func(s *State) { s.SilentSession = 3 }),
+			want: with(up, func(s *State) { s.SilentSession, s.SilentSince = 3, at(1) }),
+		},
+		{
+			name: "Supervisor_SilentlyDeadAgain_KeepsTheFirstSighting",
+			st:   with(up, func(s *State) { s.SilentSession, s.SilentSince = 3, at(1) }),
+			ev:   SupervisorTick{SilentlyDead: true, HaveModules: true}, now: 1.5,
+			want: with(up, func(s *State) { s.SilentSession, s.SilentSince = 3, at(1) }),
+		},
+		{
+			name: "Supervisor_SilentlyDead_AnOlderSessionsSightingReplaced",
+			st:   with(up, func(s *State) { s.SilentSession, s.SilentSince = 2, at(1) }),
+			ev:   SupervisorTick{SilentlyDead: true, HaveModules: true}, now: 3,
+			want: with(up, func(s *State) { s.SilentSession, s.SilentSince = 3, at(3) }),
 		},
 		{
 			name: "Supervisor_DownNothingScheduled_Connects",
@@ -364,8 +376,14 @@ func TestLifecycleTable(t *testing.T) {
 			want: State{Stopping: true},
 		},
 		{
+			name: "Health_StillSilentlyDead_WithinTheGrace_Waits",
+			st:   with(up, func(s *State) { s.SilentSession, s.SilentSince = 3, at(1) }),
+			ev:   HealthTick{SilentlyDead: true}, now: 1.9,
+			want: with(up, func(s *State) { s.SilentSession, s.SilentSince = 3, at(1) }),
+		},
+		{
 			name: "Health_StillSilentlyDead_AbortedAndReconnected",
-			st:   with(up, func(s *State) { s.SilentSession = 3 }),
+			st:   with(up, func(s *State) { s.SilentSession, s.SilentSince = 3, at(1) }),
 			ev:   HealthTick{SilentlyDead: true}, now: 2,
 			want:    State{Session: 3, Transport: 1, ReconnectAt: at(2)},
 			actions: acts(TearDown{Reason: outage.ReasonSupervisorStale, Abort: true}),
@@ -379,14 +397,14 @@ func TestLifecycleTable(t *testing.T) {
 		},
 		{
 			name: "Health_SilentlyDead_StuckCalls_TransportReplaced",
-			st:   with(up, func(s *State) { s.SilentSession = 3 }),
+			st:   with(up, func(s *State) { s.SilentSession, s.SilentSince = 3, at(1) }),
 			ev:   HealthTick{SilentlyDead: true, Abandoned: true}, now: 2,
 			want:    State{Session: 3, Transport: 2, ReconnectAt: at(2)},
 			actions: acts(TearDown{Reason: outage.ReasonSupervisorStale, Abort: true}, ReplaceTransport{}),
 		},
 		{
 			name: "Health_NoLongerDead_Forgotten",
-			st:   with(up, func(s *State) { s.SilentSession = 3 }),
+			st:   with(up, func(s *State) { s.SilentSession, s.SilentSince = 3, at(1) }),
 			ev:   HealthTick{}, now: 2,
 			want: up,
 		},

@@ -17,13 +17,22 @@
 // such a module that the prime lacks, and that nothing wrote after the prime
 // was requested, is removed (the cloud stopped reporting it).
 //
+// Null rule (docs/spec.md W-2.1d): a body without "value" is a meta-only
+// frame and leaves the value as it was; an explicit null ("value": null, or a
+// bare null) is the cloud saying the register has no value, and removes it,
+// in a prime as in a live update: the entry keeps its meta and stops being
+// exported. The reference client ignores null updates only because its
+// flattening turns an absent "value" into null, so it cannot tell the two
+// apart; the decoder here can (wire.ParamUpdate.HasValue). A null write is a
+// write like any other: it follows the ordering rule, and a live one counts
+// as live traffic.
+//
 // Size rule: a module holds at most MaxKeysPerModule keys; writes that would
 // add more are refused and counted, so a runaway push cannot grow the store
 // without bound.
 package store
 
 import (
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -92,7 +101,7 @@ func ParseKey(s string) (Key, bool) {
 type Entry struct {
 	Key      Key
 	Param    string // "v8", built once when the entry is created
-	Value    any    // last non-null value; nil while only meta has been seen
+	Value    any    // the current value; nil while there is none (only meta seen, or the cloud reported null)
 	HasValue bool
 	Numeric  float64 // Value as a number when IsNumeric
 	// IsNumeric is true for JSON numbers, booleans (0/1) and decimal strings.
@@ -265,7 +274,8 @@ func (s *Store) BeginPrime() PrimeMark {
 }
 
 // ApplyLive stores updates from a realtime event and returns how many carried a
-// value (live traffic in the sense of the push-health rules).
+// value or an explicit null (live traffic in the sense of the push-health
+// rules; a meta-only frame is not).
 func (s *Store) ApplyLive(updates []wire.ParamUpdate, src Source, now time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -380,12 +390,13 @@ func (s *Store) apply(updates []wire.ParamUpdate, src Source, version uint64, no
 				e.setMeta(mk, mv)
 			}
 		}
-		// A null value is a meta-only frame: the value stays as it was.
-		if !u.HasValue || u.Value == nil {
-			continue
+		if !u.HasValue {
+			continue // a meta-only frame: the value stays as it was
 		}
 		wasNumeric := e.isNumeric
-		e.value, e.hasValue = u.Value, true
+		// An explicit null (see the null rule above) leaves the entry
+		// without a value: numeric returns false for nil.
+		e.value, e.hasValue = u.Value, u.Value != nil
 		e.numeric, e.isNumeric = numeric(u.Value)
 		if wasNumeric != e.isNumeric {
 			if e.isNumeric {
@@ -413,7 +424,8 @@ func (s *Store) apply(updates []wire.ParamUpdate, src Source, version uint64, no
 }
 
 // numeric converts a decoded JSON value to a float when it is a number, a
-// boolean or a decimal string; other values are not exported as series.
+// boolean or a number written as text (wire.NumberText's rule); other values
+// are not exported as series.
 func numeric(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:
@@ -428,40 +440,9 @@ func numeric(v any) (float64, bool) {
 	case int64:
 		return float64(x), true
 	case string:
-		if !isDecimal(x) {
-			return 0, false
-		}
-		f, err := strconv.ParseFloat(x, 64)
-		if err != nil || math.IsInf(f, 0) {
-			return 0, false
-		}
-		return f, true
+		return wire.NumberText(x)
 	}
 	return 0, false
-}
-
-// isDecimal accepts optional sign, digits, one optional dot and digits; no
-// exponents, hex, "NaN" or "Inf", which ParseFloat would take.
-func isDecimal(s string) bool {
-	if s == "" || len(s) > 32 {
-		return false
-	}
-	i := 0
-	if s[0] == '-' || s[0] == '+' {
-		i++
-	}
-	digits, dot := 0, false
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= '0' && c <= '9':
-			digits++
-		case c == '.' && !dot:
-			dot = true
-		default:
-			return false
-		}
-	}
-	return digits > 0
 }
 
 // Retain drops every module not in devids (a module that left the account

@@ -90,13 +90,96 @@ func TestMetaOnlyFrameKeepsValueAndMergesMeta(t *testing.T) {
 	s := New()
 	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 1, 7.0)}, SourceLive, t0)
 	metaOnly := wire.ParamUpdate{Devid: "D1", Pool: "P4", Chan: 'v', Idx: 1, Meta: map[string]any{"storable": true}}
-	explicitNull := wire.ParamUpdate{Devid: "D1", Pool: "P4", Chan: 'v', Idx: 1, HasValue: true, Value: nil, Meta: map[string]any{"expire": 5.0}}
-	if n := s.ApplyLive([]wire.ParamUpdate{metaOnly, explicitNull}, SourceLive, t0.Add(time.Second)); n != 0 {
-		t.Fatalf("meta-only frames counted as %d value updates", n)
+	if n := s.ApplyLive([]wire.ParamUpdate{metaOnly}, SourceLive, t0.Add(time.Second)); n != 0 {
+		t.Fatalf("a meta-only frame counted as %d value updates", n)
 	}
+	mark := s.BeginPrime()
+	s.ApplyPrime(mark, []wire.ParamUpdate{{Devid: "D1", Pool: "P4", Chan: 'v', Idx: 1, Meta: map[string]any{"expire": 5.0}}}, t0.Add(2*time.Second))
 	e, _ := s.Get("D1", Key{"P4", 'v', 1})
-	if e.Value != 7.0 || e.Meta["storable"] != true || e.Meta["expire"] != 5.0 || !e.UpdatedAt.Equal(t0) {
+	if e.Value != 7.0 || !e.HasValue || e.Meta["storable"] != true || e.Meta["expire"] != 5.0 || !e.UpdatedAt.Equal(t0) {
 		t.Fatalf("entry = %+v", e)
+	}
+}
+
+// The null rule: an explicit null removes the value, in a live update as in
+// a prime; the entry keeps its meta, stops being exported and counts as
+// non-numeric.
+func TestExplicitNullRemovesTheValue(t *testing.T) {
+	null := func(meta map[string]any) wire.ParamUpdate {
+		return wire.ParamUpdate{Devid: "D1", Pool: "P4", Chan: 'v', Idx: 5, HasValue: true, Value: nil, Meta: meta}
+	}
+	exported := func(s *Store) map[string]float64 {
+		out := map[string]float64{}
+		s.ForEachParam(func(_, pool, param string, v float64, numeric bool) {
+			if numeric {
+				out[pool+"."+param] = v
+			}
+		})
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		apply func(s *Store, u wire.ParamUpdate, now time.Time) int
+	}{
+		{"live", func(s *Store, u wire.ParamUpdate, now time.Time) int {
+			return s.ApplyLive([]wire.ParamUpdate{u}, SourceLive, now)
+		}},
+		{"prime", func(s *Store, u wire.ParamUpdate, now time.Time) int {
+			// The prime carries the module's other key too: it is the whole truth.
+			return s.ApplyPrime(s.BeginPrime(), []wire.ParamUpdate{u, upd("D1", "P4", 'v', 6, 1.0)}, now)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New()
+			s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 5, 21.5), upd("D1", "P4", 'v', 6, 1.0)}, SourceLive, t0)
+			if got := exported(s); got["P4.v5"] != 21.5 {
+				t.Fatalf("before: exported %v", got)
+			}
+			if n := tc.apply(s, null(map[string]any{"updatedAt": 1.0}), t0.Add(time.Second)); n == 0 {
+				t.Errorf("the null write was not counted as a write")
+			}
+			e, ok := s.Get("D1", Key{"P4", 'v', 5})
+			if !ok {
+				t.Fatal("the null removed the entry; only its value should go")
+			}
+			if e.HasValue || e.Value != nil || e.IsNumeric || e.Meta["updatedAt"] != 1.0 || !e.UpdatedAt.Equal(t0.Add(time.Second)) {
+				t.Fatalf("entry after null = %+v", e)
+			}
+			if got := exported(s); len(got) != 1 || got["P4.v6"] != 1.0 {
+				t.Fatalf("after null: exported %v, want only P4.v6", got)
+			}
+			if st := s.Stats()["D1"]; st.Params != 2 || st.NonNumeric != 1 {
+				t.Fatalf("stats = %+v, want 2 parameters, 1 of them non-numeric", st)
+			}
+			// A value comes back.
+			s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 5, 22.0)}, SourceLive, t0.Add(2*time.Second))
+			if got := exported(s); got["P4.v5"] != 22.0 {
+				t.Fatalf("after a new value: exported %v", got)
+			}
+			if st := s.Stats()["D1"]; st.NonNumeric != 0 {
+				t.Fatalf("stats = %+v, want no non-numeric parameter", st)
+			}
+		})
+	}
+}
+
+// A null follows the ordering rule like any value: a prime requested before a
+// live value does not remove it, and a live null written after a prime was
+// requested is not undone by the prime's older number.
+func TestExplicitNullFollowsTheOrderingRule(t *testing.T) {
+	null := wire.ParamUpdate{Devid: "D1", Pool: "P4", Chan: 'v', Idx: 5, HasValue: true}
+	s := New()
+	mark := s.BeginPrime()
+	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 5, 30.0)}, SourceLive, t0)
+	s.ApplyPrime(mark, []wire.ParamUpdate{null}, t0.Add(time.Second))
+	if e, _ := s.Get("D1", Key{"P4", 'v', 5}); e.Value != 30.0 {
+		t.Fatalf("an older prime's null removed a newer live value: %+v", e)
+	}
+	mark = s.BeginPrime()
+	s.ApplyLive([]wire.ParamUpdate{null}, SourceLive, t0.Add(2*time.Second))
+	s.ApplyPrime(mark, []wire.ParamUpdate{upd("D1", "P4", 'v', 5, 30.0)}, t0.Add(3*time.Second))
+	if e, _ := s.Get("D1", Key{"P4", 'v', 5}); e.HasValue {
+		t.Fatalf("an older prime's number undid a newer live null: %+v", e)
 	}
 }
 
@@ -125,12 +208,16 @@ func TestNumericConversion(t *testing.T) {
 		{false, 0, true},
 		{"42", 42, true},
 		{"-3.5", -3.5, true},
+		{"21.5", 21.5, true},
+		{"1e5", 100000, true}, // one rule for text (wire.NumberText): exponents too
+		{" 7 ", 7, true},
 		{"NaN", 0, false},
 		{"Inf", 0, false},
 		{"1e400", 0, false},
 		{"0x1p-2", 0, false},
 		{"ON", 0, false},
 		{"", 0, false},
+		{nil, 0, false},
 		{map[string]any{"a": 1.0}, 0, false},
 		{[]any{1.0}, 0, false},
 	}

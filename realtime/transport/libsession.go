@@ -244,7 +244,7 @@ func (s *session) run(ctx context.Context, header http.Header) {
 		if counted {
 			s.c.stuck.Add(-1)
 		}
-		s.log.Debug("abandoned realtime dial returned and was released", "dial_err", dialErr)
+		s.log.Debug("abandoned realtime dial returned and was released", "err", dialErr)
 		return
 	}
 
@@ -462,7 +462,7 @@ func (s *session) onAny(a ...any) {
 	}
 	wire, ok := WireName(a[0])
 	if !ok {
-		s.log.Warn("realtime event with an unusable name dropped", "name", fmt.Sprintf("%T", a[0]))
+		s.log.Warn("realtime event with an unusable name dropped", "name_kind", jsonKind(a[0]))
 		return
 	}
 	s.ensureJoined()
@@ -668,4 +668,24 @@ func argError(a []any, i int) error {
 	default:
 		return fmt.Errorf("%v", v)
 	}
+}
+
+// jsonKind names the JSON kind of a decoded value (string, number, bool,
+// null, array, object), for a log line about a value that has the wrong one.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "string"
+	case bool:
+		return "bool"
+	case float64, float32, int, int64, int32, uint, uint64, uint32, json.Number:
+		return "number"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "other"
 }

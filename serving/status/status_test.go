@@ -190,7 +190,7 @@ func TestScenarioPage(t *testing.T) {
 	if len(actions) != 1+len(collector.RecoverySteps) {
 		t.Fatalf("action rows = %d, want header + %d steps", len(actions), len(collector.RecoverySteps))
 	}
-	if got := cellTexts(actions[2]); strings.Join(got, "|") != "hard_restart|0|2|1" {
+	if got := cellTexts(actions[2]); strings.Join(got, "|") != "hard_restart|2|0|2|1" {
 		t.Errorf("hard_restart row = %v", got)
 	}
 
@@ -207,7 +207,7 @@ func TestScenarioPage(t *testing.T) {
 		t.Errorf("module order %q, want MOD1 (offline), MOD3 (unknown), then online ones by devid", order)
 	}
 	mod1 := cellTexts(rows[0])
-	for i, want := range []string{"MOD1", "Kitchen", "OFFLINE", "0 (offline)", "down 10m00s", "10m00s ago", "790", "2"} {
+	for i, want := range []string{"MOD1", "Kitchen", "OFFLINE", "not connected", "down 10m00s", "10m00s ago", "790", "2"} {
 		if !strings.Contains(mod1[i], want) {
 			t.Errorf("MOD1 cell %d = %q, want it to contain %q", i, mod1[i], want)
 		}
@@ -222,6 +222,74 @@ func TestScenarioPage(t *testing.T) {
 	mod3 := cellTexts(rows[1])
 	if !strings.Contains(mod3[2], "unknown") || mod3[3] != "—" || mod3[5] != "never" || mod3[7] != "—" {
 		t.Errorf("MOD3 row = %q", mod3)
+	}
+}
+
+// The recovery panel says each fact once: the streak the ladder climbs on
+// sits in the step's row beside that step's results, not in a summary of
+// its own that called one aborted hard restart "failed hard restarts 1"
+// beside a table with 0 failed; the Recovery card reads the same row.
+func TestRecoveryStreakAndResultsAreOneRecord(t *testing.T) {
+	s := collector.Snapshot{
+		Now: t0, Session: collector.SessionState{Up: true},
+		Recovery: collector.RecoveryState{
+			Actions: map[collector.ActionKey]uint64{
+				{Step: collector.StepZombiePrime, Result: collector.ResultOK}:      2,
+				{Step: collector.StepHardRestart, Result: collector.ResultAborted}: 1,
+			},
+			HardRestartStreak: 1,
+		},
+	}
+	doc := parsePage(t, render(t, s, Options{}))
+	panel := doc.byID("recovery").Text
+	if strings.Contains(panel, "failed hard restarts") || strings.Contains(panel, "failed recycles") || strings.Contains(panel, "streak") {
+		t.Errorf("the recovery panel keeps a summary apart from the table: %q", panel)
+	}
+	rows := map[string]string{}
+	for _, tr := range doc.byID("actions").find(tagged("tr"))[1:] {
+		cells := cellTexts(tr)
+		rows[cells[0]] = strings.Join(cells[1:], "|")
+	}
+	for step, want := range map[string]string{
+		collector.StepZombiePrime:      "0|2|0|0",
+		collector.StepHardRestart:      "1|0|0|1",
+		collector.StepTransportRecycle: "0|0|0|0",
+		collector.StepManagerRebuild:   "0|0|0|0",
+		collector.StepQuarantine:       "—|0|0|0",
+	} {
+		if rows[step] != want {
+			t.Errorf("%s row (in a row|ok|failed|aborted) = %q, want %q", step, rows[step], want)
+		}
+	}
+	if cards := doc.byID("cards").Text; !strings.Contains(cards, "RECOVERING") || !strings.Contains(cards, "hard_restart 1 in a row") {
+		t.Errorf("the Recovery card does not read the table's row: %q", cards)
+	}
+}
+
+// An offline module's "connected since" cell says what the app says ("Not
+// connected"), not the wire's 0, and not the time of a connection it no
+// longer has (a listing that left it out keeps its last connectedAt).
+func TestOfflineModuleIsNotConnected(t *testing.T) {
+	s := collector.Snapshot{Now: t0, Session: collector.SessionState{Up: true}, Modules: []collector.ModuleState{
+		{Devid: "ZERO", OnlineKnown: true, Online: false, ConnectedAt: 0},
+		{Devid: "KEPT", OnlineKnown: true, Online: false, ConnectedAt: t0.Add(-time.Hour).Unix()},
+		{Devid: "UP", OnlineKnown: true, Online: true, ConnectedAt: t0.Add(-time.Hour).Unix()},
+		{Devid: "NEW"},
+	}}
+	doc := parsePage(t, render(t, s, Options{}))
+	if h := cellTexts(doc.byID("modules").find(tagged("tr"))[0]); h[3] != "connected since" {
+		t.Errorf("header %q", h)
+	}
+	got := map[string]string{}
+	for _, tr := range doc.byID("modules").find(func(n *node) bool { return n.Name == "tr" && strings.HasPrefix(n.Attr["class"], "module ") }) {
+		c := cellTexts(tr)
+		got[c[0]] = c[3]
+	}
+	want := map[string]string{"ZERO": "not connected", "KEPT": "not connected", "UP": "2026-11-21 13:00:00 UTC", "NEW": "—"}
+	for d, w := range want {
+		if got[d] != w {
+			t.Errorf("%s: connected since %q, want %q", d, got[d], w)
+		}
 	}
 }
 
@@ -321,6 +389,93 @@ func TestZombieDrawsOngoingLiveStale(t *testing.T) {
 	}
 	if push := doc.byID("push").Text; !strings.Contains(push, "no live update for20m00s") {
 		t.Errorf("push panel lacks the stale age: %q", push)
+	}
+}
+
+// TestEveryModuleOfflineHoldsBackTheZombie: with the session up and push
+// unhealthy, a page whose modules are all offline says so instead of
+// raising the zombie's alarm (the ladder's rule: a module not known yet counts
+// as online); the near misses, one module online or one not known yet, keep
+// the alarm.
+func TestEveryModuleOfflineHoldsBackTheZombie(t *testing.T) {
+	offline := func(devid string) collector.ModuleState {
+		return collector.ModuleState{Devid: devid, OnlineKnown: true, Online: false,
+			Outage: collector.Outage{Down: true, DownFor: 20 * time.Minute, Reason: "ws"}}
+	}
+	cases := []struct {
+		name     string
+		modules  []collector.ModuleState
+		heldBack bool
+	}{
+		{"every module offline", []collector.ModuleState{offline("M1"), offline("M2")}, true},
+		{"one module still online", []collector.ModuleState{offline("M1"), {Devid: "M2", OnlineKnown: true, Online: true}}, false},
+		{"one module not known yet", []collector.ModuleState{offline("M1"), {Devid: "M2"}}, false},
+		{"no modules", nil, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := scenario()
+			s.Session = collector.SessionState{Up: true}
+			s.Push = collector.PushState{Known: true, Healthy: false, StaleFor: 20 * time.Minute}
+			s.Modules = tc.modules
+			doc := parsePage(t, render(t, s, Options{}))
+			push := doc.byID("push")
+			pill := push.find(func(n *node) bool { return strings.Contains(n.Attr["class"], "pill") })
+			if len(pill) != 1 || !strings.Contains(pill[0].Text, "UNHEALTHY") {
+				t.Fatalf("push pill = %v: the signal itself must stay unhealthy", pill)
+			}
+			alarmed := strings.Contains(pill[0].Attr["class"], classBad)
+			cards := doc.byID("cards").Text
+			if tc.heldBack {
+				if alarmed {
+					t.Errorf("push pill raises the zombie's alarm while every module is offline: class %q", pill[0].Attr["class"])
+				}
+				if !strings.Contains(push.Text, "every module is offline") {
+					t.Errorf("push panel does not say why: %q", push.Text)
+				}
+				if !strings.Contains(cards, "no live update for 20m00s · every module offline") {
+					t.Errorf("cards = %q", cards)
+				}
+				return
+			}
+			if !alarmed {
+				t.Errorf("push pill class %q: a zombie with a module not known offline must alarm", pill[0].Attr["class"])
+			}
+			if strings.Contains(push.Text, "every module") || strings.Contains(cards, "every module") {
+				t.Errorf("page holds back although not every module is offline: %q / %q", push.Text, cards)
+			}
+		})
+	}
+}
+
+// TestSessionPanelSaysWhyStillDown: while the session is down the panel
+// shows the latest connect failure beside the outage, and also when the
+// session has not come up since start (no outage then); never while up.
+func TestSessionPanelSaysWhyStillDown(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		session collector.SessionState
+		want    string // "" = no connect failure shown
+	}{
+		{"down, reconnects refused", collector.SessionState{Outage: collector.Outage{Down: true, DownFor: time.Minute, Reason: "disconnect"}, ReconnectFailure: "handshake_503"}, "latest connect failurehandshake_503"},
+		{"not up since start", collector.SessionState{ReconnectFailure: "login_unreachable"}, "latest connect failurelogin_unreachable"},
+		{"down, no attempt failed yet", collector.SessionState{Outage: collector.Outage{Down: true, DownFor: time.Minute, Reason: "disconnect"}}, ""},
+		{"up", collector.SessionState{Up: true, ReconnectFailure: "handshake_503"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := scenario()
+			s.Session = tc.session
+			session := parsePage(t, render(t, s, Options{})).byID("session").Text
+			if tc.want == "" {
+				if strings.Contains(session, "connect failure") {
+					t.Fatalf("session panel shows a connect failure: %q", session)
+				}
+				return
+			}
+			if !strings.Contains(session, tc.want) {
+				t.Fatalf("session panel lacks %q: %q", tc.want, session)
+			}
+		})
 	}
 }
 

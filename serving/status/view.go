@@ -18,6 +18,10 @@ const (
 	maxTitle = 512 // bytes kept in a hover title
 )
 
+// notConnected is how the controller's app words a module the cloud has no
+// connection to (its connection panel's "Not connected").
+const notConnected = "not connected"
+
 // Status classes, the CSS classes of states.
 const (
 	classOK      = "ok"
@@ -57,12 +61,15 @@ type reasonCount struct {
 }
 
 type sessionView struct {
-	Up        bool
-	Outage    outageView
-	Blinks    uint64
-	ByReason  []reasonCount
-	PollFails int
-	Token     string
+	Up     bool
+	Outage outageView
+	// ConnectFailure is why the latest connect attempt failed while the
+	// session is down: why it is still down, or has not come up since start.
+	ConnectFailure string
+	Blinks         uint64
+	ByReason       []reasonCount
+	PollFails      int
+	Token          string
 }
 
 type pushView struct {
@@ -71,19 +78,26 @@ type pushView struct {
 	LastLive, LastAny string
 	LastResumedAfter  string
 	HasResumedAfter   bool
+	// ModulesOffline is set while push is unhealthy with the session up and
+	// every module offline: the silence is the modules' outage, not a zombie.
+	ModulesOffline bool
 }
 
+// actionRow is one step of the recovery ladder: how many times it ran
+// since live updates stopped (the streak the ladder climbs on) and how each
+// run since the exporter started ended.
 type actionRow struct {
 	Step                string
+	Streak              int
+	HasStreak           bool // the ladder keeps a streak of this step
 	OK, Failed, Aborted uint64
 	Other               uint64
 }
 
 type recoveryView struct {
-	Quarantined                                             bool
-	QuarantineLeft, CooldownLeft                            string
-	PrimeStreak, HardRestartStreak, RecycleStreak, Rebuilds int
-	Actions                                                 []actionRow
+	Quarantined                  bool
+	QuarantineLeft, CooldownLeft string
+	Actions                      []actionRow
 }
 
 type moduleView struct {
@@ -120,6 +134,9 @@ func buildPage(s collector.Snapshot, o Options) page {
 		PollFails: s.PollFailureStreak,
 		Token:     "never expires",
 	}
+	if !s.Session.Up {
+		p.Session.ConnectFailure = clean(s.Session.ReconnectFailure, maxShown)
+	}
 	for r, n := range s.Session.OutagesByReason {
 		p.Session.ByReason = append(p.Session.ByReason, reasonCount{clean(r, maxShown), n})
 	}
@@ -155,14 +172,10 @@ func buildPage(s collector.Snapshot, o Options) page {
 
 	r := s.Recovery
 	p.Recovery = recoveryView{
-		Quarantined:       r.Quarantined,
-		QuarantineLeft:    fmtDuration(r.QuarantineLeft),
-		CooldownLeft:      fmtDuration(r.CooldownLeft),
-		PrimeStreak:       r.PrimeStreak,
-		HardRestartStreak: r.HardRestartStreak,
-		RecycleStreak:     r.RecycleStreak,
-		Rebuilds:          r.RebuildCount,
-		Actions:           actionRows(r.Actions),
+		Quarantined:    r.Quarantined,
+		QuarantineLeft: fmtDuration(r.QuarantineLeft),
+		CooldownLeft:   fmtDuration(r.CooldownLeft),
+		Actions:        actionRows(r.Actions, streaks(r)),
 	}
 
 	online, offline, unknown := 0, 0, 0
@@ -184,6 +197,14 @@ func buildPage(s collector.Snapshot, o Options) page {
 		return cmp.Or(cmp.Compare(rank[a.Class], rank[b.Class]), cmp.Compare(a.DevidFull, b.DevidFull))
 	})
 
+	// The ladder's rule (outage.Modules.AllOffline): at least one module and
+	// every one known offline; a module not known yet counts as online. Then
+	// nothing is there to push, the ladder holds back and so does the
+	// page: the push state stays as defined, without the zombie's alarm.
+	if p.Push.StaleFor != "" && offline > 0 && online == 0 && unknown == 0 {
+		p.Push.ModulesOffline, p.Push.Class = true, classUnknown
+	}
+
 	p.Cards = cards(s, online, offline, unknown, p)
 	p.Timeline = buildTimeline(s, now, o)
 	return p
@@ -203,6 +224,9 @@ func cards(s collector.Snapshot, online, offline, unknown int, p page) []card {
 	pd := ""
 	if p.Push.StaleFor != "" {
 		pd = "no live update for " + p.Push.StaleFor
+		if p.Push.ModulesOffline {
+			pd += " · every module offline"
+		}
 	} else if p.Push.Class == classUnknown {
 		pd = "no live update yet since the session came up"
 	}
@@ -226,15 +250,31 @@ func cards(s collector.Snapshot, online, offline, unknown int, p page) []card {
 		rc.State, rc.Class, rc.Detail = "QUARANTINE", classBad, p.Recovery.QuarantineLeft+" left, REST only"
 	case s.Recovery.CooldownLeft > 0:
 		rc.State, rc.Class, rc.Detail = "COOLDOWN", classWarn, p.Recovery.CooldownLeft+" left"
-	case s.Recovery.PrimeStreak > 0 || s.Recovery.HardRestartStreak > 0 || s.Recovery.RecycleStreak > 0 || s.Recovery.RebuildCount > 0:
-		rc.State, rc.Class = "RECOVERING", classWarn
-		rc.Detail = fmt.Sprintf("prime streak %d, rebuilds %d", s.Recovery.PrimeStreak, s.Recovery.RebuildCount)
+	default:
+		// The highest step with a streak, as the table's "in a row" says it.
+		for _, a := range p.Recovery.Actions {
+			if a.Streak > 0 {
+				rc.State, rc.Class = "RECOVERING", classWarn
+				rc.Detail = fmt.Sprintf("%s %d in a row", a.Step, a.Streak)
+			}
+		}
 	}
 	out = append(out, rc)
 	return out
 }
 
-func actionRows(actions map[collector.ActionKey]uint64) []actionRow {
+// streaks are the ladder's streaks by step: the steps run since live
+// updates stopped, each reset when the ladder climbs past it.
+func streaks(r collector.RecoveryState) map[string]int {
+	return map[string]int{
+		collector.StepZombiePrime:      r.PrimeStreak,
+		collector.StepHardRestart:      r.HardRestartStreak,
+		collector.StepTransportRecycle: r.RecycleStreak,
+		collector.StepManagerRebuild:   r.RebuildCount,
+	}
+}
+
+func actionRows(actions map[collector.ActionKey]uint64, streak map[string]int) []actionRow {
 	rows := make(map[string]*actionRow)
 	var order []string
 	row := func(step string) *actionRow {
@@ -274,7 +314,9 @@ func actionRows(actions map[collector.ActionKey]uint64) []actionRow {
 	}
 	out := make([]actionRow, 0, len(order))
 	for _, step := range order {
-		out = append(out, *rows[step])
+		r := *rows[step]
+		r.Streak, r.HasStreak = streak[step]
+		out = append(out, r)
 	}
 	return out
 }
@@ -301,11 +343,17 @@ func module(m collector.ModuleState, now time.Time, loc *time.Location) moduleVi
 	default:
 		mv.State, mv.Class = "OFFLINE", classBad
 	}
-	if m.ConnectedAt != 0 {
+	// The cloud's connectedAt is when the module connected, 0 while it is
+	// not; an offline module may keep the time of its last connection (a
+	// listing that left it out), which is no longer "connected since".
+	switch {
+	case !m.OnlineKnown:
+		mv.ConnectedAt = "—"
+	case !m.Online:
+		mv.ConnectedAt = notConnected
+	case m.ConnectedAt != 0:
 		mv.ConnectedAt = fmtTime(time.Unix(m.ConnectedAt, 0), loc)
-	} else if m.OnlineKnown {
-		mv.ConnectedAt = "0 (offline)"
-	} else {
+	default:
 		mv.ConnectedAt = "—"
 	}
 	if !m.LastUpdate.IsZero() {
