@@ -806,14 +806,14 @@ func (tl *timeline) render(on, off time.Time) string {
 // ---- the table ----
 
 type faultRow struct {
-	name                                          string
-	hold                                          time.Duration
-	detected, healed                              time.Duration
-	wasDown, healedDuring                         bool
-	outages, blinks, handshakes, primes, failures int
-	primeFailures, reconnects                     int
-	recoveries                                    []string
-	reasons, signals, lost                        string
+	name                                string
+	hold                                time.Duration
+	detected, healed                    time.Duration
+	wasDown, healedDuring               bool
+	outages, blinks, handshakes, primes int
+	primeFailures, reconnects           int
+	recoveries                          []string
+	reasons, signals, lost              string
 }
 
 // field turns a suite duration into the field's.
