@@ -111,14 +111,7 @@ func TestDashboardQueriesOnPrometheus(t *testing.T) {
 	t.Parallel()
 	exp := startServeSimulate(t, "--poll.interval=200ms")
 	exp.waitFullScrape(t, exp.devids, 30*time.Second)
-	prom := startPrometheus(t, fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: bragerone
-    static_configs:
-      - targets: [%q]
-`, exp.addr))
+	prom := scrapeEverySecond(t, exp.addr)
 	// Two rate windows of scrapes, so that every rate() has samples.
 	waitFor(t, 30*time.Second, "REST request rates in Prometheus", func() (bool, string) {
 		res, err := prom.query(`rate(bragerone_http_requests_total[10s]) > 0`)

@@ -50,6 +50,20 @@ type prometheus struct {
 // startPrometheus runs the Debian prometheus binary on a free loopback port
 // with config (YAML) and storage in a temporary directory, and waits until it
 // is ready.
+// scrapeEverySecond starts a Prometheus that scrapes target (host:port) as
+// job bragerone every second.
+func scrapeEverySecond(t *testing.T, target string) *prometheus {
+	t.Helper()
+	return startPrometheus(t, fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: bragerone
+    static_configs:
+      - targets: [%q]
+`, target))
+}
+
 func startPrometheus(t *testing.T, config string) *prometheus {
 	t.Helper()
 	bin := tool(t, "prometheus")

@@ -598,14 +598,7 @@ func TestReadmeQueries(t *testing.T) {
 		t.Fatalf("the README's queries name module %s, the simulated cloud has %v", env.devid, sim.devids)
 	}
 	exp.waitFullScrape(t, sim.devids, 30*time.Second)
-	env.prom = startPrometheus(t, fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: bragerone
-    static_configs:
-      - targets: [%q]
-`, exp.addr))
+	env.prom = scrapeEverySecond(t, exp.addr)
 	// rate() needs two samples of a counter that moved between them.
 	waitFor(t, 20*time.Second, "three scrapes and REST traffic between them", func() (bool, string) {
 		r, err := env.prom.query(`count_over_time(up{job="bragerone"}[5m]) >= 3 and on () sum(rate(bragerone_http_requests_total[5m])) > 0`)

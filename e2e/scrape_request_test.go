@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -61,14 +60,7 @@ func TestPrometheusScrapeRequest(t *testing.T) {
 	rec := httptest.NewServer(proxy)
 	defer rec.Close()
 
-	startPrometheus(t, fmt.Sprintf(`global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: bragerone
-    static_configs:
-      - targets: [%q]
-`, strings.TrimPrefix(rec.URL, "http://")))
+	scrapeEverySecond(t, strings.TrimPrefix(rec.URL, "http://"))
 
 	var x exchange
 	waitFor(t, 30*time.Second, "a scrape through the recording proxy", func() (bool, string) {
