@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,9 +12,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/bragerone/bragerone_exporter/cloudsim"
-	"github.com/bragerone/bragerone_exporter/outage"
-	"github.com/bragerone/bragerone_exporter/realtime"
-	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // labelsOf is the label map of one series.
@@ -259,26 +255,5 @@ func TestCatalogFlagsFromEnvironmentAndFile(t *testing.T) {
 	}
 	if c := cli.Serve.catalogFlags; c.Language != "en" || c.RefreshInterval != 6*time.Hour {
 		t.Errorf("defaults %+v, want en and 6h", c)
-	}
-}
-
-// The catalog is asked for the modules the listing has shown, each with its
-// menu and permissions; a row without permissions is an empty set.
-func TestModuleSpecsFromTheListing(t *testing.T) {
-	st := &realtime.Status{Modules: []realtime.ModuleStatus{
-		{ModuleSnapshot: outage.ModuleSnapshot{Devid: "A", ConnectedAt: 7}, Listed: true, DeviceMenu: 153, Permissions: []string{"DISPLAY_MENU_DHW"}},
-		{ModuleSnapshot: outage.ModuleSnapshot{Devid: "B"}, Listed: true, DeviceMenu: 101},
-		{ModuleSnapshot: outage.ModuleSnapshot{Devid: "C"}}, // not in a listing yet
-	}}
-	specs := moduleSpecs(st, store.New())
-	if len(specs) != 2 || specs[0].DevID != "A" || specs[0].DeviceMenu != 153 || specs[0].ConnectedAt != 7 ||
-		!slices.Equal(specs[0].Permissions, []string{"DISPLAY_MENU_DHW"}) || specs[1].DevID != "B" {
-		t.Fatalf("specs %+v", specs)
-	}
-	if specs[1].Permissions == nil || len(specs[1].Permissions) != 0 {
-		t.Errorf("a row without permissions gave %#v, want an empty set", specs[1].Permissions)
-	}
-	if _, ok := specs[0].Values("P4", "v1"); ok {
-		t.Error("a value read from an empty store")
 	}
 }

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"context"
-	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -11,7 +8,7 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/catalog"
 	"github.com/bragerone/bragerone_exporter/catalogload"
-	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
@@ -53,101 +50,21 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
-// validate checks what can be checked before the web app is asked: the
-// language's form, the interval, and the overrides file (parsed here, so a
-// bad file stops the start).
-func (f *catalogFlags) validate() (*catalog.Overrides, error) {
-	if f.Disable {
-		return nil, nil
-	}
-	if !languageCode(f.Language) {
-		return nil, usageErrorf("--catalog.language %q: want a language code such as en or pl", f.Language)
-	}
-	if f.RefreshInterval <= 0 {
-		return nil, usageErrorf("--catalog.refresh-interval must be positive")
-	}
-	if f.OverridesFile == "" {
-		return nil, nil
-	}
-	data, err := os.ReadFile(f.OverridesFile)
-	if err != nil {
-		return nil, usageErrorf("--catalog.overrides-file: %v", err)
-	}
-	o, err := catalog.ParseOverrides(data)
-	if err != nil {
-		return nil, usageErrorf("--catalog.overrides-file %s: %v", f.OverridesFile, err)
-	}
-	return o, nil
+// catalog maps the flags to the exporter's catalog settings.
+func (f *catalogFlags) catalog() exporter.Catalog {
+	c := f.catalogCommonFlags.catalog()
+	c.RefreshInterval = f.RefreshInterval
+	return c
 }
 
-// languageCode accepts the shape of a language code (en, pl, pt-br, zh_tw).
-func languageCode(s string) bool {
-	if len(s) < 2 || len(s) > 16 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || (c == '-' || c == '_') && i > 0) {
-			return false
-		}
-	}
-	return true
-}
-
-// languageUsageError is the start failure for a language the web app does
-// not offer.
-func languageUsageError(err error) error {
-	return usageErrorf("--catalog.language: %v", err)
-}
-
-// newLoader builds the catalog loader of serve: module specs from the
-// gateway's listing rows with their stored values, the first load after the
-// first prime. Assets (and the unauthenticated frontend version) go through
-// a client of their own, built like the REST client (its conditional cache,
-// retries and 4 requests in flight, counted in the same HTTP metrics), so a
-// slow or unreachable assets site never holds a slot a prime or a module
-// poll needs.
-func (f *catalogFlags) newLoader(rest *cloudclient.Client, gw *realtime.Gateway, st *store.Store, overrides *catalog.Overrides, logger *slog.Logger) (*catalogload.Loader, error) {
-	cfg := rest.Config()
-	cfg.Credentials, cfg.LoginObserver = nil, nil
-	client, err := cloudclient.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return catalogload.New(catalogload.Config{
-		Fetcher: client,
-		Modules: func() []catalog.ModuleSpec { return moduleSpecs(gw.Status(), st) },
-		Ready:   gw.Ready(),
-		Version: func(ctx context.Context) (string, error) {
-			v, err := client.SystemVersion(ctx)
-			if err != nil {
-				return "", err
-			}
-			return v.Version, nil
-		},
-		Options:         catalog.Options{Language: f.Language, Logger: logger},
-		Overrides:       overrides,
-		RefreshInterval: f.RefreshInterval,
-		Logger:          logger,
-	})
+// catalog maps the flags to the exporter's catalog settings, without a
+// refresh (the tools read the catalog once).
+func (f *catalogCommonFlags) catalog() exporter.Catalog {
+	return exporter.Catalog{Disable: f.Disable, Language: f.Language, OverridesFile: f.OverridesFile}
 }
 
 // moduleSpecs describes the watched modules the listing has shown, with a
-// reader of their stored values (units chosen by a register are read at
-// load time).
+// reader of their stored values.
 func moduleSpecs(status *realtime.Status, st *store.Store) []catalog.ModuleSpec {
-	if status == nil {
-		return nil
-	}
-	var out []catalog.ModuleSpec
-	for _, m := range status.Modules {
-		if !m.Listed {
-			continue
-		}
-		out = append(out, catalog.ModuleSpec{
-			DevID: m.Devid, DeviceMenu: m.DeviceMenu, Permissions: listedPermissions(m.Permissions), ConnectedAt: m.ConnectedAt,
-			Values: storeReader(st, m.Devid),
-		})
-	}
-	return out
+	return exporter.ModuleSpecs(status, st)
 }

@@ -1,17 +1,15 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/alecthomas/kong"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/exporter"
 )
 
 // passwordEnv is the environment variable holding the account password when
@@ -40,127 +38,28 @@ type cloudFlags struct {
 	password string
 }
 
-// platform resolves the preset and any URL overrides.
-func (f *cloudFlags) platform() (cloudclient.Platform, error) {
-	p := cloudclient.BragerOne
-	if f.Platform == "tisconnect" {
-		p = cloudclient.TiSConnect
+// cloud maps the flags to the exporter's cloud settings.
+func (f *cloudFlags) cloud() exporter.Cloud {
+	return exporter.Cloud{
+		Preset: f.Platform, URL: f.URL, AssetsURL: f.AssetsURL,
+		Email: f.Email, PasswordFile: f.PasswordFile, PasswordEnv: passwordEnv, Password: f.password,
+		ObjectID: f.ObjectID, Modules: f.Modules, Timeout: f.Timeout,
 	}
-	if f.URL != "" {
-		u := strings.TrimRight(f.URL, "/")
-		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return p, usageErrorf("--cloud.url %q: want an http:// or https:// URL", f.URL)
-		}
-		p.BaseURL = u
-		if f.AssetsURL == "" {
-			// A custom cloud (the simulator, a proxy) serves its own assets.
-			p.AssetsURL = u
-		}
-	}
-	if f.AssetsURL != "" {
-		u := strings.TrimRight(f.AssetsURL, "/")
-		if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return p, usageErrorf("--cloud.assets-url %q: want an http:// or https:// URL", f.AssetsURL)
-		}
-		p.AssetsURL = u
-	}
-	return p, nil
 }
+
+// platform resolves the preset and any URL overrides.
+func (f *cloudFlags) platform() (cloudclient.Platform, error) { return f.cloud().Platform() }
 
 // credentials returns a provider that reads the password afresh at every
-// login, so a rotated password file is picked up without a restart.
+// login.
 func (f *cloudFlags) credentials() (cloudclient.CredentialsProvider, error) {
-	if f.Email == "" {
-		return nil, usageErrorf("no account email: set --cloud.email or BRAGERONE_EMAIL")
-	}
-	if f.password != "" {
-		return cloudclient.StaticCredentials(cloudclient.Credentials{Email: f.Email, Password: f.password}), nil
-	}
-	if f.PasswordFile == "" && os.Getenv(passwordEnv) == "" {
-		return nil, usageErrorf("no account password: set %s or --cloud.password-file", passwordEnv)
-	}
-	if f.PasswordFile != "" {
-		if _, err := readPasswordFile(f.PasswordFile); err != nil {
-			return nil, usageError{err}
-		}
-	}
-	email, file := f.Email, f.PasswordFile
-	return func(context.Context) (cloudclient.Credentials, error) {
-		if file == "" {
-			return cloudclient.Credentials{Email: email, Password: os.Getenv(passwordEnv)}, nil
-		}
-		pw, err := readPasswordFile(file)
-		if err != nil {
-			return cloudclient.Credentials{}, err
-		}
-		return cloudclient.Credentials{Email: email, Password: pw}, nil
-	}, nil
-}
-
-func readPasswordFile(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("--cloud.password-file: %w", err)
-	}
-	pw := strings.TrimRight(string(data), "\r\n")
-	if pw == "" {
-		return "", fmt.Errorf("--cloud.password-file %s is empty", path)
-	}
-	return pw, nil
-}
-
-// warnReadablePasswordFile warns, once at start, when users other than the
-// exporter's own user and group may read the password file: its name and
-// mode, never its content. The exporter still reads it; the mode is the
-// owner's to fix.
-func warnReadablePasswordFile(logger *slog.Logger, path string) {
-	fi, err := os.Stat(path)
-	if err != nil || !modeBitsMeaningful {
-		return
-	}
-	perm := fi.Mode().Perm()
-	if perm&0o004 != 0 || perm&0o040 != 0 && !groupIsOurs(fi) {
-		logger.Warn("the password file is readable by other users: make it readable by the exporter only (chmod 600)",
-			"file", path, "mode", fmt.Sprintf("%04o", perm))
-	}
+	return f.cloud().Credentials()
 }
 
 // newClient builds the REST client from the flags; it remembers its secrets
 // in g.Secrets, which the log handlers mask.
 func (f *cloudFlags) newClient(g *Globals, tune func(*cloudclient.Config)) (*cloudclient.Client, cloudclient.Platform, error) {
-	p, err := f.platform()
-	if err != nil {
-		return nil, p, err
-	}
-	creds, err := f.credentials()
-	if err != nil {
-		return nil, p, err
-	}
-	if f.PasswordFile != "" && f.password == "" {
-		warnReadablePasswordFile(g.Logger, f.PasswordFile)
-	}
-	cfg := cloudclient.Config{
-		BaseURL:     p.BaseURL,
-		AssetsURL:   p.AssetsURL,
-		Credentials: creds,
-		Timeout:     f.Timeout,
-		Logger:      g.Logger,
-		Secrets:     g.Secrets,
-	}
-	if f.password != "" {
-		// The embedded simulator's demo password is public: the client
-		// scrubs it from the cloud's errors with a set of its own, and the
-		// logs do not mask it everywhere.
-		cfg.Secrets = nil
-	}
-	if tune != nil {
-		tune(&cfg)
-	}
-	c, err := cloudclient.New(cfg)
-	if err != nil {
-		return nil, p, usageError{err}
-	}
-	return c, p, nil
+	return f.cloud().NewClient(g.Logger, g.Secrets, tune)
 }
 
 // loginError turns a failed first login into one clear line: wrong
@@ -168,7 +67,7 @@ func (f *cloudFlags) newClient(g *Globals, tune func(*cloudclient.Config)) (*clo
 // runtime failure (exit 1).
 func loginError(err error) error {
 	var apiErr *cloudclient.APIError
-	if cloudclient.ClassifyLogin(err) == cloudclient.LoginRejected && errors.As(err, &apiErr) {
+	if cloudclient.ClassifyLogin(err) == cloudapi.LoginRejected && errors.As(err, &apiErr) {
 		return usageErrorf("login rejected by the cloud (HTTP %d): check the email and password", apiErr.Status)
 	}
 	return fmt.Errorf("login failed: %w", err)

@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/alecthomas/kong"
 
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 )
@@ -15,13 +18,25 @@ import (
 // look like --cloud.modules.
 type simulateCmd struct {
 	Listen             string        `env:"LISTEN" default:"127.0.0.1:8465" help:"Address to serve REST, Socket.IO, assets and /control/ on."`
-	Modules            int           `env:"MODULES" default:"3" help:"Number of simulated modules."`
-	ParamsPerModule    int           `name:"params-per-module" env:"PARAMS_PER_MODULE" default:"800" help:"Parameters per module (pools P4-P6)."`
-	DriftInterval      time.Duration `name:"drift-interval" env:"DRIFT_INTERVAL" default:"2s" help:"How often parameters drift and are pushed live (0 = never)."`
+	Modules            int           `env:"MODULES" default:"${simulate_modules}" help:"Number of simulated modules."`
+	ParamsPerModule    int           `name:"params-per-module" env:"PARAMS_PER_MODULE" default:"${simulate_params_per_module}" help:"Parameters per module (pools P4-P6)."`
+	DriftInterval      time.Duration `name:"drift-interval" env:"DRIFT_INTERVAL" default:"${simulate_drift_interval}" help:"How often parameters drift and are pushed live (0 = never)."`
 	Latency            time.Duration `env:"LATENCY" default:"0s" help:"Latency added to every REST answer."`
-	TokenTTL           time.Duration `name:"token-ttl" env:"TOKEN_TTL" default:"1h" help:"Lifetime of issued access tokens."`
-	Seed               int64         `env:"SEED" default:"1" help:"Seed of devids, names and parameter values."`
+	TokenTTL           time.Duration `name:"token-ttl" env:"TOKEN_TTL" default:"${simulate_token_ttl}" help:"Lifetime of issued access tokens."`
+	Seed               int64         `env:"SEED" default:"${simulate_seed}" help:"Seed of devids, names and parameter values."`
 	AllowRemoteControl bool          `name:"allow-remote-control" env:"ALLOW_REMOTE_CONTROL" help:"Let non-loopback clients use the /control/ endpoint."`
+}
+
+// simulateVars are the simulator's defaults, taken from cloudsim: the
+// simulate command's and serve --simulate's.
+func simulateVars() kong.Vars {
+	return kong.Vars{
+		"simulate_modules":           strconv.Itoa(cloudsim.DefaultModules),
+		"simulate_params_per_module": strconv.Itoa(cloudsim.DefaultParamsPerModule),
+		"simulate_drift_interval":    shortDuration(cloudsim.DefaultDriftInterval),
+		"simulate_token_ttl":         shortDuration(cloudsim.DefaultTokenTTL),
+		"simulate_seed":              strconv.Itoa(cloudsim.DefaultSeed),
+	}
 }
 
 func (s *simulateCmd) Run(ctx context.Context, g *Globals) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
@@ -66,61 +67,34 @@ func seconds(d time.Duration) string {
 	return strconv.FormatInt(int64(d/time.Second), 10) + "s"
 }
 
-func (h *healthFlags) validate() error {
-	for name, d := range map[string]time.Duration{
-		"--poll.interval": h.PollInterval, "--session.down-hysteresis": h.SessionHysteresis, "--push.stale-after": h.StaleAfter,
-		"--recovery.quarantine-duration": h.QuarantineDuration, "--recovery.cooldown": h.CooldownBase, "--recovery.cooldown-max": h.CooldownMax,
-		"--modules.forget-after": h.ForgetMissingAfter,
-	} {
-		if d < 0 {
-			return usageErrorf("%s must not be negative", name)
-		}
-	}
-	if h.SupervisorInterval <= 0 || h.ConnectTimeout <= 0 {
-		return usageErrorf("--session.supervisor-interval and --session.connect-timeout must be positive")
-	}
-	for name, n := range map[string]int{
-		"--recovery.zombie-primes": h.ZombiePrimes, "--recovery.hard-restarts": h.HardRestartsBeforeRecycle,
-		"--recovery.recycles-before-rebuild": h.RecyclesBeforeRebuild, "--recovery.rebuilds-before-quarantine": h.RebuildsBeforeQuarantine,
-	} {
-		if n < 0 {
-			return usageErrorf("%s must not be negative", name)
-		}
-	}
-	return nil
-}
-
-// gatewayConfig builds the gateway's configuration from the flags.
-func (h *healthFlags) gatewayConfig(cf *cloudFlags, client *cloudclient.Client, p cloudclient.Platform, st *store.Store, logger *slog.Logger) realtime.Config {
-	cfg := realtime.DefaultConfig()
-	cfg.Client, cfg.Store, cfg.Logger = client, st, logger
-	cfg.ObjectID, cfg.Modules = cf.ObjectID, cf.Modules
-	cfg.PollInterval = h.PollInterval
-	cfg.SupervisorInterval = h.SupervisorInterval
-	cfg.SessionHysteresis = h.SessionHysteresis
-	cfg.ForgetMissingAfter = h.ForgetMissingAfter
-	//lint:ignore SA1019 the deprecated flag is still accepted; the gateway warns that it has no effect
-	cfg.GetModulesFailOfflineAfter = h.FailOfflineAfter
-	cfg.Ladder = ladder.Config{
+// health maps the flags to the exporter's health settings.
+func (h *healthFlags) health() exporter.Health {
+	return exporter.Health{
+		PollInterval:              h.PollInterval,
+		SessionHysteresis:         h.SessionHysteresis,
+		SupervisorInterval:        h.SupervisorInterval,
+		ConnectTimeout:            h.ConnectTimeout,
 		StaleAfter:                h.StaleAfter,
 		ZombiePrimes:              h.ZombiePrimes,
 		HardRestartsBeforeRecycle: h.HardRestartsBeforeRecycle,
 		RecyclesBeforeRebuild:     h.RecyclesBeforeRebuild,
 		RebuildsBeforeQuarantine:  h.RebuildsBeforeQuarantine,
+		QuarantineDuration:        h.QuarantineDuration,
 		CooldownBase:              h.CooldownBase,
 		CooldownMax:               h.CooldownMax,
-		QuarantineFor:             h.QuarantineDuration,
-		ModuleOnlineDebounce:      ladder.DefaultModuleOnlineDebounce,
+		ForgetMissingAfter:        h.ForgetMissingAfter,
+		FailOfflineAfter:          h.FailOfflineAfter,
 	}
-	connectTimeout := h.ConnectTimeout
-	cfg.NewTransport = func() (transport.Transport, error) {
-		return transport.New(transport.Config{
-			BaseURL:        p.BaseURL,
-			Header:         realtime.HandshakeHeaders(client, p.AssetsURL),
-			ConnectTimeout: connectTimeout,
-			Redact:         client.Secrets().Scrub,
-			Logger:         logger,
-		})
-	}
-	return cfg
 }
+
+func (h *healthFlags) validate() error { return h.health().Validate() }
+
+// gatewayConfig builds the gateway's configuration from the flags: the
+// exporter's gateway half.
+func (h *healthFlags) gatewayConfig(cf *cloudFlags, client *cloudclient.Client, p cloudclient.Platform, st *store.Store, logger *slog.Logger) realtime.Config {
+	return exporter.GatewayConfig(cf.cloud(), h.health(), client, p, st, logger)
+}
+
+// startError is the error of a gateway whose start failed: the exporter's
+// reading of it (a rejected login and an unlisted devid are configuration).
+func startError(err error) error { return exporter.StartError(err) }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
@@ -82,9 +83,10 @@ func TestRecycleCountIsDocumented(t *testing.T) {
 }
 
 // TestFlagDefaultsAreTheOwnersDefaults parses command lines that set no
-// health, cloud or parameter flag and checks that every default reaching the
-// gateway, the REST client and the collector is the one its owning package
-// states, so a default changed there changes the flag.
+// health, cloud, parameter or simulator flag and checks that every default
+// reaching the gateway, the REST client, the collector and the simulated
+// cloud is the one its owning package states, so a default changed there
+// changes the flag.
 func TestFlagDefaultsAreTheOwnersDefaults(t *testing.T) {
 	for _, cmd := range []string{"serve", "watch"} {
 		cli, err := parseForTest(t, cmd)
@@ -121,5 +123,31 @@ func TestFlagDefaultsAreTheOwnersDefaults(t *testing.T) {
 	}
 	if cli.Serve.ParametersMaxSeries != collector.DefaultMaxSeriesPerModule {
 		t.Errorf("--parameters.max-series default = %d, want the collector's %d", cli.Serve.ParametersMaxSeries, collector.DefaultMaxSeriesPerModule)
+	}
+
+	// The simulator's defaults, in serve --simulate and in simulate.
+	for name, pair := range map[string][2]int{
+		"serve --simulate.modules":           {cli.Serve.SimulateModules, cloudsim.DefaultModules},
+		"serve --simulate.params-per-module": {cli.Serve.SimulateParamsPerModule, cloudsim.DefaultParamsPerModule},
+	} {
+		if pair[0] != pair[1] {
+			t.Errorf("%s default = %d, want cloudsim's %d", name, pair[0], pair[1])
+		}
+	}
+	cli, err = parseForTest(t, "simulate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim := cli.Simulate
+	for name, pair := range map[string][2]int64{
+		"simulate --modules":           {int64(sim.Modules), cloudsim.DefaultModules},
+		"simulate --params-per-module": {int64(sim.ParamsPerModule), cloudsim.DefaultParamsPerModule},
+		"simulate --drift-interval":    {int64(sim.DriftInterval), int64(cloudsim.DefaultDriftInterval)},
+		"simulate --token-ttl":         {int64(sim.TokenTTL), int64(cloudsim.DefaultTokenTTL)},
+		"simulate --seed":              {sim.Seed, cloudsim.DefaultSeed},
+	} {
+		if pair[0] != pair[1] {
+			t.Errorf("%s default = %d, want cloudsim's %d", name, pair[0], pair[1])
+		}
 	}
 }

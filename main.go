@@ -20,6 +20,8 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+
+	"github.com/bragerone/bragerone_exporter/exporter"
 )
 
 // Exit codes, as documented in the README.
@@ -56,7 +58,8 @@ Without a command it runs serve, the exporter, whose flags (web listener, cloud 
 
     bragerone_exporter serve --help`
 
-// usageError marks an error caused by bad flags or configuration; it exits with code 2.
+// usageError marks an error caused by bad flags or configuration; it exits
+// with code 2, as does the exporter's *exporter.ConfigError.
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
@@ -99,7 +102,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	if err := kctx.Run(&cli.Globals); err != nil {
 		var ue usageError
-		if errors.As(err, &ue) {
+		var ce *exporter.ConfigError
+		if errors.As(err, &ue) || errors.As(err, &ce) {
 			reportUsageError(stderr, cli.Globals.LogFormat, cli.Globals.Secrets, err)
 			return exitUsage
 		}
@@ -113,7 +117,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // ${name} values of default tags), one provider per flag group.
 func flagVars() kong.Vars {
 	vars := kong.Vars{}
-	for _, v := range []kong.Vars{catalogVars(), cloudVars(), healthVars(), serveVars()} {
+	for _, v := range []kong.Vars{catalogVars(), cloudVars(), healthVars(), serveVars(), simulateVars()} {
 		vars = vars.CloneWith(v)
 	}
 	return vars

@@ -641,16 +641,8 @@ func TestSimulatorControlLoopbackByDefault(t *testing.T) {
 	if cli.Simulate.AllowRemoteControl {
 		t.Error("simulate allows remote control by default")
 	}
-
-	g := &Globals{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	sim, err := startSimulation(g, 1, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Close()
-	if !strings.HasPrefix(sim.URL(), "http://127.0.0.1:") {
-		t.Errorf("serve --simulate runs the simulator on %s, want loopback", sim.URL())
-	}
+	// serve --simulate's embedded simulator: exporter's
+	// TestSimulatedCloudListensOnLoopback.
 }
 
 // shortEchoPlan: the requests a short-echo cloud answers with an error

@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
-	"github.com/bragerone/bragerone_exporter/catalogload"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
@@ -25,32 +25,12 @@ var errCatalogDisabled = errors.New("--catalog.disable: this needs the parameter
 
 // overrides validates the flags as serve does and reads
 // --catalog.overrides-file; nil when none is given or the catalog is off.
-func (f *catalogCommonFlags) overrides() (*catalog.Overrides, error) {
-	serve := catalogFlags{catalogCommonFlags: *f, RefreshInterval: catalogload.DefaultRefreshInterval}
-	return serve.validate()
-}
+func (f *catalogCommonFlags) overrides() (*catalog.Overrides, error) { return f.catalog().Overrides() }
 
 // listedModuleSpecs describes the rows of a module listing to the catalog;
 // st holds the modules' values.
 func listedModuleSpecs(modules []cloudclient.Module, st *store.Store) []catalog.ModuleSpec {
-	specs := make([]catalog.ModuleSpec, 0, len(modules))
-	for _, m := range modules {
-		specs = append(specs, catalog.ModuleSpec{
-			DevID: m.Devid, DeviceMenu: m.DeviceMenu, Permissions: listedPermissions(m.Permissions),
-			Values: storeReader(st, m.Devid), ConnectedAt: m.ConnectedAt,
-		})
-	}
-	return specs
-}
-
-// listedPermissions are a listed module row's permissions for the catalog:
-// a row always carries them, so none is an empty set (gated entries
-// hidden), never "no filtering".
-func listedPermissions(perms []string) []string {
-	if perms == nil {
-		return []string{}
-	}
-	return perms
+	return exporter.ListedModuleSpecs(modules, st)
 }
 
 // load reads the catalog of the modules from the assets fetch fetches. A
@@ -72,7 +52,7 @@ func (f *catalogCommonFlags) load(ctx context.Context, fetch catalog.Fetcher, sp
 	var le *catalog.LanguageError
 	switch {
 	case errors.As(err, &le):
-		return nil, languageUsageError(err)
+		return nil, exporter.LanguageError(err)
 	case err != nil && required:
 		return nil, fmt.Errorf("reading the parameter catalog from the web app: %w", err)
 	case err != nil:
@@ -88,17 +68,7 @@ func (f *catalogCommonFlags) load(ctx context.Context, fetch catalog.Fetcher, sp
 // storeReader reads one module's raw numeric values from st, for the
 // catalog's display rules.
 func storeReader(st *store.Store, devid string) catalog.Reader {
-	return func(pool, param string) (float64, bool) {
-		k, ok := store.ParseKey(pool + "." + param)
-		if !ok {
-			return 0, false
-		}
-		e, ok := st.Get(devid, k)
-		if !ok || !e.IsNumeric {
-			return 0, false
-		}
-		return e.Numeric, true
-	}
+	return exporter.StoreReader(st, devid)
 }
 
 // displayed is a parameter's value as the app shows it, for a record: a

@@ -20,7 +20,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
 // criticalAlerts are the alerts that page: a person must act now and the
@@ -84,9 +84,9 @@ func TestRulesReadExportedLoginResults(t *testing.T) {
 		for _, r := range g.Rules {
 			for _, m := range selector.FindAllStringSubmatch(r.Expr, -1) {
 				found++
-				if !slices.Contains(cloudclient.LoginOutcomes(), cloudclient.LoginOutcome(m[1])) {
+				if !slices.Contains(cloudapi.LoginOutcomes(), cloudapi.LoginOutcome(m[1])) {
 					t.Errorf("%s%s: selects result=%q, which the exporter never exports (it has %q)",
-						r.Alert, r.Record, m[1], cloudclient.LoginOutcomes())
+						r.Alert, r.Record, m[1], cloudapi.LoginOutcomes())
 				}
 			}
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/serving"
 )
@@ -200,7 +201,7 @@ func BenchmarkCatalogSteadyStateMemory(b *testing.B) {
 			}
 			time.Sleep(time.Millisecond)
 		}
-		col, err := collector.New(snap, params, collector.Options{Catalog: &collector.CatalogLoaderSource{State: l.State}})
+		col, err := collector.New(snap, params, collector.Options{Catalog: &exporter.CatalogLoaderSource{State: l.State}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -44,14 +45,14 @@ type ActivityRow struct {
 // ActivityQuantity returns activity counts per module (POST
 // /v1/modules/activity/quantity). A 204 gives an empty map.
 func (c *Client) ActivityQuantity(ctx context.Context, modules []string) (map[string]int, error) {
-	return c.quantity(ctx, &call{method: "POST", path: "/modules/activity/quantity", tmpl: EndpointActivityQuantity, auth: true},
+	return c.quantity(ctx, &call{method: "POST", path: "/modules/activity/quantity", tmpl: cloudapi.EndpointActivityQuantity, auth: true},
 		modules, wire.ActivityQuantityKey)
 }
 
 // AlarmQuantity returns active alarm counts per module (POST
 // /v1/modules/alarms/quantity).
 func (c *Client) AlarmQuantity(ctx context.Context, modules []string) (map[string]int, error) {
-	return c.quantity(ctx, &call{method: "POST", path: "/modules/alarms/quantity", tmpl: EndpointAlarmsQuantity, auth: true},
+	return c.quantity(ctx, &call{method: "POST", path: "/modules/alarms/quantity", tmpl: cloudapi.EndpointAlarmsQuantity, auth: true},
 		modules, wire.AlarmsQuantityKey)
 }
 
@@ -84,7 +85,7 @@ func (r ListRequest) body() map[string]any {
 
 // Activity returns activity rows (POST /v1/modules/activity).
 func (c *Client) Activity(ctx context.Context, req ListRequest) ([]ActivityRow, error) {
-	rows, err := c.list(ctx, &call{method: "POST", path: "/modules/activity", tmpl: EndpointActivity, auth: true}, req, "activities")
+	rows, err := c.list(ctx, &call{method: "POST", path: "/modules/activity", tmpl: cloudapi.EndpointActivity, auth: true}, req, "activities")
 	if err != nil {
 		return nil, err
 	}
@@ -119,12 +120,12 @@ func (c *Client) Activity(ctx context.Context, req ListRequest) ([]ActivityRow, 
 
 // Alarms returns active alarms (POST /v1/modules/alarms).
 func (c *Client) Alarms(ctx context.Context, req ListRequest) ([]AlarmRow, error) {
-	return c.alarms(ctx, &call{method: "POST", path: "/modules/alarms", tmpl: EndpointAlarms, auth: true}, req)
+	return c.alarms(ctx, &call{method: "POST", path: "/modules/alarms", tmpl: cloudapi.EndpointAlarms, auth: true}, req)
 }
 
 // AlarmHistory returns finished alarms (POST /v1/modules/alarms/history).
 func (c *Client) AlarmHistory(ctx context.Context, req ListRequest) ([]AlarmRow, error) {
-	return c.alarms(ctx, &call{method: "POST", path: "/modules/alarms/history", tmpl: EndpointAlarmHistory, auth: true}, req)
+	return c.alarms(ctx, &call{method: "POST", path: "/modules/alarms/history", tmpl: cloudapi.EndpointAlarmHistory, auth: true}, req)
 }
 
 func (c *Client) alarms(ctx context.Context, cl *call, req ListRequest) ([]AlarmRow, error) {

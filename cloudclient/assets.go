@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
 // assetBackoff is the pause before the 2nd and 3rd asset attempt.
@@ -36,7 +38,7 @@ func (c *Client) Asset(ctx context.Context, path string) ([]byte, error) {
 	conditional := true
 	var lastErr error
 	for attempt := 0; attempt <= len(assetBackoff); {
-		cl := &call{method: "GET", url: u, tmpl: EndpointAsset}
+		cl := &call{method: "GET", url: u, tmpl: cloudapi.EndpointAsset}
 		c.assetMu.Lock()
 		cached := c.assets[u]
 		c.assetMu.Unlock()
@@ -83,7 +85,7 @@ func (c *Client) Asset(ctx context.Context, path string) ([]byte, error) {
 			break
 		}
 		if err := c.cfg.Sleep(ctx, assetBackoff[attempt]); err != nil {
-			return nil, fmt.Errorf("cloudclient: %s: %w", EndpointAsset, err)
+			return nil, fmt.Errorf("cloudclient: %s: %w", cloudapi.EndpointAsset, err)
 		}
 		attempt++
 	}

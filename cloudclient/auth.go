@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -45,45 +46,23 @@ type LoginResult struct {
 	Objects []Object
 }
 
-var loginCall = call{method: "POST", path: "/auth/user", tmpl: EndpointLogin}
-
-// LoginOutcome classifies a finished login. A rejected login needs a person
-// (the credentials are wrong or the account is locked); an unreachable one is
-// the cloud's or the network's and heals by itself. The values are the result
-// label of bragerone_logins_total.
-type LoginOutcome string
-
-// Login outcomes.
-const (
-	// LoginOK: the cloud issued a token.
-	LoginOK LoginOutcome = "ok"
-	// LoginRejected: the cloud answered and refused the credentials: HTTP
-	// 401 or 403, or 400 or 422 (the credential body refused).
-	LoginRejected LoginOutcome = "rejected"
-	// LoginUnreachable: no verdict on the credentials: a transport error or
-	// timeout, a 5xx (the duplicate-token race included once its retries are
-	// spent), any other status, or an answer that is not a login result.
-	LoginUnreachable LoginOutcome = "unreachable"
-)
-
-// LoginOutcomes lists every login outcome.
-func LoginOutcomes() []LoginOutcome { return []LoginOutcome{LoginOK, LoginRejected, LoginUnreachable} }
+var loginCall = call{method: "POST", path: "/auth/user", tmpl: cloudapi.EndpointLogin}
 
 // ClassifyLogin returns the outcome of a login attempt that returned err (nil
-// is LoginOK). Only an answer of the login endpoint itself counts as a
+// is cloudapi.LoginOK). Only an answer of the login endpoint itself counts as a
 // verdict on the credentials: a 401 of another request wrapped in err does
 // not make the login rejected.
-func ClassifyLogin(err error) LoginOutcome {
+func ClassifyLogin(err error) cloudapi.LoginOutcome {
 	if err == nil {
-		return LoginOK
+		return cloudapi.LoginOK
 	}
 	if ae := loginAPIError(err); ae != nil {
 		switch ae.Status {
 		case 400, 401, 403, 422:
-			return LoginRejected
+			return cloudapi.LoginRejected
 		}
 	}
-	return LoginUnreachable
+	return cloudapi.LoginUnreachable
 }
 
 // loginAPIError finds the login endpoint's APIError in err's tree (wrapped
@@ -221,7 +200,7 @@ func (c *Client) Logout(ctx context.Context) error {
 	if !has || tok.AccessToken == "" {
 		return nil
 	}
-	cl := &call{method: "POST", path: "/auth/revoke", tmpl: EndpointRevoke, auth: true}
+	cl := &call{method: "POST", path: "/auth/revoke", tmpl: cloudapi.EndpointRevoke, auth: true}
 	r, err := c.send(ctx, cl, nil, tok.AccessToken)
 	_, err = c.check(cl, r, err)
 	var ae *APIError

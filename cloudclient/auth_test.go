@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 )
 
@@ -97,9 +98,9 @@ func TestDecodeLogin(t *testing.T) {
 
 func TestLoginSuccess(t *testing.T) {
 	fc := newFakeCloud(t)
-	var obs []cloudclient.LoginOutcome
+	var obs []cloudapi.LoginOutcome
 	c, _ := newClient(t, fc, func(cfg *cloudclient.Config) {
-		cfg.LoginObserver = func(o cloudclient.LoginOutcome) { obs = append(obs, o) }
+		cfg.LoginObserver = func(o cloudapi.LoginOutcome) { obs = append(obs, o) }
 	})
 	res, err := c.Login(ctxT(t))
 	if err != nil {
@@ -119,7 +120,7 @@ func TestLoginSuccess(t *testing.T) {
 	if tok, err := c.AccessToken(); err != nil || tok != "tok-1" {
 		t.Fatalf("AccessToken = %q, %v", tok, err)
 	}
-	if len(obs) != 1 || obs[0] != cloudclient.LoginOK {
+	if len(obs) != 1 || obs[0] != cloudapi.LoginOK {
 		t.Fatalf("LoginObserver calls %v", obs)
 	}
 }
@@ -130,10 +131,10 @@ func TestLoginFailures(t *testing.T) {
 		status  int
 		ctype   string
 		body    string
-		outcome cloudclient.LoginOutcome
+		outcome cloudapi.LoginOutcome
 		check   func(t *testing.T, err error)
 	}{
-		{"wrong credentials 401", 401, "application/json", `{"message":"Invalid credentials"}`, cloudclient.LoginRejected, func(t *testing.T, err error) {
+		{"wrong credentials 401", 401, "application/json", `{"message":"Invalid credentials"}`, cloudapi.LoginRejected, func(t *testing.T, err error) {
 			var ae *cloudclient.APIError
 			if !errors.As(err, &ae) || ae.Status != 401 || ae.Message() != "Invalid credentials" {
 				t.Fatalf("err = %#v", err)
@@ -142,31 +143,31 @@ func TestLoginFailures(t *testing.T) {
 				t.Fatalf("message %q", err.Error())
 			}
 		}},
-		{"account locked 403", 403, "application/json", `{"message":"Forbidden"}`, cloudclient.LoginRejected, func(t *testing.T, err error) {
+		{"account locked 403", 403, "application/json", `{"message":"Forbidden"}`, cloudapi.LoginRejected, func(t *testing.T, err error) {
 			var ae *cloudclient.APIError
 			if !errors.As(err, &ae) || ae.Status != 403 {
 				t.Fatalf("err = %#v", err)
 			}
 		}},
-		{"credential body refused 400", 400, "application/json", `{"message":"email must be an email"}`, cloudclient.LoginRejected, func(t *testing.T, err error) {
+		{"credential body refused 400", 400, "application/json", `{"message":"email must be an email"}`, cloudapi.LoginRejected, func(t *testing.T, err error) {
 			var ae *cloudclient.APIError
 			if !errors.As(err, &ae) || ae.Status != 400 {
 				t.Fatalf("err = %#v", err)
 			}
 		}},
-		{"credential body refused 422", 422, "application/json", `{"message":"Unprocessable"}`, cloudclient.LoginRejected, func(t *testing.T, err error) {
+		{"credential body refused 422", 422, "application/json", `{"message":"Unprocessable"}`, cloudapi.LoginRejected, func(t *testing.T, err error) {
 			var ae *cloudclient.APIError
 			if !errors.As(err, &ae) || ae.Status != 422 {
 				t.Fatalf("err = %#v", err)
 			}
 		}},
-		{"rate limited 429", 429, "application/json", `{"message":"Too many requests"}`, cloudclient.LoginUnreachable, func(t *testing.T, err error) {
+		{"rate limited 429", 429, "application/json", `{"message":"Too many requests"}`, cloudapi.LoginUnreachable, func(t *testing.T, err error) {
 			var ae *cloudclient.APIError
 			if !errors.As(err, &ae) || ae.Status != 429 {
 				t.Fatalf("err = %#v", err)
 			}
 		}},
-		{"HTML 503", 503, "text/html", "<html><body>Service Unavailable</body></html>", cloudclient.LoginUnreachable, func(t *testing.T, err error) {
+		{"HTML 503", 503, "text/html", "<html><body>Service Unavailable</body></html>", cloudapi.LoginUnreachable, func(t *testing.T, err error) {
 			var ae *cloudclient.APIError
 			if !errors.As(err, &ae) || ae.Status != 503 || !cloudclient.IsExpectedUpstream(err) {
 				t.Fatalf("err = %#v", err)
@@ -175,30 +176,30 @@ func TestLoginFailures(t *testing.T) {
 				t.Fatalf("Error %q / Data %#v", err.Error(), ae.Data)
 			}
 		}},
-		{"malformed JSON 200", 200, "application/json", `{"accessToken":"T"`, cloudclient.LoginUnreachable, func(t *testing.T, err error) {
+		{"malformed JSON 200", 200, "application/json", `{"accessToken":"T"`, cloudapi.LoginUnreachable, func(t *testing.T, err error) {
 			var de *cloudclient.DecodeError
 			if !errors.As(err, &de) || de.Status != 200 || de.Endpoint != "POST /v1/auth/user" {
 				t.Fatalf("err = %#v", err)
 			}
 		}},
-		{"HTML 200", 200, "text/html", `<html>maintenance</html>`, cloudclient.LoginUnreachable, func(t *testing.T, err error) {
+		{"HTML 200", 200, "text/html", `<html>maintenance</html>`, cloudapi.LoginUnreachable, func(t *testing.T, err error) {
 			var de *cloudclient.DecodeError
 			if !errors.As(err, &de) || strings.Contains(err.Error(), "maintenance") {
 				t.Fatalf("err = %v", err)
 			}
 		}},
-		{"201 is not success", 201, "application/json", `{"accessToken":"T"}`, cloudclient.LoginUnreachable, func(t *testing.T, err error) {
+		{"201 is not success", 201, "application/json", `{"accessToken":"T"}`, cloudapi.LoginUnreachable, func(t *testing.T, err error) {
 			var ae *cloudclient.APIError
 			if !errors.As(err, &ae) || ae.Status != 201 {
 				t.Fatalf("err = %#v", err)
 			}
 		}},
-		{"empty token", 200, "application/json", `{"accessToken":""}`, cloudclient.LoginUnreachable, func(t *testing.T, err error) {
+		{"empty token", 200, "application/json", `{"accessToken":""}`, cloudapi.LoginUnreachable, func(t *testing.T, err error) {
 			if !errors.Is(err, cloudclient.ErrNoAccessToken) {
 				t.Fatalf("err = %v", err)
 			}
 		}},
-		{"non-duplicate 500 is not retried", 500, "application/json", `{"message":"boom"}`, cloudclient.LoginUnreachable, func(t *testing.T, err error) {
+		{"non-duplicate 500 is not retried", 500, "application/json", `{"message":"boom"}`, cloudapi.LoginUnreachable, func(t *testing.T, err error) {
 			var ae *cloudclient.APIError
 			if !errors.As(err, &ae) || ae.Status != 500 {
 				t.Fatalf("err = %#v", err)
@@ -214,9 +215,9 @@ func TestLoginFailures(t *testing.T) {
 				io.WriteString(w, tc.body)
 				return true
 			}
-			var obs []cloudclient.LoginOutcome
+			var obs []cloudapi.LoginOutcome
 			c, sl := newClient(t, fc, func(cfg *cloudclient.Config) {
-				cfg.LoginObserver = func(o cloudclient.LoginOutcome) { obs = append(obs, o) }
+				cfg.LoginObserver = func(o cloudapi.LoginOutcome) { obs = append(obs, o) }
 			})
 			_, err := c.Login(ctxT(t))
 			tc.check(t, err)
@@ -650,19 +651,19 @@ func TestLoginOutcomeUnreachable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fc := newFakeCloud(t)
 			fc.loginHook = tc.hook
-			var obs []cloudclient.LoginOutcome
+			var obs []cloudapi.LoginOutcome
 			c, _ := newClient(t, fc, func(cfg *cloudclient.Config) {
 				cfg.Timeout = 100 * time.Millisecond
-				cfg.LoginObserver = func(o cloudclient.LoginOutcome) { obs = append(obs, o) }
+				cfg.LoginObserver = func(o cloudapi.LoginOutcome) { obs = append(obs, o) }
 			})
 			_, err := c.Login(ctxT(t))
 			if err == nil {
 				t.Fatal("login succeeded")
 			}
-			if got := cloudclient.ClassifyLogin(err); got != cloudclient.LoginUnreachable {
+			if got := cloudclient.ClassifyLogin(err); got != cloudapi.LoginUnreachable {
 				t.Errorf("ClassifyLogin(%v) = %q, want unreachable", err, got)
 			}
-			if len(obs) != 1 || obs[0] != cloudclient.LoginUnreachable {
+			if len(obs) != 1 || obs[0] != cloudapi.LoginUnreachable {
 				t.Errorf("LoginObserver %v, want [unreachable]", obs)
 			}
 		})
@@ -679,9 +680,9 @@ func TestLoginAbandonedIsNotCounted(t *testing.T) {
 		<-r.Context().Done()
 		return true
 	}
-	var obs []cloudclient.LoginOutcome
+	var obs []cloudapi.LoginOutcome
 	c, _ := newClient(t, fc, func(cfg *cloudclient.Config) {
-		cfg.LoginObserver = func(o cloudclient.LoginOutcome) { obs = append(obs, o) }
+		cfg.LoginObserver = func(o cloudapi.LoginOutcome) { obs = append(obs, o) }
 	})
 	if _, err := c.Login(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
@@ -700,22 +701,22 @@ func TestClassifyLoginLooksAtTheLoginAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		err  error
-		want cloudclient.LoginOutcome
+		want cloudapi.LoginOutcome
 	}{
-		{"nil", nil, cloudclient.LoginOK},
-		{"login 401", loginRefused, cloudclient.LoginRejected},
-		{"login 401 wrapped", fmt.Errorf("first login: %w", loginRefused), cloudclient.LoginRejected},
-		{"another request's 401, re-login unreachable", fmt.Errorf("%w (re-login failed: %w)", modulesRefused, loginDown), cloudclient.LoginUnreachable},
-		{"another request's 401, re-login refused", fmt.Errorf("%w (re-login failed: %w)", modulesRefused, loginRefused), cloudclient.LoginRejected},
-		{"another request's 401 alone", modulesRefused, cloudclient.LoginUnreachable},
-		{"joined", errors.Join(errors.New("x"), loginRefused), cloudclient.LoginRejected},
-		{"deadline", context.DeadlineExceeded, cloudclient.LoginUnreachable},
+		{"nil", nil, cloudapi.LoginOK},
+		{"login 401", loginRefused, cloudapi.LoginRejected},
+		{"login 401 wrapped", fmt.Errorf("first login: %w", loginRefused), cloudapi.LoginRejected},
+		{"another request's 401, re-login unreachable", fmt.Errorf("%w (re-login failed: %w)", modulesRefused, loginDown), cloudapi.LoginUnreachable},
+		{"another request's 401, re-login refused", fmt.Errorf("%w (re-login failed: %w)", modulesRefused, loginRefused), cloudapi.LoginRejected},
+		{"another request's 401 alone", modulesRefused, cloudapi.LoginUnreachable},
+		{"joined", errors.Join(errors.New("x"), loginRefused), cloudapi.LoginRejected},
+		{"deadline", context.DeadlineExceeded, cloudapi.LoginUnreachable},
 	} {
 		if got := cloudclient.ClassifyLogin(tc.err); got != tc.want {
 			t.Errorf("%s: ClassifyLogin = %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	if got := cloudclient.LoginOutcomes(); !slices.Equal(got, []cloudclient.LoginOutcome{"ok", "rejected", "unreachable"}) {
+	if got := cloudapi.LoginOutcomes(); !slices.Equal(got, []cloudapi.LoginOutcome{"ok", "rejected", "unreachable"}) {
 		t.Errorf("LoginOutcomes = %q", got)
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/redact"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
@@ -78,7 +79,7 @@ type Config struct {
 	Observer func(endpoint string, code int, d time.Duration)
 	// LoginObserver is called once per login attempt with its outcome,
 	// unless the caller abandoned it (context canceled).
-	LoginObserver func(LoginOutcome)
+	LoginObserver func(cloudapi.LoginOutcome)
 }
 
 // Client talks to the cloud. It is safe for concurrent use.

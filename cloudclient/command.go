@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
 // Command is a write. Either Command is set (raw route, e.g.
@@ -50,7 +52,7 @@ func (cmd Command) route() (*call, error) {
 		if cmd.Value != nil {
 			body["value"] = cmd.Value
 		}
-		return &call{method: "POST", path: "/module/command/raw", tmpl: EndpointCommandRaw, auth: true, body: body}, nil
+		return &call{method: "POST", path: "/module/command/raw", tmpl: cloudapi.EndpointCommandRaw, auth: true, body: body}, nil
 	}
 	body["pool"] = cmd.Pool
 	body["parameter"] = cmd.Parameter
@@ -61,7 +63,7 @@ func (cmd Command) route() (*call, error) {
 	if cmd.Unit != nil {
 		body["unit"] = *cmd.Unit
 	}
-	return &call{method: "POST", path: "/module/command", tmpl: EndpointCommand, auth: true, body: body}, nil
+	return &call{method: "POST", path: "/module/command", tmpl: cloudapi.EndpointCommand, auth: true, body: body}, nil
 }
 
 // Command sends a write through the write rate limiter. Routing errors

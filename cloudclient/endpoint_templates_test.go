@@ -12,15 +12,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 )
 
 // TestEveryRequestNamesAListedEndpoint reads every request the client builds
 // (each call literal in the package source) and checks that its template is
-// one of the Endpoint constants, listed in Endpoints, with the request's
-// method and, where the path is fixed, its path. A request with a template of
-// its own would put an endpoint label no one pre-creates or documents.
+// one of cloudapi's Endpoint constants, listed in cloudapi.Endpoints, with the
+// request's method and, where the path is fixed, its path. A request with a
+// template of its own would put an endpoint label no one pre-creates or
+// documents.
 func TestEveryRequestNamesAListedEndpoint(t *testing.T) {
 	values := map[string]string{} // constant name → template
 	fset := token.NewFileSet()
@@ -28,8 +29,12 @@ func TestEveryRequestNamesAListedEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	vocabulary, err := filepath.Glob("../cloudapi/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var parsed []*ast.File
-	for _, name := range files {
+	for _, name := range append(files, vocabulary...) {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
 		}
@@ -41,7 +46,9 @@ func TestEveryRequestNamesAListedEndpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		parsed = append(parsed, f)
+		if f.Name.Name == "cloudclient" {
+			parsed = append(parsed, f)
+		}
 		for _, decl := range f.Decls {
 			gd, ok := decl.(*ast.GenDecl)
 			if !ok || gd.Tok != token.CONST {
@@ -50,6 +57,9 @@ func TestEveryRequestNamesAListedEndpoint(t *testing.T) {
 			for _, spec := range gd.Specs {
 				vs := spec.(*ast.ValueSpec)
 				for i, n := range vs.Names {
+					if i >= len(vs.Values) {
+						continue
+					}
 					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && strings.HasPrefix(n.Name, "Endpoint") {
 						values[n.Name], _ = strconv.Unquote(lit.Value)
 					}
@@ -57,11 +67,11 @@ func TestEveryRequestNamesAListedEndpoint(t *testing.T) {
 			}
 		}
 	}
-	if len(values) != len(cloudclient.Endpoints()) {
-		t.Errorf("%d Endpoint constants, Endpoints lists %d", len(values), len(cloudclient.Endpoints()))
+	if len(values) != len(cloudapi.Endpoints()) {
+		t.Errorf("%d Endpoint constants, Endpoints lists %d", len(values), len(cloudapi.Endpoints()))
 	}
 	for name, v := range values {
-		if !slices.Contains(cloudclient.Endpoints(), v) {
+		if !slices.Contains(cloudapi.Endpoints(), v) {
 			t.Errorf("%s (%q) is not in Endpoints", name, v)
 		}
 	}
@@ -82,14 +92,14 @@ func TestEveryRequestNamesAListedEndpoint(t *testing.T) {
 				kv := el.(*ast.KeyValueExpr)
 				fields[kv.Key.(*ast.Ident).Name] = kv.Value
 			}
-			id, ok := fields["tmpl"].(*ast.Ident)
-			if !ok {
-				t.Errorf("%s: request template is not an Endpoint constant", pos)
+			sel, ok := fields["tmpl"].(*ast.SelectorExpr)
+			if pkg, isIdent := selX(sel); !ok || !isIdent || pkg != "cloudapi" {
+				t.Errorf("%s: request template is not a cloudapi Endpoint constant", pos)
 				return true
 			}
-			tmpl, ok := values[id.Name]
+			tmpl, ok := values[sel.Sel.Name]
 			if !ok {
-				t.Errorf("%s: request template %s is not an Endpoint constant", pos, id.Name)
+				t.Errorf("%s: request template %s is not an Endpoint constant", pos, sel.Sel.Name)
 				return true
 			}
 			method, path, _ := strings.Cut(tmpl, " ")
@@ -107,6 +117,18 @@ func TestEveryRequestNamesAListedEndpoint(t *testing.T) {
 	}
 }
 
+// selX is the package name a selector expression selects from.
+func selX(sel *ast.SelectorExpr) (string, bool) {
+	if sel == nil {
+		return "", false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return "", false
+	}
+	return id.Name, true
+}
+
 func mustUnquote(t *testing.T, s string) string {
 	t.Helper()
 	v, err := strconv.Unquote(s)
@@ -122,8 +144,8 @@ func mustUnquote(t *testing.T, s string) string {
 // (404 or 405 from the router) means the two have drifted apart.
 func TestSimulatedCloudRoutesEveryEndpoint(t *testing.T) {
 	sim := startSim(t, cloudsim.Options{})
-	for _, tmpl := range cloudclient.Endpoints() {
-		if tmpl == cloudclient.EndpointAsset {
+	for _, tmpl := range cloudapi.Endpoints() {
+		if tmpl == cloudapi.EndpointAsset {
 			continue // served from the platform's asset host, not the API
 		}
 		method, path, _ := strings.Cut(tmpl, " ")

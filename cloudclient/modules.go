@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -103,7 +104,7 @@ func MissingModules(objectID int, modules []Module, want []string) error {
 
 // Modules lists the modules of an object (GET /v1/modules, page 1, limit 999).
 func (c *Client) Modules(ctx context.Context, objectID int) (*ModuleListing, error) {
-	cl := &call{method: "GET", path: "/modules", tmpl: EndpointModules, auth: true,
+	cl := &call{method: "GET", path: "/modules", tmpl: cloudapi.EndpointModules, auth: true,
 		query: "page=1&limit=" + strconv.Itoa(ModuleListLimit) + "&group_id=" + strconv.Itoa(objectID)}
 	r, err := c.do(ctx, cl)
 	if err != nil {
@@ -304,7 +305,7 @@ func (c *Client) ModulesConnect(ctx context.Context, req BindRequest) (bool, err
 		add(s, sid)
 	}
 	for _, cd := range cands {
-		cl := &call{method: "POST", path: "/modules/connect", tmpl: EndpointModulesConnect, auth: true, browser: true,
+		cl := &call{method: "POST", path: "/modules/connect", tmpl: cloudapi.EndpointModulesConnect, auth: true, browser: true,
 			body: cd.shape.body(cd.sid, req.GroupID, mods)}
 		r, err := c.do(ctx, cl)
 		if err != nil {
@@ -329,7 +330,7 @@ func (c *Client) Prime(ctx context.Context, modules []string) ([]wire.ParamUpdat
 	if len(mods) == 0 {
 		return []wire.ParamUpdate{}, nil
 	}
-	cl := &call{method: "POST", path: "/modules/parameters", tmpl: EndpointParameters, auth: true,
+	cl := &call{method: "POST", path: "/modules/parameters", tmpl: cloudapi.EndpointParameters, auth: true,
 		body: map[string]any{"modules": mods}}
 	r, err := c.do(ctx, cl)
 	if err != nil {

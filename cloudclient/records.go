@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -83,7 +84,7 @@ func decodeObjectList(raw json.RawMessage) []Object {
 // User returns the account record. Both {"user":{…}} and a bare object are
 // accepted.
 func (c *Client) User(ctx context.Context) (*User, error) {
-	cl := &call{method: "GET", path: "/user", tmpl: EndpointUser, auth: true}
+	cl := &call{method: "GET", path: "/user", tmpl: cloudapi.EndpointUser, auth: true}
 	r, err := c.do(ctx, cl)
 	if err != nil {
 		return nil, err
@@ -105,13 +106,13 @@ func (c *Client) User(ctx context.Context) (*User, error) {
 
 // Permissions returns the user's permission names.
 func (c *Client) Permissions(ctx context.Context) ([]string, error) {
-	return c.permissions(ctx, &call{method: "GET", path: "/user/permissions", tmpl: EndpointUserPermissions, auth: true})
+	return c.permissions(ctx, &call{method: "GET", path: "/user/permissions", tmpl: cloudapi.EndpointUserPermissions, auth: true})
 }
 
 // ObjectPermissions returns the user's permission names for one object.
 func (c *Client) ObjectPermissions(ctx context.Context, objectID int) ([]string, error) {
 	return c.permissions(ctx, &call{method: "GET", path: "/objects/" + strconv.Itoa(objectID) + "/permissions",
-		tmpl: EndpointObjectPermissions, auth: true})
+		tmpl: cloudapi.EndpointObjectPermissions, auth: true})
 }
 
 // permissions accepts {"permissions":[…]} or a bare list; items are strings
@@ -153,7 +154,7 @@ func decodePermissions(raw json.RawMessage) []string {
 // bare list are accepted; any other shape, or a 2xx other than 200, gives an
 // empty list.
 func (c *Client) Objects(ctx context.Context) ([]Object, error) {
-	cl := &call{method: "GET", path: "/objects", tmpl: EndpointObjects, auth: true}
+	cl := &call{method: "GET", path: "/objects", tmpl: cloudapi.EndpointObjects, auth: true}
 	r, err := c.do(ctx, cl)
 	if err != nil {
 		return nil, err
@@ -187,7 +188,7 @@ func decodeObjects(raw json.RawMessage) []Object {
 
 // Object returns one object with its operational status.
 func (c *Client) Object(ctx context.Context, objectID int) (*ObjectDetails, error) {
-	cl := &call{method: "GET", path: "/objects/" + strconv.Itoa(objectID), tmpl: EndpointObject, auth: true}
+	cl := &call{method: "GET", path: "/objects/" + strconv.Itoa(objectID), tmpl: cloudapi.EndpointObject, auth: true}
 	r, err := c.do(ctx, cl)
 	if err != nil {
 		return nil, err
@@ -210,7 +211,7 @@ func (c *Client) Object(ctx context.Context, objectID int) (*ObjectDetails, erro
 
 // ModuleCard returns the service card of a module (code = devid).
 func (c *Client) ModuleCard(ctx context.Context, code string) (*ModuleCard, error) {
-	cl := &call{method: "GET", path: "/modules/" + url.PathEscape(code) + "/card", tmpl: EndpointModuleCard, auth: true}
+	cl := &call{method: "GET", path: "/modules/" + url.PathEscape(code) + "/card", tmpl: cloudapi.EndpointModuleCard, auth: true}
 	r, err := c.do(ctx, cl)
 	if err != nil {
 		return nil, err
@@ -227,7 +228,7 @@ func (c *Client) ModuleCard(ctx context.Context, code string) (*ModuleCard, erro
 
 // SystemVersion returns the deployed frontend version. It needs no token.
 func (c *Client) SystemVersion(ctx context.Context) (*SystemVersion, error) {
-	cl := &call{method: "GET", path: "/system/version", tmpl: EndpointSystemVersion,
+	cl := &call{method: "GET", path: "/system/version", tmpl: cloudapi.EndpointSystemVersion,
 		query: "container=" + url.QueryEscape(c.cfg.Container) + "&platform=0"}
 	r, err := c.do(ctx, cl)
 	if err != nil {

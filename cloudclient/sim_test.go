@@ -10,6 +10,7 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
+	"github.com/bragerone/bragerone_exporter/cloudsim/webapp"
 )
 
 // startSim runs the simulated cloud on loopback.
@@ -156,7 +157,7 @@ func TestSimEveryEndpoint(t *testing.T) {
 	}
 
 	// Assets: the second fetch is revalidated (304) and served from the cache.
-	name := "/assets/" + cloudsim.AssetIndexName()
+	name := "/assets/" + webapp.IndexName()
 	a1, err := c.Asset(ctx, name)
 	if err != nil || len(a1) == 0 {
 		t.Fatalf("Asset = %d bytes, %v", len(a1), err)

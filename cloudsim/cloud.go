@@ -15,6 +15,8 @@ import (
 
 	sio "github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/utils"
+
+	"github.com/bragerone/bragerone_exporter/cloudsim/webapp"
 )
 
 // Defaults of Options.
@@ -25,6 +27,9 @@ const (
 	DefaultParamsPerModule = 800
 	DefaultTokenTTL        = time.Hour
 	DefaultDriftInterval   = 2 * time.Second
+	// DefaultSeed is the seed of the simulate command and serve --simulate
+	// (Options.Seed 0 is a seed like any other, not "default").
+	DefaultSeed = 1
 )
 
 // Options configure a simulated cloud. Zero values take the defaults above.
@@ -72,8 +77,8 @@ type Cloud struct {
 	sessions  map[string]*session // by namespace SID
 	order     []string            // namespace SIDs in connect order
 	rng       *rand.Rand
-	released  chan struct{} // closed and replaced whenever faults change (wakes stalled handshakes)
-	assets    *assetBundle  // the web app deployment served; nil = the first
+	released  chan struct{}      // closed and replaced whenever faults change (wakes stalled handshakes)
+	assets    *webapp.Deployment // the web app deployment served; nil = the first
 
 	// holdTimers, when set, receives the library timers of each closed
 	// session instead of their release (tests show the leak the release

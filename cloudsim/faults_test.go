@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudsim/webapp"
 )
 
 const html503 = `<html><body><h1>503 Service Unavailable</h1></body></html>`
@@ -57,7 +59,7 @@ func TestHTTPStatusFault(t *testing.T) {
 	if r := call(t, c, "POST", "/v1/auth/user", "", map[string]string{"email": DefaultEmail, "password": DefaultPassword}); r.status != 404 {
 		t.Fatalf("every-path fault spared login: %d", r.status)
 	}
-	if r := call(t, c, "GET", "/assets/"+AssetIndexName(), "", nil); r.status != 200 {
+	if r := call(t, c, "GET", "/assets/"+webapp.IndexName(), "", nil); r.status != 200 {
 		t.Fatalf("every-path fault hit assets: %d", r.status)
 	}
 	c.ClearAll()

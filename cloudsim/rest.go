@@ -334,7 +334,7 @@ func (m *module) row() moduleRow {
 	gw := m.gw
 	row := moduleRow{
 		Devid: m.devid, Name: m.name, Gateway: gw, Devices: []any{}, Services: []any{},
-		DeviceMenu: m.profile.deviceMenu, Permissions: append([]string{}, m.profile.permissions...),
+		DeviceMenu: m.profile.DeviceMenu, Permissions: append([]string{}, m.profile.Permissions...),
 		AcceptedAt: m.acceptedAt, ConnectedAt: m.connectedAt,
 		ModuleAlarms: len(m.alarms), ParameterSchemas: []any{}, ID: m.id,
 		ModuleAddress: m.address, ModuleInterface: nil, ModuleVersion: m.version,

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudsim/webapp"
 )
 
 func TestLoginShapeAndTokenExpiry(t *testing.T) {
@@ -132,7 +134,7 @@ func TestBearerAuthOnEveryEndpoint(t *testing.T) {
 		t.Fatalf("token after RevokeTokens = %d, want 401", r.status)
 	}
 	// Public endpoints need no token.
-	for _, p := range []string{"/v1/system/version?container=BragerOne&platform=0", "/", "/assets/" + AssetIndexName()} {
+	for _, p := range []string{"/v1/system/version?container=BragerOne&platform=0", "/", "/assets/" + webapp.IndexName()} {
 		if r := call(t, c, "GET", p, "", nil); r.status != 200 {
 			t.Errorf("GET %s without token = %d, want 200", p, r.status)
 		}
@@ -509,8 +511,8 @@ func TestAssetsConditional(t *testing.T) {
 	if idx.status != 200 || m == nil {
 		t.Fatalf("index page %d has no index bundle: %s", idx.status, idx.body)
 	}
-	if string(m[1]) != AssetIndexName() {
-		t.Fatalf("index references %s, AssetIndexName = %s", m[1], AssetIndexName())
+	if string(m[1]) != webapp.IndexName() {
+		t.Fatalf("index references %s, webapp.IndexName = %s", m[1], webapp.IndexName())
 	}
 	if r := call(t, c, "GET", "/assets/", "", nil); r.status != 200 || !regexp.MustCompile(`/assets/index-[A-Za-z0-9_-]+\.js`).Match(r.body) {
 		t.Fatalf("/assets/ fallback = %d", r.status)
@@ -561,7 +563,7 @@ func TestLatencyOption(t *testing.T) {
 		t.Fatal("a REST answer came back despite an hour of configured latency")
 	}
 	// Assets and control are not the REST API and are not delayed.
-	for _, p := range []string{"/control/state", "/", "/assets/" + AssetIndexName()} {
+	for _, p := range []string{"/control/state", "/", "/assets/" + webapp.IndexName()} {
 		if r := callWith(t, testHTTP, c.URL(), "GET", p, "", nil); r.status != 200 {
 			t.Fatalf("GET %s = %d", p, r.status)
 		}

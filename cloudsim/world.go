@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudsim/webapp"
 )
 
 // paramForm is how one parameter is written in a prime body
@@ -63,7 +65,7 @@ type module struct {
 	alarms      []map[string]any
 	history     []map[string]any
 	nextAct     int
-	profile     *simProfile // menu, permissions and described registers
+	profile     *webapp.Profile // menu, permissions and described registers
 }
 
 type userRecord struct {
@@ -121,7 +123,7 @@ func (c *Cloud) buildWorld() {
 			connectedAt: now - int64(60+c.rng.IntN(86400)),
 			acceptedAt:  now - int64(86400*(30+c.rng.IntN(600))),
 			params:      map[string]*param{},
-			profile:     simProfiles[i%len(simProfiles)],
+			profile:     webapp.Profiles()[i%len(webapp.Profiles())],
 		}
 		c.buildParams(m, now)
 		c.buildEvents(m, now)
@@ -234,10 +236,9 @@ func (c *Cloud) buildEvents(m *module, now int64) {
 			"user": map[string]any{"name": c.user.Name, "id": c.user.ID}, "user_id": c.user.ID,
 		})
 	}
-	for i, code := range m.profile.alarms {
-		a := alarmByCode(code)
+	for i, a := range m.profile.Alarms {
 		m.alarms = append(m.alarms, map[string]any{
-			"id": a.id, "name": a.code, "devid": m.devid,
+			"id": a.ID, "name": a.Code, "devid": m.devid,
 			"created_at": time.Unix(now-1800-int64(600*i), 0).UTC().Format(time.RFC3339), "finished_at": nil,
 		})
 	}

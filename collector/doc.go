@@ -2,8 +2,9 @@
 // Prometheus metrics at scrape time.
 //
 // It owns four things, and nothing of HTTP (package serving serves them):
-//   - the plain data types the gateway fills in ([Snapshot] and its parts), read
-//     through [SnapshotSource] and [ParamSource];
+//   - the plain data types it renders ([Snapshot] and its parts, which
+//     package exporter fills in from the gateway's status), read through
+//     [SnapshotSource] and [ParamSource];
 //   - [Collector], a prometheus.Collector that builds const metrics from one
 //     snapshot per scrape, so nothing stale survives a module or parameter that
 //     went away and no sample carries a client-side timestamp;

@@ -8,25 +8,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
-	"github.com/bragerone/bragerone_exporter/realtime/transport"
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
-// The event label of bragerone_realtime_events_total is the transport's
-// event kind name (transport.EventKind.String), which owns the mapping from
-// wire event names to kinds. Overflow is a marker of lost events, not an
-// event, and is counted as other.
+// The event label of bragerone_realtime_events_total is the event kind's
+// name (cloudapi.EventKind.String); the transport maps wire event names to
+// kinds. Overflow is a marker of lost events, not an event, and is counted
+// as other.
 
 // EventOther is the label of every event outside Events' named kinds.
-var EventOther = transport.EventOther.String()
+var EventOther = cloudapi.EventOther.String()
 
 // Events lists every value of the event label.
 var Events = eventLabels()
 
 func eventLabels() []string {
 	var out []string
-	for _, k := range transport.EventKinds() {
-		if k != transport.EventOverflow {
+	for _, k := range cloudapi.EventKinds() {
+		if k != cloudapi.EventOverflow {
 			out = append(out, k.String())
 		}
 	}
@@ -56,7 +55,7 @@ type Instrumentation struct {
 	buildInfo prometheus.Collector
 
 	eventCounters map[string]prometheus.Counter
-	loginCounters map[cloudclient.LoginOutcome]prometheus.Counter
+	loginCounters map[cloudapi.LoginOutcome]prometheus.Counter
 
 	mu           sync.Mutex
 	endpoints    map[string]bool // endpoint label values admitted so far
@@ -107,7 +106,7 @@ func NewInstrumentation(reg prometheus.Registerer, opts InstrumentationOptions) 
 		}, []string{"result"}),
 		buildInfo:     versioncollector.NewCollector(namespace+"_exporter", versioncollector.WithExtraConstLabels(opts.buildInfoLabels)),
 		eventCounters: make(map[string]prometheus.Counter, len(Events)),
-		loginCounters: make(map[cloudclient.LoginOutcome]prometheus.Counter, len(cloudclient.LoginOutcomes())),
+		loginCounters: make(map[cloudapi.LoginOutcome]prometheus.Counter, len(cloudapi.LoginOutcomes())),
 		endpoints:     make(map[string]bool),
 		maxEndpoints:  opts.MaxEndpoints,
 	}
@@ -122,7 +121,7 @@ func NewInstrumentation(reg prometheus.Registerer, opts InstrumentationOptions) 
 	for _, ev := range Events {
 		in.eventCounters[ev] = in.events.WithLabelValues(ev)
 	}
-	for _, o := range cloudclient.LoginOutcomes() {
+	for _, o := range cloudapi.LoginOutcomes() {
 		in.loginCounters[o] = in.logins.WithLabelValues(string(o))
 	}
 	for _, ep := range opts.Endpoints {
@@ -172,7 +171,7 @@ func codeLabel(code int) string {
 // ObserveEvent counts one realtime event by its kind; a kind outside Events
 // (overflow) is counted as other. It has the signature of
 // realtime.Config.OnEvent.
-func (in *Instrumentation) ObserveEvent(kind transport.EventKind) {
+func (in *Instrumentation) ObserveEvent(kind cloudapi.EventKind) {
 	c, ok := in.eventCounters[kind.String()]
 	if !ok {
 		c = in.eventCounters[EventOther]
@@ -181,12 +180,12 @@ func (in *Instrumentation) ObserveEvent(kind transport.EventKind) {
 }
 
 // ObserveLogin counts one login by outcome; an outcome outside
-// cloudclient.LoginOutcomes counts as unreachable, so the label set stays
+// cloudapi.LoginOutcomes counts as unreachable, so the label set stays
 // fixed. It has the signature of cloudclient.Config.LoginObserver.
-func (in *Instrumentation) ObserveLogin(o cloudclient.LoginOutcome) {
+func (in *Instrumentation) ObserveLogin(o cloudapi.LoginOutcome) {
 	c, ok := in.loginCounters[o]
 	if !ok {
-		c = in.loginCounters[cloudclient.LoginUnreachable]
+		c = in.loginCounters[cloudapi.LoginUnreachable]
 	}
 	c.Inc()
 }

@@ -15,8 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/version"
 
-	"github.com/bragerone/bragerone_exporter/cloudclient"
-	"github.com/bragerone/bragerone_exporter/realtime/transport"
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
 // instrumentationFixture registers the self-metrics, with the build
@@ -37,15 +36,15 @@ func instrumentationFixture(t testing.TB) (*prometheus.Registry, *Instrumentatio
 	in.ObserveHTTP("GET /v1/modules", 503, 2300*time.Millisecond)
 	in.ObserveHTTP("POST /v1/modules/parameters", 0, 8*time.Second)
 	in.ObserveHTTP("POST /v1/modules/parameters", 408, 9*time.Second)
-	for _, ev := range []transport.EventKind{transport.EventParamsChange, transport.EventParamsChange, transport.EventSnapshot,
-		transport.EventConnect, transport.EventDisconnect, transport.EventMemoryUpdated, transport.EventConnectionStatus, transport.EventOther} {
+	for _, ev := range []cloudapi.EventKind{cloudapi.EventParamsChange, cloudapi.EventParamsChange, cloudapi.EventSnapshot,
+		cloudapi.EventConnect, cloudapi.EventDisconnect, cloudapi.EventMemoryUpdated, cloudapi.EventConnectionStatus, cloudapi.EventOther} {
 		in.ObserveEvent(ev)
 	}
-	in.ObserveLogin(cloudclient.LoginOK)
-	in.ObserveLogin(cloudclient.LoginUnreachable)
-	in.ObserveLogin(cloudclient.LoginUnreachable)
-	in.ObserveLogin(cloudclient.LoginRejected)
-	in.ObserveLogin(cloudclient.LoginOK)
+	in.ObserveLogin(cloudapi.LoginOK)
+	in.ObserveLogin(cloudapi.LoginUnreachable)
+	in.ObserveLogin(cloudapi.LoginUnreachable)
+	in.ObserveLogin(cloudapi.LoginRejected)
+	in.ObserveLogin(cloudapi.LoginOK)
 	return reg, in
 }
 
@@ -129,12 +128,12 @@ func TestEventNamesAreBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 500 {
-		in.ObserveEvent(transport.EventKind(1000 + i))
+		in.ObserveEvent(cloudapi.EventKind(1000 + i))
 	}
-	in.ObserveEvent(transport.EventOverflow)
+	in.ObserveEvent(cloudapi.EventOverflow)
 	want := map[string]float64{EventOther: 501}
-	for _, k := range transport.EventKinds() {
-		if k == transport.EventOther || k == transport.EventOverflow {
+	for _, k := range cloudapi.EventKinds() {
+		if k == cloudapi.EventOther || k == cloudapi.EventOverflow {
 			continue
 		}
 		in.ObserveEvent(k)
@@ -235,7 +234,7 @@ func TestMetricsDocLoginResults(t *testing.T) {
 		documented = append(documented, m[1])
 	}
 	var exported []string
-	for _, o := range cloudclient.LoginOutcomes() {
+	for _, o := range cloudapi.LoginOutcomes() {
 		exported = append(exported, string(o))
 	}
 	if !slices.Equal(documented, exported) {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudsim"
+	"github.com/bragerone/bragerone_exporter/cloudsim/webapp"
 )
 
 // The README's example queries are run as the README prints them: the test
@@ -248,7 +249,7 @@ func optionLabels(m map[string]string) []string {
 // shownAsTheAppShows checks one row of the "every parameter" query against
 // what the simulated app shows for the register: enum options and states in
 // the text label, a time of day as HH:MM, numbers as the displayed number.
-func shownAsTheAppShows(s promSample, d cloudsim.DescribedParam, raw float64, stored bool) (bool, string) {
+func shownAsTheAppShows(s promSample, d webapp.DescribedParam, raw float64, stored bool) (bool, string) {
 	l := s.Metric
 	what := fmt.Sprintf("%s (%s): %v", d.Name, d.Address, result{s})
 	if l["name"] != d.Name || l["unit"] != d.Unit {
@@ -297,7 +298,7 @@ var readmeClaims = map[string]readmeClaim{
 		"the boiler state, a time of day such as `22:00`), the `text` label holds it and the value is 1:": {
 		queries: 1,
 		healthy: func(t *testing.T, e *queryEnv, at float64, res []result) (bool, string) {
-			var shown []cloudsim.DescribedParam
+			var shown []webapp.DescribedParam
 			for _, d := range e.twin.Described(e.devid, "en") {
 				if !d.Hidden {
 					shown = append(shown, d)
@@ -317,7 +318,7 @@ var readmeClaims = map[string]readmeClaim{
 			kinds := map[string]int{}
 			for _, s := range rows {
 				addr := s.Metric["pool"] + "." + s.Metric["param"]
-				i := slices.IndexFunc(shown, func(d cloudsim.DescribedParam) bool { return d.Address == addr })
+				i := slices.IndexFunc(shown, func(d webapp.DescribedParam) bool { return d.Address == addr })
 				if s.Metric["devid"] != e.devid || s.Metric["menu"] == "" || i < 0 {
 					return false, fmt.Sprintf("%v is not a parameter the app shows", result{s})
 				}
@@ -366,7 +367,7 @@ var readmeClaims = map[string]readmeClaim{
 	"The current label of every enum parameter, with its name:": {
 		queries: 1,
 		healthy: func(t *testing.T, e *queryEnv, at float64, res []result) (bool, string) {
-			want := map[string]cloudsim.DescribedParam{}
+			want := map[string]webapp.DescribedParam{}
 			for _, devid := range e.twin.Devids() {
 				for _, d := range e.twin.Described(devid, "en") {
 					if len(d.States) > 0 || d.Enum != nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
@@ -86,7 +87,7 @@ type Config struct {
 	OnLive func(updates []wire.ParamUpdate)
 	// OnEvent, when set, is told the kind of every realtime event (for
 	// counters; called on the loop goroutine).
-	OnEvent func(kind transport.EventKind)
+	OnEvent func(kind cloudapi.EventKind)
 }
 
 // DefaultSilentGrace is the default SilentGrace: one default health tick,

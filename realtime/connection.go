@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime/lifecycle"
@@ -109,7 +110,7 @@ func (g *Gateway) connected(ctx context.Context, gen uint64, s transport.Session
 	if err != nil {
 		var ce *transport.ConnectError
 		if errors.As(err, &ce) && ce.ConnectErrorEvent && g.cfg.OnEvent != nil {
-			g.cfg.OnEvent(transport.EventConnectError)
+			g.cfg.OnEvent(cloudapi.EventConnectError)
 		}
 		g.feed(ctx, lifecycle.DialFailed{
 			Reason:           connectFailureReason(err),

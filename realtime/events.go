@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
@@ -43,15 +44,15 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 	}
 	now := g.cfg.Now()
 	switch ev.Kind {
-	case transport.EventParamsChange, transport.EventSnapshot:
+	case cloudapi.EventParamsChange, cloudapi.EventSnapshot:
 		src := store.SourceLive
-		if ev.Kind == transport.EventSnapshot {
+		if ev.Kind == cloudapi.EventSnapshot {
 			src = store.SourceSnapshot
 		}
 		return g.applyLive(ev, src, now)
-	case transport.EventConnectionStatus:
+	case cloudapi.EventConnectionStatus:
 		g.connectionStatus(ctx, ev, now)
-	case transport.EventMemoryUpdated:
+	case cloudapi.EventMemoryUpdated:
 		devid, err := wire.DecodeDevid(ev.Payload)
 		if err != nil || !g.isSubscribed(devid) {
 			g.log.Debug("event 22 ignored", "devid", devid, "err", err)
@@ -60,18 +61,18 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 		g.log.Debug("module memory updated; priming it", "devid", devid)
 		g.primeModule(ctx, devid)
 		return false
-	case transport.EventAlarmsQuantity:
+	case cloudapi.EventAlarmsQuantity:
 		if g.alarmsQuantity(ev.Payload) {
 			// A count moved: read which alarms now rather than at the next poll.
 			g.pollAlarms(ctx)
 		}
-	case transport.EventOverflow:
+	case cloudapi.EventOverflow:
 		g.overflowed += int64(ev.Dropped)
 		g.log.Warn("realtime events were dropped on a full buffer; re-priming", "dropped", ev.Dropped)
 		g.startPrime(ctx, g.subscribed, PrimeOverflow, nil)
-	case transport.EventDisconnect:
+	case cloudapi.EventDisconnect:
 		g.sessionEnded(ctx, ev.Reason, ev.Detail)
-	case transport.EventConnect, transport.EventOther, transport.EventConnectError:
+	case cloudapi.EventConnect, cloudapi.EventOther, cloudapi.EventConnectError:
 		// A connect_error is counted; the disconnect that follows ends the session.
 		return false
 	}

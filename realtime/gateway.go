@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
@@ -333,7 +334,7 @@ func (g *Gateway) retry(ctx context.Context, fn func() error, login bool) error 
 // classification, the one logins_total counts), another call was still
 // refused after the client's re-login, or there are no credentials at all.
 func isAuthRejected(err error) bool {
-	if cloudclient.ClassifyLogin(err) == cloudclient.LoginRejected || errors.Is(err, cloudclient.ErrNoCredentials) {
+	if cloudclient.ClassifyLogin(err) == cloudapi.LoginRejected || errors.Is(err, cloudclient.ErrNoCredentials) {
 		return true
 	}
 	var apiErr *cloudclient.APIError

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/outage"
@@ -545,7 +546,7 @@ func runStartExpectingAuthFailure(t *testing.T, password string, faults ...cloud
 // the login's. Failures of the dial itself keep the transport's reason.
 func TestConnectFailureReasonOfTheLoginBeforeTheDial(t *testing.T) {
 	login := func(status int) error {
-		return fmt.Errorf("logging in: %w", &cloudclient.APIError{Endpoint: cloudclient.EndpointLogin, Status: status})
+		return fmt.Errorf("logging in: %w", &cloudclient.APIError{Endpoint: cloudapi.EndpointLogin, Status: status})
 	}
 	for _, tc := range []struct {
 		name string

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/realtime"
@@ -80,8 +81,8 @@ func startBenchGateway(b *testing.B, modules, perModule int, tune func(*realtime
 		default:
 		}
 	}
-	cfg.OnEvent = func(k transport.EventKind) {
-		if k == transport.EventParamsChange {
+	cfg.OnEvent = func(k cloudapi.EventKind) {
+		if k == cloudapi.EventParamsChange {
 			bg.events.Add(1)
 		}
 	}
@@ -306,7 +307,7 @@ func startBenchTransport(b *testing.B, modules, perModule int) *benchGateway {
 		pprof.Do(ctx, clientLabels, func(context.Context) {
 			go func() {
 				for ev := range sess.Events() {
-					if ev.Kind == transport.EventParamsChange {
+					if ev.Kind == cloudapi.EventParamsChange {
 						bg.events.Add(1)
 						select {
 						case bg.wake <- struct{}{}:

@@ -18,9 +18,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
@@ -195,7 +197,7 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 	s.gw = gw
 
 	// The collector exactly as serve builds it.
-	col, err := collector.New(collector.GatewaySource{Status: gw.Status, Store: s.store}, s.store, collector.Options{})
+	col, err := collector.New(exporter.GatewaySource{Status: gw.Status, Store: s.store}, s.store, collector.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -833,7 +835,7 @@ func (ss *seamSession) released() bool {
 func (ss *seamSession) pump() {
 	defer close(ss.events)
 	for ev := range ss.Session.Events() {
-		if ev.Kind == transport.EventDisconnect {
+		if ev.Kind == cloudapi.EventDisconnect {
 			ss.mu.Lock()
 			ss.reason = ev.Reason
 			hold := ss.mode.holdEvent

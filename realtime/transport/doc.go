@@ -83,5 +83,5 @@
 //
 // Events reach the consumer in order on one channel per session, through a
 // bounded buffer, so a slow consumer never blocks the library. On overflow,
-// events are dropped and an EventOverflow tells the consumer to re-prime.
+// events are dropped and a cloudapi.EventOverflow tells the consumer to re-prime.
 package transport

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -31,15 +32,15 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("Normalize(%q) = kind %d without a label", name, kind)
 		}
 		switch kind {
-		case EventParamsChange, EventSnapshot:
+		case cloudapi.EventParamsChange, cloudapi.EventSnapshot:
 			if wire.FirstByte(payload) != '{' {
 				t.Fatalf("Normalize(%q, %q) = %v for a payload that is not an object", name, payload, kind)
 			}
-		case EventMemoryUpdated:
+		case cloudapi.EventMemoryUpdated:
 			if norm != NameMemoryUpdated {
 				t.Fatalf("memory-updated event named %q", norm)
 			}
-		case EventOther, EventConnectionStatus, EventAlarmsQuantity:
+		case cloudapi.EventOther, cloudapi.EventConnectionStatus, cloudapi.EventAlarmsQuantity:
 		default:
 			t.Fatalf("Normalize(%q) = %v: a kind only the session itself produces", name, kind)
 		}
@@ -56,7 +57,7 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("WireName of the string %q = %q", wire, s)
 		}
 		k1, n1 := Normalize(wire, json.RawMessage(payload))
-		if number == 22 && (k1 != EventMemoryUpdated || n1 != NameMemoryUpdated) {
+		if number == 22 && (k1 != cloudapi.EventMemoryUpdated || n1 != NameMemoryUpdated) {
 			t.Fatalf("the number 22 normalised to %v %q", k1, n1)
 		}
 		if _, ok := WireName(struct{}{}); ok {

@@ -17,6 +17,8 @@ import (
 
 	server "github.com/zishang520/socket.io/servers/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
 // goServer is the zishang520 Go Socket.IO server on loopback, with hooks the
@@ -350,14 +352,14 @@ func nextEvent(t *testing.T, s Session) Event {
 
 // eventOf reads events until one of kind k arrives; it fails on a
 // Disconnect when k is not Disconnect.
-func eventOf(t *testing.T, s Session, k EventKind) Event {
+func eventOf(t *testing.T, s Session, k cloudapi.EventKind) Event {
 	t.Helper()
 	for {
 		ev := nextEvent(t, s)
 		if ev.Kind == k {
 			return ev
 		}
-		if ev.Kind == EventDisconnect {
+		if ev.Kind == cloudapi.EventDisconnect {
 			t.Fatalf("session ended (%s: %s) while waiting for %s", ev.Reason, ev.Detail, k)
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	sio "github.com/zishang520/socket.io/clients/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/internal/libglue"
 	"github.com/bragerone/bragerone_exporter/outage"
 )
@@ -361,7 +362,7 @@ func (s *session) advance(phase string) {
 
 // ensureJoined records the namespace join. The library delivers events that
 // arrived before the join ack ahead of its "connect" callback, so the first
-// event callback also counts as the join; EventConnect always comes first.
+// event callback also counts as the join; cloudapi.EventConnect always comes first.
 func (s *session) ensureJoined() {
 	s.mu.Lock()
 	if s.joined || s.decided || s.abandoned || s.ended {
@@ -373,7 +374,7 @@ func (s *session) ensureJoined() {
 	if eng := s.mgr.Engine(); eng != nil {
 		s.engSID = eng.Id()
 	}
-	s.q.push(Event{Kind: EventConnect, Received: s.c.cfg.Now()})
+	s.q.push(Event{Kind: cloudapi.EventConnect, Received: s.c.cfg.Now()})
 	s.mu.Unlock()
 	go s.q.pump(s.events, s.stop)
 	s.result <- nil
@@ -411,7 +412,7 @@ func (s *session) onConnectError(err error) {
 	}
 	// A connect_error after the join ends the session like a disconnect,
 	// announced by its own event.
-	s.q.push(Event{Kind: EventConnectError, Reason: token, Detail: detail, Received: s.c.cfg.Now()})
+	s.q.push(Event{Kind: cloudapi.EventConnectError, Reason: token, Detail: detail, Received: s.c.cfg.Now()})
 	s.end(token, "connect_error: "+detail)
 }
 
@@ -450,7 +451,7 @@ func (s *session) end(token, detail string) {
 	// Logged before the event is released: after it, the consumer may be gone.
 	s.log.Info("realtime session ended", "reason", token, "detail", detail, "namespace_sid", s.nsSID)
 	close(s.done)
-	s.q.pushFinal(Event{Kind: EventDisconnect, Reason: token, Detail: detail, Received: s.c.cfg.Now()})
+	s.q.pushFinal(Event{Kind: cloudapi.EventDisconnect, Reason: token, Detail: detail, Received: s.c.cfg.Now()})
 	s.mu.Unlock()
 	s.c.forget(s)
 	go s.teardownBounded()

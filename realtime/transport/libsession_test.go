@@ -16,6 +16,7 @@ import (
 
 	server "github.com/zishang520/socket.io/servers/socket/v3"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/outage"
 )
 
@@ -55,7 +56,7 @@ func TestConnectHeadersSIDsAndEvents(t *testing.T) {
 		t.Error("Connected() = false on a fresh session")
 	}
 
-	if ev := nextEvent(t, s); ev.Kind != EventConnect {
+	if ev := nextEvent(t, s); ev.Kind != cloudapi.EventConnect {
 		t.Fatalf("first event %v, want connect", ev.Kind)
 	}
 
@@ -68,19 +69,19 @@ func TestConnectHeadersSIDsAndEvents(t *testing.T) {
 	_ = srvSock.Emit("something:else", "x", 2)
 
 	want := []struct {
-		kind    EventKind
+		kind    cloudapi.EventKind
 		name    string
 		wire    string
 		payload string
 		nargs   int
 	}{
-		{EventParamsChange, "app:modules:parameters:change", "app:modules:parameters:change", `{"M1":{"P4":{"v1":{"value":21.5}}}}`, 1},
-		{EventMemoryUpdated, "22", "22", `{"devid":"M1"}`, 1},
-		{EventConnectionStatus, NameConnectionStatus, NameConnectionStatus, `{"M1":{"connectedAt":1700000100}}`, 1},
-		{EventOther, NameTaskCreated, "61", `{"task":1}`, 1},
-		{EventAlarmsQuantity, NameAlarmsQuantity, NameAlarmsQuantity, `{"alarmsQuantity":{"M1":2}}`, 1},
-		{EventSnapshot, "snapshot", "snapshot", `{"M1":{}}`, 1},
-		{EventOther, "something:else", "something:else", `"x"`, 2},
+		{cloudapi.EventParamsChange, "app:modules:parameters:change", "app:modules:parameters:change", `{"M1":{"P4":{"v1":{"value":21.5}}}}`, 1},
+		{cloudapi.EventMemoryUpdated, "22", "22", `{"devid":"M1"}`, 1},
+		{cloudapi.EventConnectionStatus, NameConnectionStatus, NameConnectionStatus, `{"M1":{"connectedAt":1700000100}}`, 1},
+		{cloudapi.EventOther, NameTaskCreated, "61", `{"task":1}`, 1},
+		{cloudapi.EventAlarmsQuantity, NameAlarmsQuantity, NameAlarmsQuantity, `{"alarmsQuantity":{"M1":2}}`, 1},
+		{cloudapi.EventSnapshot, "snapshot", "snapshot", `{"M1":{}}`, 1},
+		{cloudapi.EventOther, "something:else", "something:else", `"x"`, 2},
 	}
 	for i, w := range want {
 		ev := nextEvent(t, s)
@@ -132,9 +133,9 @@ func drainToEnd(t *testing.T, s Session) *Event {
 
 // drainKinds reads until the channel closes and returns the kinds read and
 // the Disconnect event if one was delivered.
-func drainKinds(t *testing.T, s Session) ([]EventKind, *Event) {
+func drainKinds(t *testing.T, s Session) ([]cloudapi.EventKind, *Event) {
 	t.Helper()
-	var kinds []EventKind
+	var kinds []cloudapi.EventKind
 	var last *Event
 	timeout := time.After(10 * time.Second)
 	for {
@@ -147,7 +148,7 @@ func drainKinds(t *testing.T, s Session) ([]EventKind, *Event) {
 				t.Fatalf("event %v after the Disconnect event", ev.Kind)
 			}
 			kinds = append(kinds, ev.Kind)
-			if ev.Kind == EventDisconnect {
+			if ev.Kind == cloudapi.EventDisconnect {
 				e := ev
 				last = &e
 			}
@@ -165,7 +166,7 @@ func TestServerSideDisconnectReasons(t *testing.T) {
 		act        func(g *goServer, srvSock serverSocket)
 		wantReason []string // any of
 		wantDetail []string // any of (prefix)
-		wantFirst  EventKind
+		wantFirst  cloudapi.EventKind
 	}{
 		{
 			name:       "namespace disconnect",
@@ -192,7 +193,7 @@ func TestServerSideDisconnectReasons(t *testing.T) {
 			act:        func(_ *goServer, s serverSocket) { emitRaw(s.(*serverSock).s, `4/ws,{"message":"HTTP 503 upstream"}`) },
 			wantReason: []string{outage.ReasonHandshake503},
 			wantDetail: []string{"connect_error: HTTP 503 upstream"},
-			wantFirst:  EventConnectError,
+			wantFirst:  cloudapi.EventConnectError,
 		},
 	}
 	for _, tc := range cases {
@@ -200,17 +201,17 @@ func TestServerSideDisconnectReasons(t *testing.T) {
 			g := newGoServer(t, goServerOptions{})
 			c := newTestClient(t, g.URL, g.token, nil)
 			s := connect(t, c)
-			eventOf(t, s, EventConnect)
+			eventOf(t, s, cloudapi.EventConnect)
 			tc.act(g, &serverSock{g.socket(1)})
 			kinds, ev := drainKinds(t, s)
 			if ev == nil {
 				t.Fatal("no Disconnect event before the channel closed")
 			}
-			var want []EventKind
-			if tc.wantFirst != EventOther {
+			var want []cloudapi.EventKind
+			if tc.wantFirst != cloudapi.EventOther {
 				want = append(want, tc.wantFirst)
 			}
-			if want = append(want, EventDisconnect); !slices.Equal(kinds, want) {
+			if want = append(want, cloudapi.EventDisconnect); !slices.Equal(kinds, want) {
 				t.Errorf("events after the act %v, want %v", kinds, want)
 			}
 			if !oneOf(ev.Reason, tc.wantReason, false) || !oneOf(ev.Detail, tc.wantDetail, true) {
@@ -264,7 +265,7 @@ func TestDuplicateDisconnectsCollapse(t *testing.T) {
 	g := newGoServer(t, goServerOptions{})
 	c := newTestClient(t, g.URL, g.token, nil)
 	s := connect(t, c)
-	eventOf(t, s, EventConnect)
+	eventOf(t, s, cloudapi.EventConnect)
 	impl := s.(*session)
 
 	// What the library does on a transport error, then once more.
@@ -292,7 +293,7 @@ func TestPingTimeoutEndsSession(t *testing.T) {
 	g := newGoServer(t, goServerOptions{pingInterval: 150 * time.Millisecond, pingTimeout: 150 * time.Millisecond})
 	c := newTestClient(t, g.URL, g.token, nil)
 	s := connect(t, c)
-	eventOf(t, s, EventConnect)
+	eventOf(t, s, cloudapi.EventConnect)
 	g.ln.muteAll()
 	ev := drainToEnd(t, s)
 	if ev == nil || ev.Reason != outage.ReasonServerStop || ev.Detail != "ping timeout" {
@@ -415,7 +416,7 @@ func TestWatchdogNamespaceNeverAcknowledged(t *testing.T) {
 	// The next attempt is clean.
 	g.setHold(false)
 	s := connect(t, c)
-	eventOf(t, s, EventConnect)
+	eventOf(t, s, cloudapi.EventConnect)
 }
 
 // A refused port fails at once with the real dial error, not with a timeout
@@ -528,11 +529,11 @@ func TestConnectIsSerialised(t *testing.T) {
 		t.Fatalf("first Connect: %v", err)
 	}
 	s := connect(t, c)
-	eventOf(t, s, EventConnect)
+	eventOf(t, s, cloudapi.EventConnect)
 }
 
 // The event buffer is bounded: a consumer that does not read loses events,
-// and an EventOverflow with the count takes their place, in order.
+// and a cloudapi.EventOverflow with the count takes their place, in order.
 func TestEventOverflowIsSignalled(t *testing.T) {
 	const total, buffer = 40, 5
 	g := newGoServer(t, goServerOptions{})
@@ -546,7 +547,7 @@ func TestEventOverflowIsSignalled(t *testing.T) {
 	// must be dropped.
 	waitFor(t, "events to be dropped", func() bool { return c.Dropped() >= total-buffer-1 })
 
-	if ev := nextEvent(t, s); ev.Kind != EventConnect {
+	if ev := nextEvent(t, s); ev.Kind != cloudapi.EventConnect {
 		t.Fatalf("first event %v", ev.Kind)
 	}
 	// Every event is delivered or counted by a marker placed where it was
@@ -557,10 +558,10 @@ func TestEventOverflowIsSignalled(t *testing.T) {
 	for delivered+dropped < total {
 		ev := nextEvent(t, s)
 		switch ev.Kind {
-		case EventOverflow:
+		case cloudapi.EventOverflow:
 			dropped += ev.Dropped
 			gap += ev.Dropped
-		case EventParamsChange:
+		case cloudapi.EventParamsChange:
 			var p struct{ Seq int }
 			_ = json.Unmarshal(ev.Payload, &p)
 			if p.Seq != last+gap+1 {
@@ -579,7 +580,7 @@ func TestEventOverflowIsSignalled(t *testing.T) {
 	}
 	// After the consumer caught up, events flow again, after the marker.
 	_ = srvSock.Emit("app:modules:parameters:change", map[string]any{"seq": total + 1})
-	ev := eventOf(t, s, EventParamsChange)
+	ev := eventOf(t, s, cloudapi.EventParamsChange)
 	if !strings.Contains(string(ev.Payload), fmt.Sprint(total+1)) {
 		t.Errorf("event after overflow = %s", ev.Payload)
 	}
@@ -590,7 +591,7 @@ func TestCloseEndsSessions(t *testing.T) {
 	g := newGoServer(t, goServerOptions{})
 	c := newTestClient(t, g.URL, g.token, nil)
 	s := connect(t, c)
-	eventOf(t, s, EventConnect)
+	eventOf(t, s, cloudapi.EventConnect)
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -612,9 +613,9 @@ func TestEventWithAckRequestKeepsOnlyData(t *testing.T) {
 	g := newGoServer(t, goServerOptions{})
 	c := newTestClient(t, g.URL, g.token, nil)
 	s := connect(t, c)
-	eventOf(t, s, EventConnect)
+	eventOf(t, s, cloudapi.EventConnect)
 	_ = g.socket(1).Emit("app:modules:parameters:change", map[string]any{"M1": map[string]any{}}, server.Ack(func([]any, error) {}))
-	ev := eventOf(t, s, EventParamsChange)
+	ev := eventOf(t, s, cloudapi.EventParamsChange)
 	if len(ev.Args) != 1 || string(ev.Payload) != `{"M1":{}}` {
 		t.Fatalf("args = %s", ev.Args)
 	}

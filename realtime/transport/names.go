@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -20,16 +21,6 @@ const (
 	NameTaskStatus       = "app:module:task:status:changed" // numeric alias 60
 	NameTaskCompleted    = "app:module:task:completed"      // numeric alias 63
 )
-
-// EventKinds lists every event kind in declaration order; their String
-// values are the event label values of the exporter's event counter.
-func EventKinds() []EventKind {
-	out := make([]EventKind, len(kindNames))
-	for i := range kindNames {
-		out[i] = EventKind(i)
-	}
-	return out
-}
 
 // taskAliases maps the numeric task event names to their string names.
 var taskAliases = map[string]string{
@@ -64,35 +55,35 @@ func WireName(name any) (string, bool) {
 // Normalize classifies a pushed event by its wire name and first argument and
 // returns its kind and normalised name:
 //
-//   - "22" → EventMemoryUpdated
-//   - a name ending in "parameters:change" with an object payload → EventParamsChange
-//   - "snapshot" with an object payload → EventSnapshot
-//   - "app:module:connection:status:changed" → EventConnectionStatus
-//   - a name ending in "alarms:quantity:change" → EventAlarmsQuantity
-//   - "60", "61", "63" → EventOther named after the task event they alias
-//   - anything else → EventOther with the name unchanged
-func Normalize(wireName string, payload json.RawMessage) (EventKind, string) {
+//   - "22" → cloudapi.EventMemoryUpdated
+//   - a name ending in "parameters:change" with an object payload → cloudapi.EventParamsChange
+//   - "snapshot" with an object payload → cloudapi.EventSnapshot
+//   - "app:module:connection:status:changed" → cloudapi.EventConnectionStatus
+//   - a name ending in "alarms:quantity:change" → cloudapi.EventAlarmsQuantity
+//   - "60", "61", "63" → cloudapi.EventOther named after the task event they alias
+//   - anything else → cloudapi.EventOther with the name unchanged
+func Normalize(wireName string, payload json.RawMessage) (cloudapi.EventKind, string) {
 	name := strings.TrimSpace(wireName)
 	switch {
 	case name == NameMemoryUpdated:
-		return EventMemoryUpdated, NameMemoryUpdated
+		return cloudapi.EventMemoryUpdated, NameMemoryUpdated
 	case strings.HasSuffix(name, "parameters:change"):
 		if wire.FirstByte(payload) == '{' {
-			return EventParamsChange, name
+			return cloudapi.EventParamsChange, name
 		}
-		return EventOther, name
+		return cloudapi.EventOther, name
 	case name == NameSnapshot:
 		if wire.FirstByte(payload) == '{' {
-			return EventSnapshot, name
+			return cloudapi.EventSnapshot, name
 		}
-		return EventOther, name
+		return cloudapi.EventOther, name
 	case name == NameConnectionStatus:
-		return EventConnectionStatus, name
+		return cloudapi.EventConnectionStatus, name
 	case strings.HasSuffix(name, "alarms:quantity:change"):
-		return EventAlarmsQuantity, name
+		return cloudapi.EventAlarmsQuantity, name
 	}
 	if alias, ok := taskAliases[name]; ok {
-		return EventOther, alias
+		return cloudapi.EventOther, alias
 	}
-	return EventOther, name
+	return cloudapi.EventOther, name
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
@@ -111,7 +112,7 @@ func TestNodeServerInterop(t *testing.T) {
 	base := startNodeServer(t)
 	c := newTestClient(t, base, "good-token", func(c *Config) { c.ConnectTimeout = 10 * time.Second })
 	s := connect(t, c)
-	if ev := nextEvent(t, s); ev.Kind != EventConnect {
+	if ev := nextEvent(t, s); ev.Kind != cloudapi.EventConnect {
 		t.Fatalf("first event %v, want connect", ev.Kind)
 	}
 
@@ -156,23 +157,23 @@ func TestNodeServerInterop(t *testing.T) {
 	}
 	// The payload is the JSON text the server sent (socket.io writes keys in
 	// insertion order), not a re-encoding of it.
-	if got[0].Kind != EventParamsChange || string(got[0].Payload) != `{"M1":{"P4":{"v1":{"value":21.5},"s1":3}}}` {
+	if got[0].Kind != cloudapi.EventParamsChange || string(got[0].Payload) != `{"M1":{"P4":{"v1":{"value":21.5},"s1":3}}}` {
 		t.Errorf("params change = %v %s", got[0].Kind, got[0].Payload)
 	}
-	if got[1].Kind != EventMemoryUpdated || got[1].WireName != "22" {
+	if got[1].Kind != cloudapi.EventMemoryUpdated || got[1].WireName != "22" {
 		t.Errorf("numeric 22 arrived as %v %q", got[1].Kind, got[1].WireName)
 	}
 	if devid, err := wire.DecodeDevid(got[1].Payload); err != nil || devid != "M1" {
 		t.Errorf("event 22 devid = %q, %v", devid, err)
 	}
-	if got[2].Kind != EventConnectionStatus {
+	if got[2].Kind != cloudapi.EventConnectionStatus {
 		t.Errorf("connection status arrived as %v", got[2].Kind)
 	}
 	st, err := wire.DecodeConnectionStatus(got[2].Payload)
 	if err != nil || len(st) != 1 || st[0].ConnectedAt == nil || *st[0].ConnectedAt != 1700000100 || st[0].Gateway == nil || st[0].Gateway.Interface != "wifi" {
 		t.Errorf("connection status = %+v, %v", st, err)
 	}
-	if got[3].Kind != EventOther || got[3].Name != NameTaskCreated || got[3].WireName != "61" {
+	if got[3].Kind != cloudapi.EventOther || got[3].Name != NameTaskCreated || got[3].WireName != "61" {
 		t.Errorf("task alias = %v %q %q", got[3].Kind, got[3].Name, got[3].WireName)
 	}
 
@@ -292,7 +293,7 @@ func eventNamed(t *testing.T, s Session, name string) Event {
 		if ev.Name == name {
 			return ev
 		}
-		if ev.Kind == EventDisconnect {
+		if ev.Kind == cloudapi.EventDisconnect {
 			t.Fatalf("session ended (%s: %s) while waiting for %q", ev.Reason, ev.Detail, name)
 		}
 	}

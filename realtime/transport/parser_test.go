@@ -10,6 +10,7 @@ import (
 	"github.com/zishang520/socket.io/parsers/socket/v3/parser"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -301,20 +302,20 @@ func TestEventArgumentsArriveAsSent(t *testing.T) {
 	g := newGoServer(t, goServerOptions{})
 	c := newTestClient(t, g.URL, g.token, nil)
 	s := connect(t, c)
-	eventOf(t, s, EventConnect)
+	eventOf(t, s, cloudapi.EventConnect)
 	emitRaw(g.socket(1), `2/ws,["app:modules:parameters:change",{"M1":{"P4":{"v2":1.50,"v1":{"value":2e3}}},"M0":{"P5":{"s1":"a\u00e9\"b"}}}]`)
 	emitRaw(g.socket(1), `2/ws,[22, {"devid":"M1"} ,[1,2],"x"]`)
 	emitRaw(g.socket(1), `2/ws,9["snapshot",{"M1":{}}]`)
 
-	ev := eventOf(t, s, EventParamsChange)
+	ev := eventOf(t, s, cloudapi.EventParamsChange)
 	if want := `{"M1":{"P4":{"v2":1.50,"v1":{"value":2e3}}},"M0":{"P5":{"s1":"a\u00e9\"b"}}}`; string(ev.Payload) != want || len(ev.Args) != 1 {
 		t.Errorf("params change payload %s (%d args), want %s", ev.Payload, len(ev.Args), want)
 	}
-	ev = eventOf(t, s, EventMemoryUpdated)
+	ev = eventOf(t, s, cloudapi.EventMemoryUpdated)
 	if len(ev.Args) != 3 || string(ev.Args[0]) != `{"devid":"M1"}` || string(ev.Args[1]) != `[1,2]` || string(ev.Args[2]) != `"x"` || string(ev.Payload) != `{"devid":"M1"}` {
 		t.Errorf("event 22 args %q", ev.Args)
 	}
-	ev = eventOf(t, s, EventSnapshot)
+	ev = eventOf(t, s, cloudapi.EventSnapshot)
 	if len(ev.Args) != 1 || string(ev.Payload) != `{"M1":{}}` {
 		t.Errorf("snapshot with an ack id: args %q", ev.Args)
 	}

@@ -3,12 +3,14 @@ package transport
 import (
 	"sync"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
 // eventQueue decouples the Socket.IO library's goroutines from the consumer.
 // Producers (library callbacks) never block: beyond limit, events are
-// dropped and counted, and an EventOverflow marker is placed where the loss
-// happened. The final event (EventDisconnect) is always kept.
+// dropped and counted, and a cloudapi.EventOverflow marker is placed where the loss
+// happened. The final event (cloudapi.EventDisconnect) is always kept.
 type eventQueue struct {
 	mu      sync.Mutex
 	buf     []queued
@@ -67,7 +69,7 @@ func (q *eventQueue) flushDropsLocked() {
 	if q.dropped == 0 {
 		return
 	}
-	q.buf = append(q.buf, queued{ev: Event{Kind: EventOverflow, Dropped: q.dropped, Received: q.now()}})
+	q.buf = append(q.buf, queued{ev: Event{Kind: cloudapi.EventOverflow, Dropped: q.dropped, Received: q.now()}})
 	q.dropped = 0
 }
 

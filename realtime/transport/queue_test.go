@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
 func TestEventQueueBoundAndMarkers(t *testing.T) {
@@ -25,12 +27,12 @@ func TestEventQueueBoundAndMarkers(t *testing.T) {
 				return got
 			}
 			switch ev.Kind {
-			case EventOverflow:
+			case cloudapi.EventOverflow:
 				got = append(got, "overflow:"+fmt.Sprint(ev.Dropped))
 				if !ev.Received.Equal(now) {
 					t.Errorf("overflow stamped %v", ev.Received)
 				}
-			case EventDisconnect:
+			case cloudapi.EventDisconnect:
 				got = append(got, "final:"+ev.Reason)
 				if !last {
 					t.Error("final event not reported as last")
@@ -52,8 +54,8 @@ func TestEventQueueBoundAndMarkers(t *testing.T) {
 		}
 	}
 	push("h")
-	q.pushFinal(Event{Kind: EventDisconnect, Reason: "disconnect"})
-	q.pushFinal(Event{Kind: EventDisconnect, Reason: "second"}) // ignored
+	q.pushFinal(Event{Kind: cloudapi.EventDisconnect, Reason: "disconnect"})
+	q.pushFinal(Event{Kind: cloudapi.EventDisconnect, Reason: "second"}) // ignored
 	if push("i") {
 		t.Fatal("push after the final event accepted")
 	}
@@ -62,8 +64,8 @@ func TestEventQueueBoundAndMarkers(t *testing.T) {
 	q2 := newEventQueue(1, time.Now)
 	q2.push(Event{Name: "x"})
 	q2.push(Event{Name: "y"}) // dropped
-	q2.pushFinal(Event{Kind: EventDisconnect, Reason: "r"})
-	var kinds []EventKind
+	q2.pushFinal(Event{Kind: cloudapi.EventDisconnect, Reason: "r"})
+	var kinds []cloudapi.EventKind
 	for {
 		ev, _, ok, finished := q2.pop()
 		if !ok {
@@ -74,7 +76,7 @@ func TestEventQueueBoundAndMarkers(t *testing.T) {
 		}
 		kinds = append(kinds, ev.Kind)
 	}
-	if len(kinds) != 3 || kinds[1] != EventOverflow || kinds[2] != EventDisconnect {
+	if len(kinds) != 3 || kinds[1] != cloudapi.EventOverflow || kinds[2] != cloudapi.EventDisconnect {
 		t.Errorf("kinds = %v", kinds)
 	}
 }
@@ -94,11 +96,11 @@ func TestEventQueuePumpDeliversInOrderAndCloses(t *testing.T) {
 		for i := 0; i < 50; i++ {
 			q.push(Event{Name: fmt.Sprint(i)})
 		}
-		q.pushFinal(Event{Kind: EventDisconnect})
+		q.pushFinal(Event{Kind: cloudapi.EventDisconnect})
 	}()
 	i := 0
 	for ev := range out {
-		if ev.Kind == EventDisconnect {
+		if ev.Kind == cloudapi.EventDisconnect {
 			if i != 50 {
 				t.Fatalf("final after %d events", i)
 			}
@@ -158,7 +160,7 @@ func TestEventQueueStopDiscards(t *testing.T) {
 				t.Fatal("out not closed after the stop")
 			}
 			// A final event queued now is not delivered either.
-			q.pushFinal(Event{Kind: EventDisconnect})
+			q.pushFinal(Event{Kind: cloudapi.EventDisconnect})
 			if _, ok := <-out; ok {
 				t.Fatal("an event came out after the pump returned")
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/zishang520/socket.io/v3/pkg/queue"
 	"github.com/zishang520/socket.io/v3/pkg/utils"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/internal/libglue"
 )
 
@@ -187,7 +188,7 @@ func runEndings(t *testing.T, g *goServer, stall *stallListener) []weak.Pointer[
 	for _, e := range ends {
 		for range sessionsPerEnding {
 			s := connect(t, c)
-			eventOf(t, s, EventConnect)
+			eventOf(t, s, cloudapi.EventConnect)
 			for _, q := range clientQueues(t, s) {
 				queues = append(queues, weak.Make(q))
 			}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
 // Transport opens realtime sessions. At most one Connect runs at a time; a
@@ -38,16 +40,16 @@ type Session interface {
 	// Emit sends an event to the server. It fails once the session ended.
 	Emit(event string, args ...any) error
 	// Events delivers the session's events in arrival order: first
-	// EventConnect, then pushed events, and finally one EventDisconnect, after
+	// cloudapi.EventConnect, then pushed events, and finally one cloudapi.EventDisconnect, after
 	// which the channel is closed. Delivery never blocks the Socket.IO
 	// library: events wait in a bounded buffer (Config.EventBuffer); if it is
-	// full, events are dropped and an EventOverflow carrying the count takes
+	// full, events are dropped and a cloudapi.EventOverflow carrying the count takes
 	// their place, telling the consumer to re-prime over REST. After
 	// Disconnect returns or the Transport is closed, undelivered events are
 	// discarded and the channel is closed.
 	Events() <-chan Event
 	// Done is closed as soon as the session has ended, before the
-	// EventDisconnect is necessarily read from Events.
+	// cloudapi.EventDisconnect is necessarily read from Events.
 	Done() <-chan struct{}
 	// Reason returns the reason token and the raw library text of the end of
 	// the session; both are empty while the session is up.
@@ -59,50 +61,9 @@ type Session interface {
 	Disconnect(ctx context.Context) error
 }
 
-// EventKind says what an Event is, after name normalisation.
-type EventKind int
-
-// Event kinds.
-const (
-	EventOther            EventKind = iota // any other pushed event (task events 60/61/63 included)
-	EventConnect                           // the namespace was joined; always the first event
-	EventDisconnect                        // the session ended; always the last event; see Reason
-	EventParamsChange                      // a name ending in "parameters:change" with an object payload
-	EventSnapshot                          // "snapshot" with an object payload
-	EventConnectionStatus                  // "app:module:connection:status:changed"
-	EventMemoryUpdated                     // numeric event 22 (module memory updated)
-	EventAlarmsQuantity                    // a name ending in "alarms:quantity:change"
-	EventOverflow                          // Dropped events were lost: re-prime
-	// EventConnectError is the library's connect_error on a joined session
-	// (the server's CONNECT_ERROR, or the engine failing under it); the
-	// EventDisconnect that ends the session follows it. One before the join
-	// fails Connect instead, with ConnectError.ConnectErrorEvent set.
-	EventConnectError
-)
-
-var kindNames = [...]string{
-	EventOther:            "other",
-	EventConnect:          "connect",
-	EventDisconnect:       "disconnect",
-	EventParamsChange:     "params_change",
-	EventSnapshot:         "snapshot",
-	EventConnectionStatus: "connection_status",
-	EventMemoryUpdated:    "memory_updated",
-	EventAlarmsQuantity:   "alarms_quantity",
-	EventOverflow:         "overflow",
-	EventConnectError:     "connect_error",
-}
-
-func (k EventKind) String() string {
-	if k >= 0 && int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("EventKind(%d)", int(k))
-}
-
 // Event is one observation on a session.
 type Event struct {
-	Kind EventKind
+	Kind cloudapi.EventKind
 	// Name is the normalised event name: "22" for the memory-updated event
 	// however it arrived, the task event name for the numeric aliases 60, 61
 	// and 63, otherwise the name as sent. Empty for Connect, Disconnect and
@@ -116,11 +77,11 @@ type Event struct {
 	Payload json.RawMessage
 	// Args are all arguments in order, as sent.
 	Args []json.RawMessage
-	// Reason is the reason token of an EventDisconnect.
+	// Reason is the reason token of a cloudapi.EventDisconnect.
 	Reason string
 	// Detail is the raw library text behind Reason (e.g. "transport error").
 	Detail string
-	// Dropped is the number of events lost before an EventOverflow.
+	// Dropped is the number of events lost before a cloudapi.EventOverflow.
 	Dropped int
 	// Received is when the transport saw the event.
 	Received time.Time

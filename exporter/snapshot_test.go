@@ -1,9 +1,10 @@
-package collector
+package exporter
 
 import (
 	"testing"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
@@ -52,10 +53,10 @@ func TestFromStatusRecomputesDurationsAtScrapeTime(t *testing.T) {
 	if !s.Recovery.Quarantined || s.Recovery.QuarantineLeft != 59*time.Minute+40*time.Second {
 		t.Errorf("recovery = %+v", s.Recovery)
 	}
-	if s.Recovery.Actions[ActionKey{Step: StepManagerRebuild, Result: ResultOK}] != 3 {
+	if s.Recovery.Actions[collector.ActionKey{Step: collector.StepManagerRebuild, Result: collector.ResultOK}] != 3 {
 		t.Errorf("actions = %v", s.Recovery.Actions)
 	}
-	if len(s.Episodes) != 1 || s.Episodes[0].Layer != LayerCloud {
+	if len(s.Episodes) != 1 || s.Episodes[0].Layer != collector.LayerCloud {
 		t.Errorf("episodes = %+v", s.Episodes)
 	}
 	// Copies: changing the snapshot does not reach the gateway's status.
@@ -82,5 +83,33 @@ func TestFromStatusCarriesZombieSilenceToScrapeTime(t *testing.T) {
 	s := FromStatus(st, nil, at.Add(5*time.Second))
 	if s.Push.StaleFor != 205*time.Second {
 		t.Fatalf("StaleFor = %v, want 205s", s.Push.StaleFor)
+	}
+}
+
+// TestFromStatusCountsEveryLadderAction counts every recovery step with
+// every outcome through the ladder's own bookkeeping and checks that each
+// reaches the snapshot under the ladder's step name and outcome, the labels
+// of bragerone_recovery_actions_total.
+func TestFromStatusCountsEveryLadderAction(t *testing.T) {
+	t0 := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	cfg := ladder.DefaultConfig()
+	st := ladder.State{}
+	results := map[ladder.Outcome]ladder.Result{ladder.OK: {OK: true}, ladder.Failed: {}, ladder.Aborted: {Aborted: true}}
+	for _, step := range ladder.RecoverySteps() {
+		for _, o := range ladder.Outcomes() {
+			st, _ = cfg.OnActionResult(st, step, results[o], t0)
+		}
+	}
+	s := FromStatus(&realtime.Status{At: t0, Ladder: st}, nil, t0)
+	if len(s.Recovery.Actions) != len(ladder.RecoverySteps())*len(ladder.Outcomes()) {
+		t.Errorf("%d kinds of action, want steps × outcomes = %d: %v",
+			len(s.Recovery.Actions), len(ladder.RecoverySteps())*len(ladder.Outcomes()), s.Recovery.Actions)
+	}
+	for _, step := range ladder.RecoverySteps() {
+		for _, o := range ladder.Outcomes() {
+			if n := s.Recovery.Actions[collector.ActionKey{Step: string(step), Result: o.String()}]; n < 1 {
+				t.Errorf("%s %s counted %d times, want the counted action", step, o, n)
+			}
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package cloudsim
+package webapp
 
 import (
 	"fmt"
@@ -11,9 +11,9 @@ import (
 // This file holds the simulated web app's parameter catalogue: unit
 // descriptors, the symbols and the registers behind them, device menus with
 // their permission gates, translations and alarm names. The asset files
-// (assets_minified.go) and the simulated modules' registers (world.go) are both
-// built from these tables, so what the assets say always matches what the
-// modules report.
+// (minified.go) and the simulated modules' registers (Profiles, which
+// cloudsim's world reports) are both built from these tables, so what the
+// assets say always matches what the modules report.
 
 // Unit codes of the index's unit descriptor table: the value a parameter's
 // u channel (or its definition's scalar unit) carries. They are a different
@@ -172,7 +172,7 @@ type simSymbol struct {
 	lo, hi         int     // raw range, served in the n and x channels (not for status/wide)
 	initLo, initHi float64 // initial raw value drawn from this range (equal = fixed)
 	float          bool    // raw value is a float with one decimal
-	drift          driftKind
+	drift          Drift
 
 	en, pl string // label
 }
@@ -180,19 +180,19 @@ type simSymbol struct {
 var simSymbols = []*simSymbol{
 	// Boiler controller (deviceMenu 153).
 	{token: "PARAM_P4_1", pool: "P4", index: 1, form: defP4, id: 0x2f41, icon: "TEMPERATURE", unit: unitCelsius,
-		lo: 0, hi: 90, initLo: 52, initHi: 68, float: true, drift: driftTemp, en: "Boiler temperature", pl: "Temperatura kotła"},
+		lo: 0, hi: 90, initLo: 52, initHi: 68, float: true, drift: DriftTemp, en: "Boiler temperature", pl: "Temperatura kotła"},
 	{token: "PARAM_P4_2", pool: "P4", index: 2, form: defP4, id: 0x2f42, icon: "TEMPERATURE", unit: unitCelsius,
-		lo: 0, hi: 400, initLo: 120, initHi: 180, drift: driftPercent, en: "Flue gas temperature", pl: "Temperatura spalin"},
+		lo: 0, hi: 400, initLo: 120, initHi: 180, drift: DriftPercent, en: "Flue gas temperature", pl: "Temperatura spalin"},
 	{token: "PARAM_P4_3", pool: "P4", index: 3, form: defP4, id: 0x2f43, icon: "DHW", unit: unitCelsius,
-		lo: 0, hi: 90, initLo: 44, initHi: 52, float: true, drift: driftTemp, en: "Hot water temperature", pl: "Temperatura ciepłej wody"},
+		lo: 0, hi: 90, initLo: 44, initHi: 52, float: true, drift: DriftTemp, en: "Hot water temperature", pl: "Temperatura ciepłej wody"},
 	{token: "PARAM_P4_4", pool: "P4", index: 4, form: defP4, id: 0x2f44, icon: "OUTDOOR", unit: unitOffset127,
-		lo: 97, hi: 177, initLo: 120, initHi: 140, drift: driftPercent, en: "Outdoor temperature", pl: "Temperatura zewnętrzna"},
+		lo: 97, hi: 177, initLo: 120, initHi: 140, drift: DriftPercent, en: "Outdoor temperature", pl: "Temperatura zewnętrzna"},
 	{token: "PARAM_P4_5", pool: "P4", index: 5, form: defP4, id: 0x2f45, icon: "FAN", unit: unitBarePct,
-		lo: 0, hi: 100, initLo: 30, initHi: 60, drift: driftPercent, en: "Fan power", pl: "Moc dmuchawy"},
+		lo: 0, hi: 100, initLo: 30, initHi: 60, drift: DriftPercent, en: "Fan power", pl: "Moc dmuchawy"},
 	{token: "PARAM_P4_6", pool: "P4", index: 6, form: defP4, id: 0x2f46, icon: "TEMPERATURE", unit: unitCelsius,
-		lo: 0, hi: 90, initLo: 24, initHi: 34, float: true, drift: driftTemp, en: "Feeder temperature", pl: "Temperatura podajnika"},
+		lo: 0, hi: 90, initLo: 24, initHi: 34, float: true, drift: DriftTemp, en: "Feeder temperature", pl: "Temperatura podajnika"},
 	{token: "PARAM_P4_7", pool: "P4", index: 7, form: defChunkDefault, id: 0x2f47, icon: "POWER", comp: "TEXT", unit: unitTenthKW,
-		lo: 0, hi: 250, initLo: 80, initHi: 200, drift: driftPercent, en: "Boiler power", pl: "Moc kotła"},
+		lo: 0, hi: 250, initLo: 80, initHi: 200, drift: DriftPercent, en: "Boiler power", pl: "Moc kotła"},
 	{token: "PARAM_P4_8", pool: "P4", index: 8, form: defP4, id: 0x2f48, icon: "PRESSURE", unit: unitBar,
 		lo: 0, hi: 40, initLo: 12, initHi: 20, en: "Water pressure", pl: "Ciśnienie wody"},
 	{token: "PARAM_P4_9", pool: "P4", index: 9, form: defP4, id: 0x2f49, icon: "FUEL", unit: unitPercent, name: "app.one.parameters.FUEL_LEVEL",
@@ -206,7 +206,7 @@ var simSymbols = []*simSymbol{
 	{token: "STATUS_P5_3", pool: "P5", index: 3, form: defDiode, id: 0x3103, unit: unitDiode, noUChan: true, status: true,
 		en: "Alarm indicator", pl: "Sygnalizacja alarmu"},
 	{token: "PARAM_P5_40", pool: "P5", index: 40, form: defChunkTable, id: 0x3140, icon: "FUEL", comp: "TEXT", unit: unitKilogram, noUChan: true,
-		wide: true, drift: driftWide, en: "Fuel burned", pl: "Zużyte paliwo"},
+		wide: true, drift: DriftWide, en: "Fuel burned", pl: "Zużyte paliwo"},
 	{token: "PARAM_P6_1", pool: "P6", index: 1, form: defP6, id: 0x4101, comp: "SLIDER", unit: unitCelsius, setting: true,
 		lo: 45, hi: 85, initLo: 60, initHi: 75, en: "Boiler set temperature", pl: "Temperatura zadana kotła"},
 	{token: "PARAM_P6_2", pool: "P6", index: 2, form: defP6, id: 0x4102, comp: "SLIDER", unit: unitCelsius, setting: true,
@@ -230,11 +230,11 @@ var simSymbols = []*simSymbol{
 
 	// Mixing-valve controller (deviceMenu 2190).
 	{token: "PARAM_P4_20", pool: "P4", index: 20, form: defP4, id: 0x2f60, icon: "VALVE", unit: unitCelsius,
-		lo: 0, hi: 90, initLo: 35, initHi: 48, float: true, drift: driftTemp, en: "Valve 1 temperature", pl: "Temperatura zaworu 1"},
+		lo: 0, hi: 90, initLo: 35, initHi: 48, float: true, drift: DriftTemp, en: "Valve 1 temperature", pl: "Temperatura zaworu 1"},
 	{token: "PARAM_P4_21", pool: "P4", index: 21, form: defP4, id: 0x2f61, icon: "THERMOSTAT", unit: unitCelsius,
-		lo: 5, hi: 35, initLo: 19, initHi: 23, float: true, drift: driftTemp, en: "Room temperature", pl: "Temperatura pokojowa"},
+		lo: 5, hi: 35, initLo: 19, initHi: 23, float: true, drift: DriftTemp, en: "Room temperature", pl: "Temperatura pokojowa"},
 	{token: "PARAM_P4_22", pool: "P4", index: 22, form: defP4, id: 0x2f62, icon: "VALVE", unit: unitPercent,
-		lo: 0, hi: 100, initLo: 20, initHi: 80, drift: driftPercent, en: "Valve 1 opening", pl: "Otwarcie zaworu 1"},
+		lo: 0, hi: 100, initLo: 20, initHi: 80, drift: DriftPercent, en: "Valve 1 opening", pl: "Otwarcie zaworu 1"},
 	{token: "STATUS_P5_20", pool: "P5", index: 20, form: defDiode, id: 0x3120, unit: unitDiode, noUChan: true, status: true,
 		en: "Valve 1 pump", pl: "Pompa zaworu 1"},
 	{token: "PARAM_P6_20", pool: "P6", index: 20, form: defP6, id: 0x4120, comp: "SLIDER", unit: unitCelsius, setting: true,

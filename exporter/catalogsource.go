@@ -1,4 +1,4 @@
-package collector
+package exporter
 
 import (
 	"strings"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/catalog"
 	"github.com/bragerone/bragerone_exporter/catalogload"
+	"github.com/bragerone/bragerone_exporter/collector"
 )
 
 // CatalogLoaderSource turns the catalog loader's published state into a
@@ -18,13 +19,13 @@ type CatalogLoaderSource struct {
 
 	mu      sync.Mutex
 	lastIn  *catalogload.State
-	lastOut *CatalogState
+	lastOut *collector.CatalogState
 	conv    *catalog.Catalog
-	modules map[string]*ModuleCatalog
+	modules map[string]*collector.ModuleCatalog
 }
 
-// Catalog implements CatalogSource.
-func (s *CatalogLoaderSource) Catalog() *CatalogState {
+// Catalog implements collector.CatalogSource.
+func (s *CatalogLoaderSource) Catalog() *collector.CatalogState {
 	st := s.State()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -34,7 +35,7 @@ func (s *CatalogLoaderSource) Catalog() *CatalogState {
 	if st.Catalog != s.conv {
 		s.conv, s.modules = st.Catalog, describeModules(st.Catalog)
 	}
-	out := &CatalogState{
+	out := &collector.CatalogState{
 		Loaded: st.Catalog != nil, LoadedAt: st.LoadedAt, Loads: st.Loads,
 		Failures:    make(map[string]uint64, len(st.Failures)),
 		AssetsKnown: st.AssetsKnown, AssetsUp: st.AssetsUp,
@@ -63,24 +64,24 @@ func (s *CatalogLoaderSource) Catalog() *CatalogState {
 
 // describeModules converts a catalog's modules: one description per primary
 // register, the one the catalog's inverse index answers for it.
-func describeModules(c *catalog.Catalog) map[string]*ModuleCatalog {
+func describeModules(c *catalog.Catalog) map[string]*collector.ModuleCatalog {
 	if c == nil {
 		return nil
 	}
-	out := map[string]*ModuleCatalog{}
+	out := map[string]*collector.ModuleCatalog{}
 	for _, m := range c.Modules() {
 		params := m.Params()
-		mc := &ModuleCatalog{Symbols: len(params), Params: make([]ParamDescription, 0, len(params))}
+		mc := &collector.ModuleCatalog{Symbols: len(params), Params: make([]collector.ParamDescription, 0, len(params))}
 		for _, p := range params {
 			a := p.Address
 			if a.IsZero() || m.Lookup(a.Pool, a.ChanIdx()) != p {
 				continue
 			}
-			d := ParamDescription{
+			d := collector.ParamDescription{
 				Pool: a.Pool, Param: a.ChanIdx(), Symbol: p.Symbol, Name: p.Name, Unit: p.Unit,
 				Menu:    strings.Join(p.Menu, "/"),
-				Display: func(r Reader) (float64, string, bool) { return p.Display(catalog.Reader(r)) },
-				Visible: func(r Reader) bool { return p.Visible(catalog.Reader(r)) },
+				Display: func(r collector.Reader) (float64, string, bool) { return p.Display(catalog.Reader(r)) },
+				Visible: func(r collector.Reader) bool { return p.Visible(catalog.Reader(r)) },
 			}
 			// Every option, also those of computed states (keyed by a state
 			// name, which Enum cannot hold).

@@ -1,4 +1,4 @@
-package cloudclient
+package cloudapi
 
 // REST endpoint templates: the method and the path under the API base with
 // its variable segments in braces. Every request names one of them, and it is

@@ -1,4 +1,4 @@
-package cloudsim
+package webapp
 
 import (
 	"fmt"

@@ -1,9 +1,10 @@
-package collector
+package exporter
 
 import (
 	"strconv"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
@@ -20,8 +21,8 @@ type GatewaySource struct {
 	Now    func() time.Time
 }
 
-// Snapshot implements SnapshotSource.
-func (g GatewaySource) Snapshot() Snapshot {
+// Snapshot implements collector.SnapshotSource.
+func (g GatewaySource) Snapshot() collector.Snapshot {
 	now := time.Now()
 	if g.Now != nil {
 		now = g.Now()
@@ -35,15 +36,15 @@ func (g GatewaySource) Snapshot() Snapshot {
 
 // FromStatus converts a gateway status to a Snapshot as of now. It copies
 // every map and slice, so the result shares nothing with the gateway.
-func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now time.Time) Snapshot {
+func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now time.Time) collector.Snapshot {
 	if st == nil {
-		return Snapshot{Now: now}
+		return collector.Snapshot{Now: now}
 	}
-	s := Snapshot{
+	s := collector.Snapshot{
 		Now:               now,
 		PollFailureStreak: st.PollFailureStreak,
 		TokenExpiry:       st.TokenExpiry,
-		Session: SessionState{
+		Session: collector.SessionState{
 			Up:               st.Session.Up,
 			Outage:           outageAt(st.Session.Outage, now),
 			OutagesByReason:  copyCounts(st.Session.Outages),
@@ -51,14 +52,14 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 			ReconnectFailure: st.Session.ConnectFailure,
 		},
 		PrimeFailures: copyCounts(st.PrimeFailures),
-		Push: PushState{
+		Push: collector.PushState{
 			Known:          st.Push.State != outage.PushUnknown,
 			Healthy:        st.Push.State == outage.PushHealthy,
 			LastLiveUpdate: st.LastLiveUpdate,
 			LastUpdate:     st.LastUpdate,
 		},
-		Recovery: RecoveryState{
-			Actions:           map[ActionKey]uint64{},
+		Recovery: collector.RecoveryState{
+			Actions:           map[collector.ActionKey]uint64{},
 			PrimeStreak:       st.Ladder.PrimeStreak,
 			HardRestartStreak: st.Ladder.HardRestartStreak,
 			RecycleStreak:     st.Ladder.RecycleStreak,
@@ -82,12 +83,12 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 	for _, step := range ladder.RecoverySteps() {
 		for _, o := range ladder.Outcomes() {
 			if n := st.Ladder.Count(step, o); n > 0 {
-				s.Recovery.Actions[ActionKey{Step: string(step), Result: o.String()}] = n
+				s.Recovery.Actions[collector.ActionKey{Step: string(step), Result: o.String()}] = n
 			}
 		}
 	}
 	for _, m := range st.Modules {
-		ms := ModuleState{
+		ms := collector.ModuleState{
 			Devid:           m.Devid,
 			Name:            m.Name,
 			Title:           m.Title,
@@ -104,7 +105,7 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 		if m.ActiveAlarmsKnown {
 			ms.ActiveAlarmsKnown = true
 			for _, a := range m.ActiveAlarms {
-				ms.ActiveAlarms = append(ms.ActiveAlarms, Alarm{Code: strconv.Itoa(a.Code), Symbol: a.Symbol, Since: a.Since})
+				ms.ActiveAlarms = append(ms.ActiveAlarms, collector.Alarm{Code: strconv.Itoa(a.Code), Symbol: a.Symbol, Since: a.Since})
 			}
 		}
 		if ps, ok := stats[m.Devid]; ok {
@@ -113,7 +114,7 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 		s.Modules = append(s.Modules, ms)
 	}
 	for _, e := range st.Episodes {
-		s.Episodes = append(s.Episodes, Episode{
+		s.Episodes = append(s.Episodes, collector.Episode{
 			Layer: string(e.Layer), Devid: e.Devid, Reason: e.Reason, ID: e.ID,
 			StartedAt: e.StartedAt, EndedAt: e.EndedAt, DownFor: e.DownFor,
 		})
@@ -121,8 +122,8 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 	return s
 }
 
-func outageAt(r outage.Record, now time.Time) Outage {
-	o := Outage{Down: r.Down, HasLast: r.HasLast, LastDownFor: r.LastDownFor, LastReason: r.LastReason}
+func outageAt(r outage.Record, now time.Time) collector.Outage {
+	o := collector.Outage{Down: r.Down, HasLast: r.HasLast, LastDownFor: r.LastDownFor, LastReason: r.LastReason}
 	if r.Down {
 		o.DownSince, o.Reason = r.DownSince, r.Reason
 		o.DownFor = max(0, now.Sub(r.DownSince))

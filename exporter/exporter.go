@@ -1,0 +1,287 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/bragerone/bragerone_exporter/catalogload"
+	"github.com/bragerone/bragerone_exporter/cloudapi"
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/cloudsim"
+	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/realtime"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/serving"
+	"github.com/bragerone/bragerone_exporter/serving/status"
+)
+
+// Shutdown bounds: how long Run waits for the gateway to stop (it publishes
+// the session down, reason stop), for the logout, and for the web server's
+// requests in flight.
+const (
+	gatewayStopTimeout = 10 * time.Second
+	logoutTimeout      = 3 * time.Second
+	webShutdownTimeout = 3 * time.Second
+)
+
+// restEndpoints are the REST endpoint templates the exporter may call: each
+// keeps an endpoint label of its own, whatever else is called.
+var restEndpoints = []string{
+	cloudapi.EndpointLogin, cloudapi.EndpointRevoke, cloudapi.EndpointUser, cloudapi.EndpointObjects,
+	cloudapi.EndpointModules, cloudapi.EndpointModulesConnect, cloudapi.EndpointParameters,
+	cloudapi.EndpointAlarmsQuantity, cloudapi.EndpointCommand, cloudapi.EndpointCommandRaw,
+	cloudapi.EndpointAlarms, cloudapi.EndpointSystemVersion, cloudapi.EndpointAsset,
+}
+
+// Exporter is one assembled exporter: the REST client, the parameter store,
+// the realtime gateway, the catalog loader, the collector and the pages
+// that serve them.
+type Exporter struct {
+	cfg     Config
+	log     *slog.Logger
+	sim     *cloudsim.Cloud // the embedded simulated cloud; nil unless Simulate
+	client  *cloudclient.Client
+	gateway *realtime.Gateway
+	loader  *catalogload.Loader // nil with the catalog off
+	handler http.Handler
+}
+
+// New validates cfg and assembles the exporter. Nothing runs until Run but
+// the embedded simulated cloud, which New starts (its address is the REST
+// client's) and Run stops. New logs nothing but warnings: a configuration it
+// refuses is one error, with no log line before it.
+func New(cfg Config) (*Exporter, error) {
+	ok, err := cfg.check()
+	if err != nil {
+		return nil, err
+	}
+	e := &Exporter{cfg: cfg, log: cfg.logger()}
+	cloud := cfg.Cloud
+	if cfg.Simulate.Enabled {
+		if e.sim, err = startSimulation(e.log, cfg.Simulate); err != nil {
+			return nil, err
+		}
+		cloud.URL, cloud.AssetsURL = e.sim.URL(), e.sim.URL()
+		cloud.Email, cloud.Password = cloudsim.DefaultEmail, cloudsim.DefaultPassword
+		cloud.PasswordFile, cloud.ObjectID = "", 0
+	}
+	if err := e.assemble(cloud, ok); err != nil {
+		if e.sim != nil {
+			_ = e.sim.Close()
+		}
+		return nil, err
+	}
+	return e, nil
+}
+
+// assemble builds the parts in the order they depend on each other.
+func (e *Exporter) assemble(cloud Cloud, ok checked) error {
+	reg := prometheus.NewRegistry()
+	inst, err := collector.NewInstrumentation(reg, collector.InstrumentationOptions{Endpoints: restEndpoints})
+	if err != nil {
+		return err
+	}
+	if !e.cfg.Web.DisableExporterMetrics {
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	client, platform, err := cloud.NewClient(e.log, e.cfg.Secrets, func(c *cloudclient.Config) {
+		c.Observer = inst.ObserveHTTP
+		c.LoginObserver = inst.ObserveLogin
+	})
+	if err != nil {
+		return err
+	}
+	e.client = client
+	st := store.New()
+	gcfg := GatewayConfig(cloud, e.cfg.Health, client, platform, st, e.log)
+	gcfg.OnEvent = inst.ObserveEvent
+	if e.gateway, err = realtime.New(gcfg); err != nil {
+		return &ConfigError{err}
+	}
+	source := GatewaySource{Status: e.gateway.Status, Store: st}
+	colOpts := ok.collector
+	if !e.cfg.Catalog.Disable {
+		if e.loader, err = newLoader(e.cfg.Catalog, client, e.gateway, st, ok.overrides, e.log.With("component", "catalog")); err != nil {
+			return err
+		}
+		colOpts.Catalog = &CatalogLoaderSource{State: e.loader.State}
+	}
+	// Parameters in exposition order: the registry then finds them sorted.
+	col, err := collector.New(source, collector.ParamSourceFunc(st.ForEachParamInLabelOrder), colOpts)
+	if err != nil {
+		return &ConfigError{err}
+	}
+	moduleParams := status.CatalogParams{Catalog: colOpts.Catalog,
+		Values: func(devid string) collector.Reader { return collector.Reader(StoreReader(st, devid)) }}
+	e.handler, err = e.newHandler(reg, col, source, moduleParams)
+	return err
+}
+
+// Handler serves /metrics (or Web.TelemetryPath), /status and the module
+// pages, /-/healthy, /-/ready, the Go runtime's profiles under /debug/pprof/
+// and a landing page; Run serves it on Web.ListenAddress.
+func (e *Exporter) Handler() http.Handler { return e.handler }
+
+// newHandler builds the pages. /metrics serves reg's families and col's;
+// col is not registered in reg: the handler writes its parameter series
+// straight into text answers.
+func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector, source collector.SnapshotSource, moduleParams status.ParamSource) (http.Handler, error) {
+	telemetryPath := e.cfg.Web.TelemetryPath
+	mux := http.NewServeMux()
+	mux.Handle(telemetryPath, serving.NewHandler(reg, col, promhttp.HandlerOpts{
+		ErrorHandling:     promhttp.ContinueOnError,
+		Registry:          reg,
+		EnableOpenMetrics: true,
+	}))
+	mux.Handle("/status", status.Handler(source, status.Options{}))
+	mux.Handle(status.ModulePath, status.ModuleHandler(source, moduleParams, status.Options{}))
+	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprintln(w, "Healthy")
+	})
+	ready := e.gateway.Ready()
+	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
+		select {
+		case <-ready:
+			w.WriteHeader(http.StatusOK)
+			fmt.Fprintln(w, "Ready")
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "Not ready: the first parameter snapshot has not been stored yet")
+		}
+	})
+	// The Go runtime's profiles, as node_exporter serves them, behind the
+	// same TLS and basic auth as the rest (--web.config.file): the landing
+	// page links the heap and CPU profiles.
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	if telemetryPath != "/" {
+		landing, err := web.NewLandingPage(web.LandingConfig{
+			Name:        "bragerone_exporter",
+			Description: "Prometheus exporter and health monitor for the BragerOne device cloud",
+			Version:     e.cfg.Version,
+			Links: []web.LandingLinks{
+				{Address: telemetryPath, Text: "Metrics"},
+				{Address: "/status", Text: "Status", Description: "session, live push, recovery ladder and modules at a glance"},
+				{Address: "/-/healthy", Text: "Health"},
+				{Address: "/-/ready", Text: "Readiness", Description: "ready once the first parameter snapshot is stored"},
+			},
+		})
+		if err != nil {
+			return nil, err
+		}
+		mux.Handle("/", landing)
+	}
+	return mux, nil
+}
+
+// Run serves the pages on Web.ListenAddress and runs the gateway and the
+// catalog loader until ctx ends (it then returns nil) or one of them fails
+// for good: a login the cloud rejects at the start and a catalog language
+// the web app does not offer are *ConfigError. It then stops the gateway
+// (the session goes down with reason stop), logs out, stops serving and
+// stops the embedded simulated cloud. Run is called once.
+func (e *Exporter) Run(ctx context.Context) error {
+	if e.sim != nil {
+		defer e.sim.Close()
+		e.log.Info("running against the embedded simulated cloud", "url", e.sim.URL(), "control", e.sim.URL()+"/control/state")
+	}
+	ln, err := net.Listen("tcp", e.cfg.Web.ListenAddress)
+	if err != nil {
+		return fmt.Errorf("--web.listen-address: %w", err)
+	}
+	srv := &http.Server{Handler: e.handler, ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() {
+		noSystemd := false
+		flags := &web.FlagConfig{WebListenAddresses: &[]string{e.cfg.Web.ListenAddress}, WebSystemdSocket: &noSystemd, WebConfigFile: &e.cfg.Web.ConfigFile}
+		serveErr <- web.Serve(ln, srv, flags, e.log)
+	}()
+
+	gwCtx, stopGateway := context.WithCancel(context.Background())
+	gwDone := make(chan error, 1)
+	go func() { gwDone <- e.gateway.Run(gwCtx) }()
+	var catalogDone chan error // nil (never ready) with the catalog off
+	if e.loader != nil {
+		catalogDone = make(chan error, 1)
+		go func() { catalogDone <- e.loader.Run(gwCtx) }()
+	}
+
+	var runErr error
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			e.log.Info("shutting down")
+		case err := <-serveErr:
+			runErr = fmt.Errorf("web server: %w", err)
+		case err := <-gwDone:
+			gwDone <- err
+			runErr = StartError(err)
+		case err := <-catalogDone:
+			if err == nil {
+				catalogDone = nil
+				continue wait
+			}
+			runErr = LanguageError(err)
+		}
+		break
+	}
+	// Stop the gateway first (publishes session down, reason stop), then
+	// log out, then stop serving.
+	stopGateway()
+	select {
+	case <-gwDone:
+	case <-time.After(gatewayStopTimeout):
+		e.log.Warn("gateway did not stop in time")
+	}
+	logoutCtx, cancel := context.WithTimeout(context.Background(), logoutTimeout)
+	if err := e.client.Logout(logoutCtx); err != nil {
+		e.log.Debug("logout", "err", err)
+	}
+	cancel()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), webShutdownTimeout)
+	defer cancel()
+	_ = srv.Shutdown(shutdownCtx)
+	return runErr
+}
+
+// StartError is the error of a gateway whose start failed (nil: none): a
+// login the cloud rejects and a devid of --cloud.modules the object does not
+// list are mistakes in the configuration, *ConfigError.
+func StartError(err error) error {
+	var missing *cloudclient.MissingModulesError
+	switch {
+	case errors.Is(err, realtime.ErrStartAuth):
+		return configErrorf("login rejected by the cloud: check the email and password (%v)", err)
+	case errors.As(err, &missing):
+		return configErrorf("--cloud.modules: %w", err)
+	}
+	return err
+}
+
+// startSimulation runs the simulated cloud in-process on a loopback port.
+func startSimulation(logger *slog.Logger, s Simulate) (*cloudsim.Cloud, error) {
+	sim := cloudsim.New(cloudsim.Options{
+		Modules: s.Modules, ParamsPerModule: s.ParamsPerModule, Seed: cloudsim.DefaultSeed,
+		DriftInterval: cloudsim.DefaultDriftInterval, Logger: logger.With("component", "cloudsim"),
+	})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("simulated cloud: %w", err)
+	}
+	return sim, nil
+}

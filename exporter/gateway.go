@@ -1,0 +1,49 @@
+package exporter
+
+import (
+	"log/slog"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/realtime"
+	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/realtime/transport"
+)
+
+// GatewayConfig is the gateway half of the exporter: the realtime gateway's
+// configuration for cloud's object and modules and the health settings h,
+// over client (logged in to platform) and st. The watch command builds its
+// gateway from it too.
+func GatewayConfig(cloud Cloud, h Health, client *cloudclient.Client, p cloudclient.Platform, st *store.Store, logger *slog.Logger) realtime.Config {
+	cfg := realtime.DefaultConfig()
+	cfg.Client, cfg.Store, cfg.Logger = client, st, logger
+	cfg.ObjectID, cfg.Modules = cloud.ObjectID, cloud.Modules
+	cfg.PollInterval = h.PollInterval
+	cfg.SupervisorInterval = h.SupervisorInterval
+	cfg.SessionHysteresis = h.SessionHysteresis
+	cfg.ForgetMissingAfter = h.ForgetMissingAfter
+	//lint:ignore SA1019 the deprecated flag is still accepted; the gateway warns that it has no effect
+	cfg.GetModulesFailOfflineAfter = h.FailOfflineAfter
+	cfg.Ladder = ladder.Config{
+		StaleAfter:                h.StaleAfter,
+		ZombiePrimes:              h.ZombiePrimes,
+		HardRestartsBeforeRecycle: h.HardRestartsBeforeRecycle,
+		RecyclesBeforeRebuild:     h.RecyclesBeforeRebuild,
+		RebuildsBeforeQuarantine:  h.RebuildsBeforeQuarantine,
+		CooldownBase:              h.CooldownBase,
+		CooldownMax:               h.CooldownMax,
+		QuarantineFor:             h.QuarantineDuration,
+		ModuleOnlineDebounce:      ladder.DefaultModuleOnlineDebounce,
+	}
+	connectTimeout := h.ConnectTimeout
+	cfg.NewTransport = func() (transport.Transport, error) {
+		return transport.New(transport.Config{
+			BaseURL:        p.BaseURL,
+			Header:         realtime.HandshakeHeaders(client, p.AssetsURL),
+			ConnectTimeout: connectTimeout,
+			Redact:         client.Secrets().Scrub,
+			Logger:         logger,
+		})
+	}
+	return cfg
+}
