@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -107,6 +108,9 @@ type Client struct {
 
 	assetMu sync.Mutex
 	assets  map[string]*assetEntry
+
+	// droppedRows is how many rows the last module list dropped.
+	droppedRows atomic.Int64
 }
 
 // New validates cfg, fills in defaults and returns a Client.

@@ -301,3 +301,38 @@ func TestPlatforms(t *testing.T) {
 		}
 	}
 }
+
+// TestDroppedModuleRowsWarnOncePerChange: a row that stays invalid is told at
+// WARN once, not at every poll; a new count is news again, and so is the end.
+func TestDroppedModuleRowsWarnOncePerChange(t *testing.T) {
+	fc := newFakeCloud(t)
+	logs := &logBuffer{}
+	c, _ := newClient(t, fc, func(cfg *cloudclient.Config) { cfg.Logger = logs.logger() })
+	warns := func() int { return strings.Count(logs.String(), `level=WARN msg="module list rows failed validation`) }
+	poll := func(body string) {
+		t.Helper()
+		fc.handleJSON("GET /v1/modules", 200, body)
+		if _, err := c.Modules(ctxT(t), 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oneBad := `[` + healthyRow + `,{"name":"no devid"}]`
+	for range 3 {
+		poll(oneBad)
+	}
+	if n := warns(); n != 1 {
+		t.Fatalf("one invalid row over three polls: %d WARNs, want 1:\n%s", n, logs)
+	}
+	poll(`[` + healthyRow + `,{"name":"no devid"},{"devid":5}]`)
+	if n := warns(); n != 2 {
+		t.Fatalf("a second invalid row: %d WARNs, want 2:\n%s", n, logs)
+	}
+	poll(`[` + healthyRow + `]`)
+	if !strings.Contains(logs.String(), `level=INFO msg="module list rows valid again"`) {
+		t.Fatalf("the end of the invalid rows is not told:\n%s", logs)
+	}
+	poll(oneBad)
+	if n := warns(); n != 3 {
+		t.Fatalf("invalid rows again after a clean list: %d WARNs, want 3:\n%s", n, logs)
+	}
+}

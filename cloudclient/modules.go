@@ -129,8 +129,15 @@ func (c *Client) Modules(ctx context.Context, objectID int) (*ModuleListing, err
 		// gateway logs once per streak of unusable polls, a tool fails.
 		c.log.Debug("module list has an unrecognised shape", "endpoint", cl.tmpl)
 	}
-	if l.Dropped > 0 {
+	// A row that stays invalid is the same news at every poll: it is told
+	// at WARN when the count of dropped rows changes, at DEBUG otherwise.
+	switch last := c.droppedRows.Swap(int64(l.Dropped)); {
+	case l.Dropped > 0 && int64(l.Dropped) != last:
 		c.log.Warn("module list rows failed validation and were dropped", "endpoint", cl.tmpl, "dropped", l.Dropped)
+	case l.Dropped > 0:
+		c.log.Debug("module list rows failed validation and were dropped", "endpoint", cl.tmpl, "dropped", l.Dropped)
+	case last > 0:
+		c.log.Info("module list rows valid again", "endpoint", cl.tmpl)
 	}
 	return l, nil
 }

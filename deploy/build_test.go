@@ -37,4 +37,11 @@ func TestBuildScriptMakesAStaticStampedBinary(t *testing.T) {
 	if bytes.Contains(info, []byte("\tdep\t")) && bytes.Contains(info, []byte("cgo")) && !bytes.Contains(info, []byte("CGO_ENABLED=0")) {
 		t.Errorf("binary links cgo")
 	}
+	// Modules only tests use (the chaos proxy, the browser driver) stay
+	// out of the binary.
+	for _, mod := range []string{"github.com/Shopify/toxiproxy", "github.com/rs/zerolog", "github.com/chromedp/"} {
+		if regexp.MustCompile(`(?m)^\s+dep\s+` + regexp.QuoteMeta(mod)).Match(info) {
+			t.Errorf("the binary links %s, a test-only module:\n%s", mod, info)
+		}
+	}
 }

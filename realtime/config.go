@@ -58,7 +58,10 @@ type Config struct {
 	EpisodeLimit int
 	// ReconnectBackoff is the pause after the first failed reconnect; it
 	// doubles per failure up to SupervisorInterval. The first reconnect after
-	// a lost session is immediate.
+	// a lost session is immediate, unless the session was up for less than
+	// SupervisorInterval: a session lost so soon counts as a failed
+	// reconnect (a link that cuts every session right after it joins is not
+	// redialled, rebound and reprimed in a tight loop).
 	ReconnectBackoff time.Duration
 	// TeardownTimeout bounds the disconnect of a session being replaced.
 	TeardownTimeout time.Duration

@@ -45,6 +45,12 @@ type scenarioSetup struct {
 	connectTimeout time.Duration
 	// seam puts a seamTransport between the gateway and the transport.
 	seam bool
+	// route, when set, returns the base URL the exporter reaches the
+	// simulator at (REST, Socket.IO and the assets origin), given the
+	// simulator's own: a chaos proxy in between (see tcpfault_test.go).
+	route func(simURL string) string
+	// transport tunes the realtime transport's configuration.
+	transport func(*transport.Config)
 }
 
 type scenario struct {
@@ -111,8 +117,12 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 	t.Cleanup(func() { sim.Close() })
 
 	s := &scenario{t: t, sim: sim, codes: map[string]map[int]int{}, runErr: make(chan error, 1)}
+	cloudURL := sim.URL()
+	if su.route != nil {
+		cloudURL = su.route(cloudURL)
+	}
 	ccfg := cloudclient.Config{
-		BaseURL: sim.URL(), AssetsURL: sim.URL(),
+		BaseURL: cloudURL, AssetsURL: cloudURL,
 		Credentials:  cloudclient.StaticCredentials(cloudclient.Credentials{Email: cloudsim.DefaultEmail, Password: cloudsim.DefaultPassword}),
 		PrimeBackoff: []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond},
 		Timeout:      2 * time.Second,
@@ -145,7 +155,7 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 	if connectTimeout == 0 {
 		connectTimeout = 400 * time.Millisecond
 	}
-	handshakeHeader := realtime.HandshakeHeaders(client, sim.URL())
+	handshakeHeader := realtime.HandshakeHeaders(client, cloudURL)
 	recordedHeader := func(ctx context.Context) (http.Header, error) {
 		h, err := handshakeHeader(ctx)
 		if err == nil {
@@ -154,10 +164,14 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 		return h, err
 	}
 	cfg.NewTransport = func() (transport.Transport, error) {
-		tr, err := transport.New(transport.Config{
-			BaseURL: sim.URL(), Header: recordedHeader,
+		tcfg := transport.Config{
+			BaseURL: cloudURL, Header: recordedHeader,
 			ConnectTimeout: connectTimeout, TeardownTimeout: 300 * time.Millisecond, Logger: scenarioLogger(),
-		})
+		}
+		if su.transport != nil {
+			su.transport(&tcfg)
+		}
+		tr, err := transport.New(tcfg)
 		if err != nil {
 			return nil, err
 		}

@@ -36,8 +36,11 @@ var (
 // process stays within factor×before+slack, while a leak of so much per
 // reconnect grows the last third's median by about half over the second's.
 // The caps bound every sample. The figures are the whole test process: the
-// exporter and the simulated cloud; the table also splits goroutines and
-// descriptors by side, so a failure says whose they are.
+// exporter and the simulated cloud, less the chaos proxy's goroutines and
+// descriptors when one is in between (Toxiproxy leaves the goroutines of a
+// toxic stage blocked once its connection is gone; they are the test's
+// tool, not the exporter); the table also splits goroutines and descriptors
+// by side, so a failure says whose they are.
 var soakBounds = []struct {
 	name   string
 	factor float64
@@ -67,9 +70,15 @@ type soakSample struct {
 	recoveries  float64
 }
 
-func (s soakSample) values() []float64 { return []float64{s.goroutines, s.heapMiB, s.fds} }
+// values are what the bounds judge: the chaos proxy's goroutines and
+// descriptors left out.
+func (s soakSample) values() []float64 {
+	return []float64{s.goroutines - float64(s.side.proxyGoroutines), s.heapMiB, s.fds - float64(s.side.proxyFDs)}
+}
 
-func takeSoakSample(t *testing.T, at time.Duration, simURL string) soakSample {
+// takeSoakSample samples the process; proxyURL is the chaos proxy's ("" when
+// the exporter talks to the simulator directly).
+func takeSoakSample(t *testing.T, at time.Duration, simURL, proxyURL string) soakSample {
 	t.Helper()
 	runtime.GC()
 	var ms runtime.MemStats
@@ -83,7 +92,7 @@ func takeSoakSample(t *testing.T, at time.Duration, simURL string) soakSample {
 		goroutines: float64(runtime.NumGoroutine()),
 		heapMiB:    float64(ms.HeapInuse) / (1 << 20),
 		fds:        float64(len(fds)),
-		side:       sides(simURL),
+		side:       sides(simURL, proxyURL),
 	}
 }
 
@@ -98,7 +107,7 @@ func takeSoakSample(t *testing.T, at time.Duration, simURL string) soakSample {
 //
 // Run it with:
 //
-//	go test ./realtime -run Soak -soak=5m -v
+//	go test ./realtime -run SoakFault -soak=5m -v
 //
 // (-soak.seed=N picks another fault schedule, -soak.sample=D the sampling
 // period, -soak.stacks logs the goroutines and open files at the end;
@@ -106,7 +115,7 @@ func takeSoakSample(t *testing.T, at time.Duration, simURL string) soakSample {
 // about nine minutes needs -timeout above go test's default of 10m.)
 func TestSoakFaultChurn(t *testing.T) {
 	if *soak <= 0 {
-		t.Skip("the fault-churn soak is opt-in: go test ./realtime -run Soak -soak=5m -v")
+		t.Skip("the fault-churn soak is opt-in: go test ./realtime -run SoakFault -soak=5m -v")
 	}
 	if *soakInterval <= 0 {
 		t.Fatalf("-soak.sample must be positive, got %v", *soakInterval)
@@ -234,7 +243,7 @@ func TestSoakFaultChurn(t *testing.T) {
 	rounds := 0
 	kinds := map[string]int{}
 	sample := func() {
-		sm := takeSoakSample(t, time.Since(start).Round(time.Second), s.sim.URL())
+		sm := takeSoakSample(t, time.Since(start).Round(time.Second), s.sim.URL(), "")
 		sm.rounds = rounds
 		sm.sioRequests = s.sim.Requests("GET /socket.io/")
 		sm.recoveries = s.sum("bragerone_recovery_actions_total")
@@ -285,7 +294,6 @@ func TestSoakFaultChurn(t *testing.T) {
 	t.Logf("recovery actions: %s", soakRecoveryCounts(s))
 	t.Logf("\n%s", soakTable(samples))
 
-	third := len(samples) / 3
 	if len(samples) < 6 {
 		t.Logf("only %d samples: too few to judge growth (run longer or sample more often)", len(samples))
 		return
@@ -294,9 +302,17 @@ func TestSoakFaultChurn(t *testing.T) {
 	defer func() {
 		if grew || *soakStacks {
 			t.Logf("goroutines at the end, by where they wait and who started them:\n%s", goroutineSummary())
-			t.Logf("open files at the end:\n%s", openFiles(s.sim.URL()))
+			t.Logf("open files at the end:\n%s", openFiles(s.sim.URL(), ""))
 		}
 	}()
+	grew = soakGrowth(t, samples)
+}
+
+// soakGrowth fails the test when a bounded figure grows without bound
+// across samples (see soakBounds) and reports whether one did.
+func soakGrowth(t *testing.T, samples []soakSample) (grew bool) {
+	t.Helper()
+	third := len(samples) / 3
 	for i, b := range soakBounds {
 		var mid, last []float64
 		for _, sm := range samples[third : 2*third] {
@@ -311,6 +327,7 @@ func TestSoakFaultChurn(t *testing.T) {
 			t.Errorf("%s grows without bound: median %.1f in the last third, %.1f in the second third (limit %.1f)", b.name, after, before, limit)
 		}
 	}
+	return grew
 }
 
 // startDrift makes the cloud drift every 100 ms until the returned stop is
@@ -436,16 +453,18 @@ func soakRecoveryCounts(s *scenario) string {
 
 func soakTable(samples []soakSample) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%8s %10s %14s %8s | %6s %6s %6s | %6s %6s | %7s %11s %10s\n",
-		"elapsed", "goroutines", "heap_inuse_MiB", "open_fds", "g_sim", "g_queue", "g_rest", "fd_sim", "fd_rest", "rounds", "sio_requests", "recoveries")
+	fmt.Fprintf(&b, "%8s %10s %14s %8s | %6s %6s %7s %6s | %6s %8s %7s | %7s %11s %10s\n",
+		"elapsed", "goroutines", "heap_inuse_MiB", "open_fds", "g_sim", "g_queue", "g_proxy", "g_rest", "fd_sim", "fd_proxy", "fd_rest", "rounds", "sio_requests", "recoveries")
 	for _, sm := range samples {
-		fmt.Fprintf(&b, "%8v %10.0f %14.2f %8.0f | %6d %6d %6d | %6d %6d | %7d %11d %10.0f\n",
-			sm.at, sm.goroutines, sm.heapMiB, sm.fds, sm.side.simGoroutines, sm.side.queueGoroutines, sm.side.otherGoroutines,
-			sm.side.simFDs, sm.side.otherFDs, sm.rounds, sm.sioRequests, sm.recoveries)
+		fmt.Fprintf(&b, "%8v %10.0f %14.2f %8.0f | %6d %6d %7d %6d | %6d %8d %7d | %7d %11d %10.0f\n",
+			sm.at, sm.goroutines, sm.heapMiB, sm.fds, sm.side.simGoroutines, sm.side.queueGoroutines, sm.side.proxyGoroutines, sm.side.otherGoroutines,
+			sm.side.simFDs, sm.side.proxyFDs, sm.side.otherFDs, sm.rounds, sm.sioRequests, sm.recoveries)
 	}
 	b.WriteString("g_sim: goroutines with a simulator frame (cloudsim, the Socket.IO server); g_queue: the Socket.IO library's\n" +
-		"task-queue loops, whose stacks do not say which side started them; g_rest: the exporter and the test.\n" +
-		"fd_sim: the simulator's ends of TCP connections (listener included); fd_rest: every other descriptor.\n")
+		"task-queue loops, whose stacks do not say which side started them; g_proxy: the chaos proxy's (Toxiproxy);\n" +
+		"g_rest: the exporter and the test. fd_sim: the simulator's ends of TCP connections (listener included);\n" +
+		"fd_proxy: the chaos proxy's ends (both ways); fd_rest: every other descriptor. The bounds judge the totals\n" +
+		"less g_proxy and fd_proxy.\n")
 	return b.String()
 }
 
@@ -465,12 +484,12 @@ func median(xs []float64) float64 {
 // openFiles lists what /proc/self/fd points at, counted by target kind;
 // TCP sockets are told apart by side (the simulator's end of a connection,
 // or the exporter's) and state.
-func openFiles(simURL string) string {
+func openFiles(simURL, proxyURL string) string {
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return err.Error()
 	}
-	simPort := simURL[strings.LastIndex(simURL, ":")+1:]
+	simPort, proxyPort := urlPort(simURL), urlPort(proxyURL)
 	tcp := tcpSockets()
 	kinds := map[string]int{}
 	for _, e := range entries {
@@ -481,8 +500,11 @@ func openFiles(simURL string) string {
 		if inode, ok := strings.CutPrefix(target, "socket:["); ok {
 			if c, ok := tcp[strings.TrimSuffix(inode, "]")]; ok {
 				side := "exporter end"
-				if c.localPort == simPort {
+				switch {
+				case c.localPort == simPort:
 					side = "simulator end"
+				case proxyPort != "" && (c.localPort == proxyPort || c.remotePort == simPort):
+					side = "chaos proxy end"
 				}
 				kinds["tcp "+side+" "+c.state]++
 				continue
@@ -509,7 +531,24 @@ func openFiles(simURL string) string {
 	return strings.Join(lines, "\n")
 }
 
-type tcpSocket struct{ localPort, state string }
+type tcpSocket struct{ localPort, remotePort, state string }
+
+// urlPort is the port of a http://host:port URL ("" for "").
+func urlPort(u string) string {
+	if u == "" {
+		return ""
+	}
+	return u[strings.LastIndex(u, ":")+1:]
+}
+
+// hexPort is the port of an address of /proc/net/tcp ("0100007F:1F90").
+func hexPort(addr string) string {
+	port, err := strconv.ParseUint(addr[strings.LastIndex(addr, ":")+1:], 16, 16)
+	if err != nil {
+		return ""
+	}
+	return strconv.FormatUint(port, 10)
+}
 
 // socketPort is the local port of an open socket descriptor of this
 // process; it still answers once the connection has left the TCP table
@@ -547,35 +586,41 @@ func tcpSockets() map[string]tcpSocket {
 			if len(fs) < 10 {
 				continue
 			}
-			local := fs[1][strings.LastIndex(fs[1], ":")+1:]
-			port, err := strconv.ParseUint(local, 16, 16)
-			if err != nil {
+			local := hexPort(fs[1])
+			if local == "" {
 				continue
 			}
 			st := states[fs[3]]
 			if st == "" {
 				st = fs[3]
 			}
-			out[fs[9]] = tcpSocket{localPort: strconv.FormatUint(port, 10), state: st}
+			out[fs[9]] = tcpSocket{localPort: local, remotePort: hexPort(fs[2]), state: st}
 		}
 	}
 	return out
 }
 
 // resourceSides splits goroutines and descriptors between the simulated
-// cloud and the rest of the process.
+// cloud, the chaos proxy (when there is one) and the rest of the process.
 type resourceSides struct {
-	simGoroutines, queueGoroutines, otherGoroutines int
-	simFDs, otherFDs                                int
+	simGoroutines, queueGoroutines, proxyGoroutines, otherGoroutines int
+	simFDs, proxyFDs, otherFDs                                       int
 }
 
-func sides(simURL string) resourceSides {
+// isProxyGoroutine says whether a goroutine's stack is the chaos proxy's.
+func isProxyGoroutine(stack string) bool {
+	return strings.Contains(stack, "toxiproxy/v2") || strings.Contains(stack, "realtime_test.(*partitionToxic)")
+}
+
+func sides(simURL, proxyURL string) resourceSides {
 	var r resourceSides
 	var buf strings.Builder
 	_ = pprof.Lookup("goroutine").WriteTo(&buf, 2)
 	for _, g := range strings.Split(buf.String(), "\n\n") {
 		switch {
 		case strings.TrimSpace(g) == "":
+		case isProxyGoroutine(g):
+			r.proxyGoroutines++
 		case strings.Contains(g, "/cloudsim.") || strings.Contains(g, "socket.io/servers/"):
 			r.simGoroutines++
 		case strings.Contains(g, "pkg/queue.(*Queue).loop"):
@@ -584,19 +629,27 @@ func sides(simURL string) resourceSides {
 			r.otherGoroutines++
 		}
 	}
-	simPort := simURL[strings.LastIndex(simURL, ":")+1:]
+	simPort, proxyPort := urlPort(simURL), urlPort(proxyURL)
 	tcp := tcpSockets()
 	entries, _ := os.ReadDir("/proc/self/fd")
 	for _, e := range entries {
 		target, _ := os.Readlink("/proc/self/fd/" + e.Name())
 		inode, ok := strings.CutPrefix(target, "socket:[")
 		if ok {
-			port := tcp[strings.TrimSuffix(inode, "]")].localPort
+			c := tcp[strings.TrimSuffix(inode, "]")]
+			port := c.localPort
 			if port == "" {
 				port, _ = socketPort(e.Name())
 			}
-			if port == simPort {
+			switch {
+			case port == simPort:
 				r.simFDs++
+				continue
+			case proxyPort != "" && (port == proxyPort || c.remotePort == simPort):
+				// The proxy's listener and accepted ends, and its
+				// connections to the simulator (the exporter reaches the
+				// simulator only through the proxy).
+				r.proxyFDs++
 				continue
 			}
 		}

@@ -29,7 +29,9 @@ import (
 type Config struct {
 	// ReconnectBackoff is the pause after the first failed connect; it
 	// doubles per failure up to ReconnectMax. The first reconnect after a
-	// lost session is immediate.
+	// lost session is immediate when the session was up for at least
+	// ReconnectMax; a session lost sooner counts as a failed connect (see
+	// sessionLost).
 	ReconnectBackoff time.Duration
 	// ReconnectMax caps the reconnect pause (the gateway passes its
 	// supervisor interval: docs/spec.md W-3.1c, attempts about every 15 s).
@@ -65,8 +67,11 @@ type State struct {
 	Binding int
 	// Relogging: a forced login after a refused handshake is in flight.
 	Relogging bool
-	// ReconnectFails counts failed connects in a row; it sets the backoff.
+	// ReconnectFails counts failed connects in a row, and sessions lost
+	// soon after they came up; it sets the backoff.
 	ReconnectFails int
+	// UpSince is when the current session came up.
+	UpSince time.Time
 	// ReconnectAt is when the next connect is due; zero = none scheduled.
 	ReconnectAt time.Time
 	// Step is the recovery step in flight ("" = none).
@@ -357,7 +362,7 @@ func (m *machine) dialOK(e DialOK) {
 		m.do(DiscardDialled{})
 		return
 	}
-	m.st.ReconnectFails = 0
+	m.st.UpSince = m.now
 	m.st.Session++
 	m.st.SessionUp = true
 	m.do(Attach{Session: m.st.Session})
@@ -404,7 +409,21 @@ func (m *machine) sessionEnded(e SessionEnded) {
 		// The step's own teardown; its result comes with the reconnect.
 		return
 	}
+	m.sessionLost()
 	m.scheduleReconnect()
+}
+
+// sessionLost settles the reconnect backoff when the current session is
+// lost: a session that was up for at least ReconnectMax resets it (the
+// reconnect is immediate), one lost sooner counts as a failed connect. A
+// link or a cloud that cuts every session right after it joins would
+// otherwise have the gateway dial, bind and prime in a tight loop.
+func (m *machine) sessionLost() {
+	if m.now.Sub(m.st.UpSince) >= m.c.ReconnectMax {
+		m.st.ReconnectFails = 0
+		return
+	}
+	m.st.ReconnectFails++
 }
 
 // bind asks for a bind + prime of the current session.
@@ -473,6 +492,7 @@ func (m *machine) health(e HealthTick) {
 	if e.Abandoned {
 		m.replaceTransport()
 	}
+	m.sessionLost()
 	m.scheduleReconnect()
 }
 

@@ -90,10 +90,12 @@ func TestLifecycleTable(t *testing.T) {
 
 		// ---- dial ends: a session joined ----
 		{
-			name: "DialOK_Attach_Bind_BackoffReset",
+			// The failures are forgiven once the session has lasted (see
+			// the SessionEnded rows).
+			name: "DialOK_Attach_Bind_UpSince",
 			st:   State{Connecting: true, ReconnectFails: 4, Session: 2, Transport: 1},
 			ev:   DialOK{Transport: 1}, now: 1,
-			want:    State{SessionUp: true, Session: 3, Transport: 1, Binding: 1},
+			want:    State{SessionUp: true, Session: 3, Transport: 1, Binding: 1, ReconnectFails: 4, UpSince: at(1)},
 			actions: acts(Attach{Session: 3}, Bind{Session: 3}),
 		},
 		{
@@ -203,6 +205,27 @@ func TestLifecycleTable(t *testing.T) {
 			ev:   SessionEnded{Reason: outage.ReasonEIOClose, Detail: "transport error"}, now: 7,
 			want:    State{Session: 3, Transport: 1, Binding: 1, ReconnectAt: at(7)},
 			actions: acts(SessionGone{Reason: outage.ReasonEIOClose, Detail: "transport error"}),
+		},
+		{
+			name: "SessionEnded_UpLongerThanTheLongestPause_BackoffReset_ReconnectAtOnce",
+			st:   with(up, func(s *State) { s.ReconnectFails, s.UpSince = 4, at(1) }),
+			ev:   SessionEnded{Reason: outage.ReasonServerStop}, now: 16,
+			want:    State{Session: 3, Transport: 1, UpSince: at(1), ReconnectAt: at(16)},
+			actions: acts(SessionGone{Reason: outage.ReasonServerStop}),
+		},
+		{
+			name: "SessionEnded_SoonAfterItCameUp_CountsAsAFailure_BacksOff",
+			st:   with(up, func(s *State) { s.UpSince = at(1) }),
+			ev:   SessionEnded{Reason: outage.ReasonEIOClose}, now: 1.5,
+			want:    State{Session: 3, Transport: 1, UpSince: at(1), ReconnectFails: 1, ReconnectAt: at(1.75)},
+			actions: acts(SessionGone{Reason: outage.ReasonEIOClose}),
+		},
+		{
+			name: "SessionEnded_SoonAgain_BackoffGrows",
+			st:   with(up, func(s *State) { s.ReconnectFails, s.UpSince = 3, at(1) }),
+			ev:   SessionEnded{Reason: outage.ReasonEIOClose}, now: 2,
+			want:    State{Session: 3, Transport: 1, UpSince: at(1), ReconnectFails: 4, ReconnectAt: at(4)},
+			actions: acts(SessionGone{Reason: outage.ReasonEIOClose}),
 		},
 		{
 			name: "SessionEnded_AlreadyDown_Nothing",
@@ -363,6 +386,13 @@ func TestLifecycleTable(t *testing.T) {
 			st:   with(up, func(s *State) { s.SilentSession, s.SilentSince = 3, at(1) }),
 			ev:   HealthTick{SilentlyDead: true}, now: 2,
 			want:    State{Session: 3, Transport: 1, ReconnectAt: at(2)},
+			actions: acts(TearDown{Reason: outage.ReasonSupervisorStale, Abort: true}),
+		},
+		{
+			name: "Health_SilentlyDeadSoonAfterItCameUp_BacksOff",
+			st:   with(up, func(s *State) { s.SilentSession, s.UpSince = 3, at(1) }),
+			ev:   HealthTick{SilentlyDead: true}, now: 2,
+			want:    State{Session: 3, Transport: 1, UpSince: at(1), ReconnectFails: 1, ReconnectAt: at(2.25)},
 			actions: acts(TearDown{Reason: outage.ReasonSupervisorStale, Abort: true}),
 		},
 		{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"sync"
@@ -24,6 +25,9 @@ type Client struct {
 	closed  chan struct{}
 	closeMu sync.Once
 	seq     atomic.Uint64
+
+	hookDial bool         // dials go through session.dialNet (tests turn it off)
+	probes   *http.Client // the link probes (see linkWatch)
 
 	stuck   atomic.Int64 // library calls given up on that have not returned yet
 	dropped atomic.Int64 // events dropped on full buffers, all sessions
@@ -67,6 +71,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.ConnectTimeout <= 0 {
 		cfg.ConnectTimeout = DefaultConnectTimeout
 	}
+	if cfg.ProbeInterval <= 0 {
+		cfg.ProbeInterval = DefaultProbeInterval
+	}
 	if cfg.TeardownTimeout <= 0 {
 		cfg.TeardownTimeout = DefaultTeardownTimeout
 	}
@@ -86,13 +93,15 @@ func New(cfg Config) (*Client, error) {
 		cfg.Redact = func(s string) string { return s }
 	}
 	return &Client{
-		cfg:    cfg,
-		log:    cfg.Logger.With("component", "realtime.transport"),
-		origin: u.Scheme + "://" + u.Host,
-		path:   strings.TrimRight(u.Path, "/") + cfg.Path,
-		slot:   make(chan struct{}, 1),
-		closed: make(chan struct{}),
-		live:   map[*session]struct{}{},
+		cfg:      cfg,
+		log:      cfg.Logger.With("component", "realtime.transport"),
+		origin:   u.Scheme + "://" + u.Host,
+		path:     strings.TrimRight(u.Path, "/") + cfg.Path,
+		slot:     make(chan struct{}, 1),
+		closed:   make(chan struct{}),
+		live:     map[*session]struct{}{},
+		hookDial: true,
+		probes:   newProbeClient(),
 	}, nil
 }
 
@@ -133,30 +142,67 @@ func (c *Client) Connect(ctx context.Context) (Session, error) {
 		return nil, &ConnectError{Phase: PhaseHeaders, Reason: outage.ReasonConnectError, Err: err}
 	}
 
-	s := newSession(c, c.seq.Add(1))
-	go s.run(cctx, header)
-
-	select {
-	case err := <-s.result:
-		if err != nil {
-			return nil, err
+	watch := newLinkWatch(cctx, c.probes, c.origin+"/")
+	defer watch.stop()
+	// A probe must have waited three later round trips and two probe
+	// intervals more: a probe held up a while by a busy machine or a
+	// jittery link is not a dead link.
+	margin := 2 * c.cfg.ProbeInterval
+	for {
+		s := newSession(c, c.seq.Add(1))
+		go s.run(cctx, header)
+		joined, stale, err := c.await(ctx, cctx, s, watch, margin)
+		if !stale {
+			return joined, err
 		}
-		c.mu.Lock()
-		c.live[s] = struct{}{}
-		c.mu.Unlock()
-		s.log.Debug("realtime session joined", "namespace_sid", s.nsSID, "engine_sid", s.engSID)
-		return s, nil
-	case <-cctx.Done():
 		phase := s.abandon()
-		cause := ctx.Err()
-		if cause == nil {
-			cause = fmt.Errorf("%w after %s", ErrTimeout, c.cfg.ConnectTimeout)
+		s.log.Info("realtime connect attempt replaced: it waited in a dead link that has come back", "phase", phase,
+			"silent_for", time.Since(s.heardAt()).Round(time.Millisecond))
+		watch.reset()
+		margin *= 2 // should the link only have been jittery, wait longer next time
+	}
+}
+
+// await waits for one attempt: joined, failed, out of time, or stale (sent
+// into a dead link that has come back, see attemptStale), probing the link
+// while the attempt hears nothing.
+func (c *Client) await(ctx, cctx context.Context, s *session, watch *linkWatch, margin time.Duration) (joined Session, stale bool, err error) {
+	every := c.cfg.ProbeInterval
+	tick := time.NewTicker(max(every/4, time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-s.result:
+			if err != nil {
+				return nil, false, err
+			}
+			c.mu.Lock()
+			c.live[s] = struct{}{}
+			c.mu.Unlock()
+			s.log.Debug("realtime session joined", "namespace_sid", s.nsSID, "engine_sid", s.engSID)
+			return s, false, nil
+		case <-cctx.Done():
+			phase := s.abandon()
+			cause := ctx.Err()
+			if cause == nil {
+				cause = fmt.Errorf("%w after %s", ErrTimeout, c.cfg.ConnectTimeout)
+			}
+			s.log.Warn("realtime connect abandoned", "phase", phase, "err", cause, "abandoned", c.Abandoned())
+			return nil, false, &ConnectError{Phase: phase, Reason: outage.ReasonConnectError, Err: fmt.Errorf("%s: %w", phaseWaitText(phase, c.cfg.Namespace), cause)}
+		case <-c.closed:
+			s.abandon()
+			return nil, false, ErrClosed
+		case <-tick.C:
+		case <-watch.wake:
 		}
-		s.log.Warn("realtime connect abandoned", "phase", phase, "err", cause, "abandoned", c.Abandoned())
-		return nil, &ConnectError{Phase: phase, Reason: outage.ReasonConnectError, Err: fmt.Errorf("%s: %w", phaseWaitText(phase, c.cfg.Namespace), cause)}
-	case <-c.closed:
-		s.abandon()
-		return nil, ErrClosed
+		now := time.Now()
+		heard := s.heardAt()
+		if attemptStale(heard, watch.records(), margin, now) {
+			return nil, true, nil
+		}
+		if last := watch.lastSent(); now.Sub(heard) >= every && now.Sub(last) >= every {
+			watch.send(now)
+		}
 	}
 }
 

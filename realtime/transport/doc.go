@@ -12,13 +12,24 @@
 //     a server that accepts TCP and never answers. Every connect runs on its
 //     own goroutine under a watchdog (Config.ConnectTimeout covers dial,
 //     Engine.IO handshake and namespace join); a stuck attempt is abandoned.
-//     A dial cannot be interrupted from outside the library, so its goroutine
-//     and socket stay until the peer gives up; such attempts are counted
-//     (Client.Abandoned) and bounded by Config.MaxAbandoned, beyond which
-//     Connect fails fast with ErrTooManyAbandoned. When a stuck dial finally
-//     returns, what it produced is closed at once. An attempt stuck after the
-//     dial (no Engine.IO OPEN, or a namespace join never acknowledged) is
-//     fully torn down.
+//     The library's dial takes no context of ours, but the library's
+//     WebSocket dialer is given a network dial of ours before it dials, so
+//     the attempt's connection is ours: abandoning the attempt closes it,
+//     and the stuck dial returns at once. Should that dialer not be found
+//     (another library layout), a stuck dial keeps its goroutine and socket
+//     until the peer gives up; such attempts are counted (Client.Abandoned)
+//     and bounded by Config.MaxAbandoned, beyond which Connect fails fast
+//     with ErrTooManyAbandoned, and what a late dial produced is closed at
+//     once. An attempt stuck after the dial (no Engine.IO OPEN, or a
+//     namespace join never acknowledged) is fully torn down.
+//   - An attempt sent into a dead link (a partition: packets dropped, no
+//     FIN) waits on TCP's retransmissions, at growing intervals, after the
+//     link is back. While an attempt hears nothing, Connect probes the link
+//     on fresh connections (Config.ProbeInterval); when a later probe is
+//     answered while an earlier one is still lost, the link was dead and is
+//     back, and the waiting attempt is replaced by a fresh one within the
+//     same ConnectTimeout. A slow link or a slow cloud answers the probes
+//     in order and is waited for (see attemptStale).
 //   - Dial errors are swallowed by the library (the engine reports them
 //     before anyone listens). The WebSocket transport constructor is wrapped
 //     so our listener sees the transport's error first: a refused port fails

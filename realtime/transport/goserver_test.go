@@ -36,9 +36,10 @@ type goServer struct {
 	mu       sync.Mutex
 	sockets  []*server.Socket
 	headers  []http.Header
-	received []string // "event json-args" the server got from clients
-	holdJoin bool     // namespace middleware never calls next
-	reject   string   // namespace middleware rejects with this message (no data)
+	received []string     // "event json-args" the server got from clients
+	others   atomic.Int64 // requests outside /socket.io/ (link probes)
+	holdJoin bool         // namespace middleware never calls next
+	reject   string       // namespace middleware rejects with this message (no data)
 	held     chan struct{}
 }
 
@@ -89,6 +90,10 @@ func newGoServer(t *testing.T, o goServerOptions) *goServer {
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/socket.io/", g.srv.ServeHandler(nil))
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		g.others.Add(1) // the link probes (HEAD /)
+		w.WriteHeader(http.StatusNotFound)
+	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -265,10 +270,11 @@ func (l *trackingListener) dropAll() int {
 
 // stallListener accepts TCP connections and never answers.
 type stallListener struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-	URL   string
+	ln         net.Listener
+	mu         sync.Mutex
+	conns      []net.Conn
+	URL        string
+	peerClosed atomic.Int64 // connections the client closed
 }
 
 func newStallListener(t *testing.T) *stallListener {
@@ -287,7 +293,11 @@ func newStallListener(t *testing.T) *stallListener {
 			s.mu.Lock()
 			s.conns = append(s.conns, c)
 			s.mu.Unlock()
-			go func() { _, _ = io.Copy(io.Discard, c) }()
+			go func() {
+				if _, err := io.Copy(io.Discard, c); err == nil {
+					s.peerClosed.Add(1) // EOF: the client closed it
+				}
+			}()
 		}
 	}()
 	t.Cleanup(s.release)

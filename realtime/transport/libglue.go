@@ -132,6 +132,11 @@ var (
 	transportQueuePath = []string{"writeQueue"}                                             // the WebSocket transport
 )
 
+// transportDialerPath is where v3.0.0 keeps the WebSocket transport's
+// *websocket.Dialer (gorilla), built fresh for each transport before it
+// dials.
+var transportDialerPath = []string{"dialer"}
+
 // libQueues are the library queues of one session.
 type libQueues struct {
 	mu     sync.Mutex

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	ws "github.com/gorilla/websocket"
 	sio "github.com/zishang520/socket.io/clients/socket/v3"
 	"github.com/zishang520/socket.io/v3/pkg/types"
 
@@ -66,6 +69,14 @@ type session struct {
 
 	engineWatched bool // the engine's queue is adopted and its close watched
 
+	// The attempt's own connections (see dialNet): closed when the attempt
+	// is abandoned, which ends a dial stuck inside the library.
+	born     time.Time
+	heard    atomic.Int64 // time since born of the last byte read from the cloud
+	dialCtx  context.Context
+	dialStop context.CancelFunc
+	conns    []net.Conn // guarded by mu
+
 	result   chan error
 	q        *eventQueue
 	events   chan Event
@@ -89,8 +100,68 @@ func newSession(c *Client, id uint64) *session {
 		done:   make(chan struct{}),
 		stop:   make(chan struct{}),
 		gate:   make(chan struct{}),
+		born:   time.Now(),
 	}
+	s.dialCtx, s.dialStop = context.WithCancel(context.Background())
 	return s
+}
+
+// dialNet is the WebSocket dialer's network dial (see onTransportCreated):
+// the library's dial has no timeout and no context of ours, but its
+// connection is ours, so an abandoned attempt closes it and the dial
+// returns. It also notes each read, so Connect knows when the attempt last
+// heard from the cloud.
+func (s *session) dialNet(ctx context.Context, network, addr string) (net.Conn, error) {
+	dctx, cancel := context.WithCancel(s.dialCtx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	conn, err := (&net.Dialer{}).DialContext(dctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	lc := &listenedConn{Conn: conn, s: s}
+	s.mu.Lock()
+	abandoned := s.abandoned
+	if !abandoned {
+		s.conns = append(s.conns, lc)
+	}
+	s.mu.Unlock()
+	if abandoned {
+		_ = conn.Close()
+		return nil, errors.New("connect attempt abandoned")
+	}
+	return lc, nil
+}
+
+// heardAt returns when the attempt last read a byte from the cloud (its
+// start when it has read none).
+func (s *session) heardAt() time.Time { return s.born.Add(time.Duration(s.heard.Load())) }
+
+// closeConns stops any dial of the attempt and closes its connections.
+func (s *session) closeConns() {
+	s.dialStop()
+	s.mu.Lock()
+	conns := s.conns
+	s.conns = nil
+	s.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
+}
+
+// listenedConn notes when its session last read from the cloud.
+type listenedConn struct {
+	net.Conn
+	s *session
+}
+
+func (c *listenedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.s.heard.Store(int64(time.Since(c.s.born)))
+	}
+	return n, err
 }
 
 // run builds the library client and dials. It is the only goroutine that
@@ -153,7 +224,15 @@ func (s *session) run(ctx context.Context, header http.Header) {
 	s.mu.Unlock()
 
 	sock.Connect() // dials synchronously
-	s.openGate()   // the manager listens now: let the reader deliver packets
+	// Whether the dial itself closed the engine is read before the gate
+	// opens: after it, the server's first packets (a refused join among
+	// them) may close the engine, and that is the join's failure, which
+	// onConnectError reports, not the dial's.
+	engineClosed := false
+	if eng := mgr.Engine(); eng == nil || eng.ReadyState() == "closed" {
+		engineClosed = true
+	}
+	s.openGate() // the manager listens now: let the reader deliver packets
 	s.libMu.Unlock()
 
 	s.mu.Lock()
@@ -170,10 +249,6 @@ func (s *session) run(ctx context.Context, header http.Header) {
 		return
 	}
 
-	engineClosed := false
-	if eng := mgr.Engine(); eng == nil || eng.ReadyState() == "closed" {
-		engineClosed = true
-	}
 	if dialErr == nil && !engineClosed {
 		s.advance(PhaseHandshake)
 		return
@@ -238,6 +313,13 @@ func (s *session) onTransportCreated(engine, transport any) {
 	}
 	if !s.queues.adopt(transport, transportQueuePath...) {
 		s.log.Debug("WebSocket transport's write queue not found (library layout differs): it is neither stopped nor collected")
+	}
+	if s.c.hookDial {
+		if d := libglue.FieldAt[*ws.Dialer](transport, transportDialerPath...); d != nil && *d != nil {
+			(*d).NetDialContext = s.dialNet
+		} else {
+			s.log.Debug("WebSocket transport's dialer not found (library layout differs): a stuck dial is not interrupted")
+		}
 	}
 }
 
@@ -437,6 +519,7 @@ func (s *session) abandon() string {
 		s.c.stuck.Add(1)
 	}
 	s.mu.Unlock()
+	s.closeConns() // a dial stuck in the library returns now
 	s.stopPump()
 	if joined {
 		// Joined just as the watchdog fired: nobody will own this session.
@@ -488,6 +571,7 @@ func (s *session) teardownLib() {
 			}
 		}
 		s.queues.stop()
+		s.closeConns() // whatever the library left open
 	})
 }
 

@@ -302,9 +302,9 @@ func TestPingTimeoutEndsSession(t *testing.T) {
 }
 
 // A server that accepts TCP and never answers the WebSocket upgrade: the
-// dial never returns inside the library. Connect gives up at the timeout,
-// the attempt is counted as abandoned, and released when the dial finally
-// returns.
+// library's dial has no timeout of its own. Connect gives up at the timeout
+// and closes the attempt's connection, which ends the dial: nothing stays
+// stuck in the library, without the peer ever giving up.
 func TestWatchdogStalledHandshake(t *testing.T) {
 	st := newStallListener(t)
 	c := newTestClient(t, st.URL, "tok", func(c *Config) { c.ConnectTimeout = 300 * time.Millisecond })
@@ -318,6 +318,20 @@ func TestWatchdogStalledHandshake(t *testing.T) {
 	}
 	if st.accepted() != 1 {
 		t.Errorf("stall listener accepted %d connections, want 1", st.accepted())
+	}
+	waitFor(t, "the abandoned dial to return", func() bool { return c.Abandoned() == 0 })
+	waitFor(t, "the abandoned dial's connection closed", func() bool { return st.peerClosed.Load() == 1 })
+}
+
+// Should the library's dialer not be reachable (another library layout),
+// a stuck dial stays stuck until the peer gives up: it is counted as
+// abandoned meanwhile, and released when the dial finally returns.
+func TestWatchdogStalledHandshakeUninterruptible(t *testing.T) {
+	st := newStallListener(t)
+	c := newTestClient(t, st.URL, "tok", func(c *Config) { c.ConnectTimeout = 300 * time.Millisecond })
+	c.hookDial = false
+	if _, err := c.Connect(context.Background()); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("Connect = %v, want a timeout", err)
 	}
 	if got := c.Abandoned(); got != 1 {
 		t.Fatalf("Abandoned() = %d, want 1 while the dial is stuck", got)
@@ -344,13 +358,15 @@ func TestConnectHonoursContext(t *testing.T) {
 }
 
 // Abandoned attempts are bounded: at the bound Connect fails fast without
-// dialling.
+// dialling. (Dials stay stuck here as they would if the library's dialer
+// could not be reached.)
 func TestAbandonedAttemptBound(t *testing.T) {
 	st := newStallListener(t)
 	c := newTestClient(t, st.URL, "tok", func(c *Config) {
 		c.ConnectTimeout = 200 * time.Millisecond
 		c.MaxAbandoned = 2
 	})
+	c.hookDial = false
 	for i := 0; i < 2; i++ {
 		if _, err := c.Connect(context.Background()); !errors.Is(err, ErrTimeout) {
 			t.Fatalf("attempt %d: %v, want timeout", i, err)

@@ -140,8 +140,15 @@ type Config struct {
 	// HandshakeHeader). Optional.
 	Header func(ctx context.Context) (http.Header, error)
 	// ConnectTimeout bounds one Connect (dial, Engine.IO handshake and
-	// namespace join together); default 20s.
+	// namespace join together, over however many attempts the probes make
+	// it take); default 20s.
 	ConnectTimeout time.Duration
+	// ProbeInterval paces the probes of the link while a connect attempt
+	// hears nothing from the cloud (see attemptStale): an attempt sent into
+	// a dead link that has come back is replaced by a fresh one about two
+	// intervals after the link's return, instead of waiting for TCP's
+	// retransmissions or ConnectTimeout. Default 500ms.
+	ProbeInterval time.Duration
 	// TeardownTimeout bounds one teardown; default 5s.
 	TeardownTimeout time.Duration
 	// MaxAbandoned bounds attempts given up on while still held inside the
@@ -168,6 +175,7 @@ const (
 	DefaultPath            = "/socket.io"
 	DefaultNamespace       = "/ws"
 	DefaultConnectTimeout  = 20 * time.Second
+	DefaultProbeInterval   = 500 * time.Millisecond
 	DefaultTeardownTimeout = 5 * time.Second
 	DefaultMaxAbandoned    = 4
 	DefaultEventBuffer     = 4096

@@ -450,7 +450,8 @@ func TestEveryModuleOfflineHoldsBackTheZombie(t *testing.T) {
 
 // TestSessionPanelSaysWhyStillDown: while the session is down the panel
 // shows the latest connect failure beside the outage, and also when the
-// session has not come up since start (no outage then); never while up.
+// session has not come up since start (no outage then: the Cloud session
+// card says it too); never while up.
 func TestSessionPanelSaysWhyStillDown(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -465,7 +466,11 @@ func TestSessionPanelSaysWhyStillDown(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := scenario()
 			s.Session = tc.session
-			session := parsePage(t, render(t, s, Options{})).byID("session").Text
+			doc := parsePage(t, render(t, s, Options{}))
+			session := doc.byID("session").Text
+			if cards := doc.byID("cards").Text; !tc.session.Up && !tc.session.Outage.Down && !strings.Contains(cards, "not up yet · "+tc.session.ReconnectFailure) {
+				t.Errorf("the Cloud session card does not say why the session never came up: %q", cards)
+			}
 			if tc.want == "" {
 				if strings.Contains(session, "connect failure") {
 					t.Fatalf("session panel shows a connect failure: %q", session)

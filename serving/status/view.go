@@ -216,8 +216,12 @@ func cards(s collector.Snapshot, online, offline, unknown int, p page) []card {
 		out = append(out, card{"Cloud session", "UP", classOK, ""})
 	} else {
 		d := "no outage recorded"
-		if s.Session.Outage.Down {
+		switch {
+		case s.Session.Outage.Down:
 			d = "down " + p.Session.Outage.For + " · " + p.Session.Outage.Reason
+		case p.Session.ConnectFailure != "":
+			// Never up since start: the failed connect says why.
+			d = "not up yet · " + p.Session.ConnectFailure
 		}
 		out = append(out, card{"Cloud session", "DOWN", classBad, d})
 	}
