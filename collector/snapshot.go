@@ -55,9 +55,14 @@ type Snapshot struct {
 	// draws its timeline against it; metrics never carry it as a timestamp.
 	Now time.Time
 
+	// Objects are the watched objects (installations), one realtime session
+	// each, in ID order. Every session, push-health and recovery series
+	// carries the object's ID.
+	Objects []ObjectState
+
 	Session  SessionState
 	Push     PushState
-	Modules  []ModuleState // one entry per module of the account; a module not listed is not exported
+	Modules  []ModuleState // one entry per watched module of every object; a module not listed is not exported
 	Recovery RecoveryState
 
 	// PollFailureStreak counts unusable module-list polls in a row (errors,
@@ -76,6 +81,39 @@ type Snapshot struct {
 	// Episodes are the most recent finished outages (the episode ring), in any
 	// order; the status page sorts them.
 	Episodes []Episode
+}
+
+// ObjectState is one watched object (installation) of the account and its
+// own realtime session: each object has its session, its push health, its
+// recovery ladder and its module-list poll, and one object's never changes
+// another's.
+type ObjectState struct {
+	ID   int    // the cloud's object id, the object_id label
+	Name string // the object's name in the account; "" when the listing gave none
+
+	Session  SessionState
+	Push     PushState
+	Recovery RecoveryState
+
+	// PollFailureStreak counts unusable module-list polls of this object in
+	// a row; a usable listing resets it to 0.
+	PollFailureStreak int
+	// PrimeFailures counts this object's failed primes by trigger; every
+	// trigger the source knows is present, at 0 until it fails.
+	PrimeFailures map[string]uint64
+	// Events counts realtime events received on this object's session, by
+	// the kind's name (cloudapi.EventKind.String); counts only grow.
+	Events map[string]uint64
+
+	// Connected says a realtime session is open now (Session.Up stays true
+	// inside the hysteresis); Binding counts binds and their primes in
+	// flight (0 once the session is bound and primed); Ready is true once
+	// the object's first parameter snapshot is stored.
+	Connected bool
+	Binding   int
+	Ready     bool
+	// Recovering is the ladder step in flight, "" when none.
+	Recovering string
 }
 
 // Outage is the outage record of one layer (the session, or one module),
@@ -129,6 +167,7 @@ type PushState struct {
 // ModuleState is one module of the account.
 type ModuleState struct {
 	Devid          string // module device identifier, as sent by the cloud
+	ObjectID       int    // the object (installation) the module belongs to
 	Name           string
 	Title          string
 	Version        string
@@ -256,6 +295,7 @@ const (
 // Episode is one finished outage from the episode ring.
 type Episode struct {
 	Layer     string // LayerCloud, LayerModule or LayerLiveStale
+	ObjectID  int    // the object whose session or module it was
 	Devid     string // for LayerModule; "" otherwise
 	Reason    string
 	ID        string // "<layer>-<8 hex>"

@@ -87,9 +87,20 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 			}
 		}
 	}
+	obj := collector.ObjectState{
+		ID: st.ObjectID, Session: s.Session, Push: s.Push, Recovery: s.Recovery,
+		PollFailureStreak: st.PollFailureStreak, PrimeFailures: copyCounts(st.PrimeFailures),
+		Events: map[string]uint64{}, Connected: st.Connected, Binding: st.Binding, Ready: st.Ready,
+		Recovering: st.Recovering,
+	}
+	for k, n := range st.Events {
+		obj.Events[k.String()] = n
+	}
+	s.Objects = append(s.Objects, obj)
 	for _, m := range st.Modules {
 		ms := collector.ModuleState{
 			Devid:           m.Devid,
+			ObjectID:        st.ObjectID,
 			Name:            m.Name,
 			Title:           m.Title,
 			Version:         m.Version,
@@ -115,7 +126,7 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 	}
 	for _, e := range st.Episodes {
 		s.Episodes = append(s.Episodes, collector.Episode{
-			Layer: string(e.Layer), Devid: e.Devid, Reason: e.Reason, ID: e.ID,
+			Layer: string(e.Layer), ObjectID: st.ObjectID, Devid: e.Devid, Reason: e.Reason, ID: e.ID,
 			StartedAt: e.StartedAt, EndedAt: e.EndedAt, DownFor: e.DownFor,
 		})
 	}

@@ -109,8 +109,8 @@ func (g *Gateway) connected(ctx context.Context, gen uint64, s transport.Session
 	defer func() { g.dialled = dialResult{} }()
 	if err != nil {
 		var ce *transport.ConnectError
-		if errors.As(err, &ce) && ce.ConnectErrorEvent && g.cfg.OnEvent != nil {
-			g.cfg.OnEvent(cloudapi.EventConnectError)
+		if errors.As(err, &ce) && ce.ConnectErrorEvent {
+			g.countEvent(cloudapi.EventConnectError)
 		}
 		g.feed(ctx, lifecycle.DialFailed{
 			Reason:           connectFailureReason(err),

@@ -39,9 +39,7 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 	if g.life.Stopping {
 		return false
 	}
-	if g.cfg.OnEvent != nil {
-		g.cfg.OnEvent(ev.Kind)
-	}
+	g.countEvent(ev.Kind)
 	now := g.cfg.Now()
 	switch ev.Kind {
 	case cloudapi.EventParamsChange, cloudapi.EventSnapshot:
@@ -101,6 +99,10 @@ func (g *Gateway) applyLive(ev transport.Event, src store.Source, now time.Time)
 	}
 	if n == 0 {
 		return false
+	}
+	g.lastAny.Store(now.UnixNano())
+	if src.IsLive() {
+		g.lastLive = now
 	}
 	wasQuarantined := g.ladder.Quarantined(now)
 	g.ladder = ladder.OnLiveUpdate(g.ladder)

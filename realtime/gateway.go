@@ -85,6 +85,18 @@ type Gateway struct {
 	renewAt       time.Time         // when the access token is renewed next; zero = nothing to renew
 	renewing      bool              // a token renewal is in flight
 	renewFails    int               // token renewals failed in a row
+
+	// lastAny is when a parameter of this gateway's modules was last
+	// stored from any source (unix ns; 0 = never): primes store from
+	// workers. lastLive is the last live one, stored on the loop. They are
+	// the gateway's own, not the store's: a store shared by several
+	// objects' gateways must not let one object's updates hide another's
+	// silence.
+	lastAny  atomic.Int64
+	lastLive time.Time
+
+	// events counts realtime events of this session by kind.
+	events map[cloudapi.EventKind]uint64
 }
 
 // New validates cfg and returns a gateway; nothing runs until Run.
@@ -122,6 +134,7 @@ func New(cfg Config) (*Gateway, error) {
 		g.primeFailures[t] = 0
 	}
 	g.activeAlarms = map[string][]Alarm{}
+	g.events = map[cloudapi.EventKind]uint64{}
 	g.publish()
 	return g, nil
 }
@@ -363,12 +376,18 @@ func (g *Gateway) chooseModules(l *cloudclient.ModuleListing) []string {
 }
 
 func (g *Gateway) setSubscribed(devids []string) {
-	g.subscribed = devids
-	g.modules.SetSubscribed(devids)
 	keep := map[string]bool{}
 	for _, d := range devids {
 		keep[d] = true
 	}
+	var left []string
+	for _, d := range g.subscribed {
+		if !keep[d] {
+			left = append(left, d)
+		}
+	}
+	g.subscribed = devids
+	g.modules.SetSubscribed(devids)
 	for d := range g.owedModules {
 		if !keep[d] {
 			delete(g.owedModules, d)
@@ -389,7 +408,26 @@ func (g *Gateway) setSubscribed(devids []string) {
 			delete(g.activeAlarms, d)
 		}
 	}
-	g.store.Retain(devids)
+	// Only this gateway's own modules: the store may be shared with the
+	// gateways of other objects.
+	g.store.Forget(left)
+}
+
+// countEvent counts one realtime event of this session and tells OnEvent.
+func (g *Gateway) countEvent(kind cloudapi.EventKind) {
+	g.events[kind]++
+	if g.cfg.OnEvent != nil {
+		g.cfg.OnEvent(kind)
+	}
+}
+
+// lastUpdates returns when this gateway's modules were last updated from
+// any source and live; zero times mean never.
+func (g *Gateway) lastUpdates() (anySource, live time.Time) {
+	if ns := g.lastAny.Load(); ns != 0 {
+		anySource = time.Unix(0, ns)
+	}
+	return anySource, g.lastLive
 }
 
 func (g *Gateway) isSubscribed(devid string) bool {

@@ -156,7 +156,11 @@ func (g *Gateway) primeNow(ctx context.Context, modules []string, mark store.Pri
 		return 0, err
 	}
 	ups = onlyModules(ups, modules)
-	n := g.store.ApplyPrime(mark, ups, g.cfg.Now())
+	now := g.cfg.Now()
+	n := g.store.ApplyPrime(mark, ups, now)
+	if n > 0 {
+		g.lastAny.Store(now.UnixNano())
+	}
 	g.readyMu.Do(func() { close(g.ready) })
 	return n, nil
 }

@@ -12,7 +12,7 @@ import (
 
 // ladderInput is what the recovery ladder sees now.
 func (g *Gateway) ladderInput(now time.Time) ladder.Input {
-	anyT, live := g.store.LastUpdate()
+	anyT, live := g.lastUpdates()
 	in := ladder.Input{
 		Now:                  now,
 		SessionUp:            g.life.SessionUp,

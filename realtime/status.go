@@ -4,6 +4,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
 )
@@ -44,6 +45,8 @@ type Status struct {
 	// trigger (every trigger of PrimeTriggers, from 0).
 	PrimeFailures map[string]uint64
 	Ready         bool
+	// Events counts the realtime events of this gateway's sessions by kind.
+	Events map[cloudapi.EventKind]uint64
 }
 
 // ModuleStatus is one watched module.
@@ -97,7 +100,8 @@ func (g *Gateway) publish() {
 	if tok, ok := g.client.Token(); ok {
 		st.TokenExpiry = tok.ExpiresAt
 	}
-	st.LastUpdate, st.LastLiveUpdate = g.store.LastUpdate()
+	st.LastUpdate, st.LastLiveUpdate = g.lastUpdates()
+	st.Events = maps.Clone(g.events)
 	mods := g.modules.Snapshot(now)
 	for _, m := range mods.Modules {
 		ms := ModuleStatus{ModuleSnapshot: m}

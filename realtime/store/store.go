@@ -647,3 +647,18 @@ func (m *module) sortByLabel() {
 	})
 	m.labelDirty = false
 }
+
+// Forget drops the modules devids (their parameters and refused counts):
+// modules that left what one gateway watches. Other modules are untouched,
+// so gateways of several objects may share the store.
+func (s *Store) Forget(devids []string) {
+	if len(devids) == 0 {
+		return
+	}
+	s.mu.Lock()
+	for _, d := range devids {
+		delete(s.modules, d)
+		delete(s.refused, d)
+	}
+	s.mu.Unlock()
+}
