@@ -69,6 +69,11 @@ type Snapshot struct {
 	// empty or unrecognised listings); a usable listing resets it to 0.
 	PollFailureStreak int
 
+	// ObjectListFailureStreak counts unusable listings of the account's
+	// objects in a row (errors, empty or unrecognised answers); a usable
+	// listing resets it to 0. An unusable listing never stops an object.
+	ObjectListFailureStreak int
+
 	// TokenExpiry is when the current access token expires; zero when the
 	// token never expires or there is none.
 	TokenExpiry time.Time

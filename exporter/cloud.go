@@ -21,8 +21,8 @@ type Cloud struct {
 	AssetsURL    string        // --cloud.assets-url ("" = the platform's, or URL when that is set)
 	Email        string        // --cloud.email
 	PasswordFile string        // --cloud.password-file, re-read at every login
-	ObjectID     int           // --cloud.object-id (0 = the account's first object)
-	Modules      []string      // --cloud.modules (none = every module of the object)
+	ObjectIDs    []int         // --cloud.object-id (none = every object of the account)
+	Modules      []string      // --cloud.modules (none = every module of the watched objects)
 	Timeout      time.Duration // --cloud.timeout of one REST request
 
 	// PasswordEnv names the environment variable that holds the password

@@ -73,7 +73,7 @@ func New(cfg Config) (*Exporter, error) {
 		}
 		cloud.URL, cloud.AssetsURL = e.sim.URL(), e.sim.URL()
 		cloud.Email, cloud.Password = cloudsim.DefaultEmail, cloudsim.DefaultPassword
-		cloud.PasswordFile, cloud.ObjectID = "", 0
+		cloud.PasswordFile, cloud.ObjectIDs = "", nil
 	}
 	if err := e.assemble(cloud, ok); err != nil {
 		if e.sim != nil {

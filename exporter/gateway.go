@@ -17,7 +17,10 @@ import (
 func GatewayConfig(cloud Cloud, h Health, client *cloudclient.Client, p cloudclient.Platform, st *store.Store, logger *slog.Logger) realtime.Config {
 	cfg := realtime.DefaultConfig()
 	cfg.Client, cfg.Store, cfg.Logger = client, st, logger
-	cfg.ObjectID, cfg.Modules = cloud.ObjectID, cloud.Modules
+	if len(cloud.ObjectIDs) > 0 {
+		cfg.ObjectID = cloud.ObjectIDs[0]
+	}
+	cfg.Modules = cloud.Modules
 	cfg.PollInterval = h.PollInterval
 	cfg.SupervisorInterval = h.SupervisorInterval
 	cfg.SessionHysteresis = h.SessionHysteresis

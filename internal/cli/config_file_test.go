@@ -214,14 +214,14 @@ func TestConfigFileRefusesOneSettingSpelledTwice(t *testing.T) {
 // Scalars reach the flags as written, lists join with commas, and an alias
 // resolves.
 func TestConfigFileValuesAsWritten(t *testing.T) {
-	path := writeConfig(t, "cloud:\n  modules: [A1, B2]\n  object-id: 12\n  url: http://x.example/2024-01-01\nlog.level: warn\nparameters.include: &p P4.v*\nparameters.exclude: [*p]\n")
+	path := writeConfig(t, "cloud:\n  modules: [A1, B2]\n  object-id: [12, 34]\n  url: http://x.example/2024-01-01\nlog.level: warn\nparameters.include: &p P4.v*\nparameters.exclude: [*p]\n")
 	cli, err := parseForTest(t, "check", "--config.file", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := cli.Check
-	if strings.Join(c.Modules, " ") != "A1 B2" || c.ObjectID != 12 || c.URL != "http://x.example/2024-01-01" || cli.LogLevel != "warn" {
-		t.Errorf("modules %q, object %d, url %q, level %q", c.Modules, c.ObjectID, c.URL, cli.LogLevel)
+	if strings.Join(c.Modules, " ") != "A1 B2" || fmt.Sprint(c.ObjectIDs) != "[12 34]" || c.URL != "http://x.example/2024-01-01" || cli.LogLevel != "warn" {
+		t.Errorf("modules %q, objects %v, url %q, level %q", c.Modules, c.ObjectIDs, c.URL, cli.LogLevel)
 	}
 	cli, err = parseForTest(t, "serve", "--config.file", path)
 	if err != nil {

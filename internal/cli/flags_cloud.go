@@ -26,7 +26,7 @@ type cloudFlags struct {
 	AssetsURL    string        `name:"cloud.assets-url" help:"Static assets base URL, also sent as Origin/Referer (default: the platform's)." group:"Cloud"`
 	Email        string        `name:"cloud.email" env:"BRAGERONE_EMAIL" help:"Account email." group:"Cloud"`
 	PasswordFile string        `name:"cloud.password-file" type:"path" help:"File holding the account password (else the BRAGERONE_PASSWORD environment variable). Re-read at every login." group:"Cloud"`
-	ObjectID     int           `name:"cloud.object-id" help:"Object (installation) whose modules are watched (default: the account's first object)." group:"Cloud"`
+	ObjectIDs    []int         `name:"cloud.object-id" help:"Objects (installations) to watch, repeatable or comma-separated (default: every object of the account)." group:"Cloud"`
 	Modules      []string      `name:"cloud.modules" help:"Devids to watch (default: every module of the object)." group:"Cloud"`
 	Timeout      time.Duration `name:"cloud.timeout" default:"${cloud_timeout}" help:"Timeout of one REST request." group:"Cloud"`
 
@@ -40,7 +40,7 @@ func (f *cloudFlags) cloud() exporter.Cloud {
 	return exporter.Cloud{
 		Preset: f.Platform, URL: f.URL, AssetsURL: f.AssetsURL,
 		Email: f.Email, PasswordFile: f.PasswordFile, PasswordEnv: passwordEnv, Password: f.password,
-		ObjectID: f.ObjectID, Modules: f.Modules, Timeout: f.Timeout,
+		ObjectIDs: f.ObjectIDs, Modules: f.Modules, Timeout: f.Timeout,
 	}
 }
 

@@ -70,22 +70,26 @@ func devidsOf(modules []cloudclient.Module) []string {
 // the account's list (from GET /v1/objects, else the login answer); it may
 // be empty when the cloud did not list them but an id was given.
 func (s *toolSession) chooseObject(ctx context.Context, cf *cloudFlags) (id int, objects []cloudclient.Object, err error) {
+	var wanted int
+	if len(cf.ObjectIDs) > 0 {
+		wanted = cf.ObjectIDs[0]
+	}
 	objects, err = s.client.Objects(ctx)
-	if err != nil && cf.ObjectID == 0 {
+	if err != nil && wanted == 0 {
 		return 0, nil, fmt.Errorf("listing the account's objects: %w", err)
 	}
 	if len(objects) == 0 && s.login != nil {
 		objects = s.login.Objects
 	}
-	if cf.ObjectID != 0 {
-		if len(objects) > 0 && !slices.ContainsFunc(objects, func(o cloudclient.Object) bool { return o.ID == cf.ObjectID }) {
+	if wanted != 0 {
+		if len(objects) > 0 && !slices.ContainsFunc(objects, func(o cloudclient.Object) bool { return o.ID == wanted }) {
 			ids := make([]string, len(objects))
 			for i, o := range objects {
 				ids[i] = strconv.Itoa(o.ID)
 			}
-			return 0, objects, usageErrorf("--cloud.object-id %d is not one of the account's objects (%s)", cf.ObjectID, strings.Join(ids, ", "))
+			return 0, objects, usageErrorf("--cloud.object-id %d is not one of the account's objects (%s)", wanted, strings.Join(ids, ", "))
 		}
-		return cf.ObjectID, objects, nil
+		return wanted, objects, nil
 	}
 	if len(objects) == 0 {
 		return 0, nil, fmt.Errorf("the account has no objects (installations)")
