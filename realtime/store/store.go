@@ -635,8 +635,10 @@ func (s *Store) LastUpdate() (anySource, live time.Time) {
 }
 
 // ForEachParam calls fn for every stored parameter that has a value, module by
-// module in devid order and key order within a module. fn must not call back
-// into the store.
+// module in devid order and key order within a module. Each module is copied
+// under the read lock and fn is called with no lock held, so fn may take its
+// time (write to a client) without holding up the gateway, and may call back
+// into the store; each module is seen whole, as it was between two writes.
 func (s *Store) ForEachParam(fn func(devid, pool, param string, value float64, numeric bool)) {
 	s.forEach(false, fn)
 }
@@ -653,55 +655,79 @@ func (s *Store) ForEachParamInLabelOrder(fn func(devid, pool, param string, valu
 	s.forEach(true, fn)
 }
 
-// forEach visits the modules one at a time, each under the read lock, so a
-// writer waits for one module's walk at most; each module is seen whole,
-// as it was between two writes. A label order to rebuild is computed under
-// the read lock and installed under the write lock if no key moved since.
+// walkItem is one parameter of a module being walked, copied out of the
+// store so that fn runs without the lock.
+type walkItem struct {
+	pool, param string
+	value       float64
+	numeric     bool
+}
+
+// walkBufs holds the copy buffers of walks (a module's worth each).
+var walkBufs = sync.Pool{New: func() any { return new([]walkItem) }}
+
+// forEach visits the modules one at a time: each is copied under the read
+// lock, so a writer waits for one module's copy at most, and fn runs
+// unlocked. A label order to rebuild is computed under the read lock and
+// installed under the write lock if no key moved since.
 func (s *Store) forEach(byLabel bool, fn func(devid, pool, param string, value float64, numeric bool)) {
+	bp := walkBufs.Get().(*[]walkItem)
+	defer func() {
+		if cap(*bp) <= 4*DefaultMaxKeysPerModule {
+			walkBufs.Put(bp)
+		}
+	}()
 	for _, d := range s.Devids() {
-		s.mu.RLock()
-		m := s.modules[d]
-		if m == nil {
-			s.mu.RUnlock()
-			continue
+		items := s.copyModule(d, byLabel, (*bp)[:0])
+		for i := range items {
+			it := &items[i]
+			fn(d, it.pool, it.param, it.value, it.numeric)
 		}
-		var order []int32
-		if byLabel {
-			order = m.byLabel
-			if m.labelDirty {
-				order = m.labelOrder(&s.names)
-				seen, layout := m, m.layout
-				s.mu.RUnlock()
-				s.mu.Lock()
-				if s.modules[d] == seen && m.layout == layout && m.labelDirty {
-					m.byLabel, m.labelDirty = order, false
-				}
-				s.mu.Unlock()
-				s.mu.RLock()
-				if m = s.modules[d]; m == nil {
-					s.mu.RUnlock()
-					continue
-				}
-				switch {
-				case m == seen && m.layout == layout:
-					// order still fits
-				case m.labelDirty:
-					order = m.labelOrder(&s.names) // keys moved meanwhile
-				default:
-					order = m.byLabel
-				}
-			}
-		} else {
-			order = m.keyOrder()
-		}
-		s.walk(d, m, order, fn)
-		s.mu.RUnlock()
+		clear(items) // the strings are the store's; keep none alive
+		*bp = items[:0]
 	}
 }
 
-// walk calls fn for the slots of m with a value, in order (nil: slot order).
-func (s *Store) walk(devid string, m *module, order []int32, fn func(devid, pool, param string, value float64, numeric bool)) {
-	visit := func(i int) {
+// copyModule appends the parameters with a value of module d to items, in
+// label or key order.
+func (s *Store) copyModule(d string, byLabel bool, items []walkItem) []walkItem {
+	s.mu.RLock()
+	m := s.modules[d]
+	if m == nil {
+		s.mu.RUnlock()
+		return items
+	}
+	var order []int32
+	if byLabel {
+		order = m.byLabel
+		if m.labelDirty {
+			order = m.labelOrder(&s.names)
+			seen, layout := m, m.layout
+			s.mu.RUnlock()
+			s.mu.Lock()
+			if s.modules[d] == seen && m.layout == layout && m.labelDirty {
+				m.byLabel, m.labelDirty = order, false
+			}
+			s.mu.Unlock()
+			s.mu.RLock()
+			if m = s.modules[d]; m == nil {
+				s.mu.RUnlock()
+				return items
+			}
+			switch {
+			case m == seen && m.layout == layout:
+				// order still fits
+			case m.labelDirty:
+				order = m.labelOrder(&s.names) // keys moved meanwhile
+			default:
+				order = m.byLabel
+			}
+		}
+	} else {
+		order = m.keyOrder()
+	}
+	items = slices.Grow(items, len(m.keys))
+	add := func(i int) {
 		f := m.flags[i]
 		if kindOf(f) == kNone {
 			return
@@ -713,17 +739,19 @@ func (s *Store) walk(devid string, m *module, order []int32, fn func(devid, pool
 		} else {
 			pool = m.odd[pk&lowMask].Pool
 		}
-		fn(devid, pool, s.names.strs[m.names[i]], m.vals[i], f&fNumeric != 0)
+		items = append(items, walkItem{pool, s.names.strs[m.names[i]], m.vals[i], f&fNumeric != 0})
 	}
 	if order == nil {
 		for i := range m.keys {
-			visit(i)
+			add(i)
 		}
-		return
+	} else {
+		for _, i := range order {
+			add(int(i))
+		}
 	}
-	for _, i := range order {
-		visit(int(i))
-	}
+	s.mu.RUnlock()
+	return items
 }
 
 // Forget drops the modules devids (their parameters and refused counts):
