@@ -126,7 +126,7 @@ func New(cfg Config) (*Gateway, error) {
 		runCtx:   context.Background(),
 		// Reconnects back off up to the supervisor's pace
 		// (docs/spec.md W-3.1c: attempts about every 15 s).
-		lifeCfg: lifecycle.Config{ReconnectBackoff: cfg.ReconnectBackoff, ReconnectMax: cfg.SupervisorInterval, SilentGrace: cfg.SilentGrace},
+		lifeCfg: lifecycle.Config{ReconnectBackoff: cfg.ReconnectBackoff, ReconnectMax: cfg.SupervisorInterval, SilentGrace: cfg.SilentGrace, ReconnectOffset: cfg.ReconnectOffset},
 	}
 	g.owedModules = map[string]store.PrimeMark{}
 	g.primeFailures = map[string]uint64{}
