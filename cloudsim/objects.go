@@ -2,7 +2,6 @@ package cloudsim
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 )
 
@@ -165,14 +164,4 @@ func parseGroupID(v any) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// sortedIDs lists object ids in ascending order.
-func sortedIDs(ids map[int]bool) []int {
-	out := make([]int, 0, len(ids))
-	for id := range ids {
-		out = append(out, id)
-	}
-	slices.Sort(out)
-	return out
 }
