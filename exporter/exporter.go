@@ -104,7 +104,6 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 	e.client = client
 	st := store.New()
 	gcfg := GatewayConfig(cloud, e.cfg.Health, client, platform, st, e.log)
-	gcfg.OnEvent = inst.ObserveEvent
 	if e.gateway, err = realtime.New(gcfg); err != nil {
 		return &ConfigError{err}
 	}
