@@ -249,12 +249,17 @@ type emitter struct {
 	ch       chan<- prometheus.Metric
 	skipped  int
 	firstErr error
+	// labels is the label values of the series being built, reused from
+	// series to series: NewConstMetric copies them, and the caller's
+	// variadic arguments then need no heap allocation of their own.
+	labels []string
 }
 
 // emit sends one const metric. An error (which would mean a label value the
 // sanitiser let through) skips the series instead of failing the scrape.
 func (e *emitter) emit(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
-	m, err := prometheus.NewConstMetric(d, t, v, labels...)
+	e.labels = append(e.labels[:0], labels...)
+	m, err := prometheus.NewConstMetric(d, t, v, e.labels...)
 	if err != nil {
 		e.skipped++
 		if e.firstErr == nil {
@@ -328,6 +333,8 @@ func (c *Collector) collectSession(e *emitter, id string, ss *SessionState) {
 // emitByReason exports a counter per reason: the known reasons always (0 until
 // they happen), plus any other reason present in counts. Reasons are exported
 // in sorted order of the sanitised value, deduplicated.
+// prefix are the label values before the reason (the module's devid, the
+// object's id).
 func emitByReason(e *emitter, d *prometheus.Desc, known []string, counts map[string]uint64, prefix ...string) {
 	merged := make(map[string]uint64, len(known)+len(counts))
 	for _, r := range known {
@@ -336,8 +343,10 @@ func emitByReason(e *emitter, d *prometheus.Desc, known []string, counts map[str
 	for r, n := range counts {
 		merged[LabelValue(r)] += n
 	}
+	var buf [4]string // the label values, without a heap allocation per series
+	labels := append(buf[:0], prefix...)
 	for _, r := range slices.Sorted(maps.Keys(merged)) {
-		e.emit(d, prometheus.CounterValue, float64(merged[r]), append(prefix[:len(prefix):len(prefix)], r)...)
+		e.emit(d, prometheus.CounterValue, float64(merged[r]), append(labels, r)...)
 	}
 }
 
