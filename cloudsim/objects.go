@@ -2,6 +2,7 @@ package cloudsim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -10,7 +11,7 @@ import (
 type ObjectInfo struct {
 	ID     int      `json:"id"`
 	Name   string   `json:"name"`
-	Devids []string `json:"devids"` // its modules, in devid order
+	Devids []string `json:"devids"` // its modules, sorted
 	// Hidden says the account no longer sees the object (HideObject): it is
 	// absent from the object lists and calls naming it or its modules are
 	// refused.
