@@ -1,7 +1,10 @@
 package status
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/collector"
@@ -42,6 +45,7 @@ type tick struct {
 
 type bar struct {
 	Layer   string
+	Object  string // the anchor of the object's section, "" when none
 	X, W    float64
 	Y       int
 	Ongoing bool
@@ -54,7 +58,7 @@ var laneDefs = []struct{ name, label string }{
 	{collector.LayerLiveStale, "live push"},
 }
 
-func buildTimeline(s collector.Snapshot, now time.Time, o Options) timeline {
+func buildTimeline(s collector.Snapshot, objects map[int]collector.ObjectState, now time.Time, o Options) timeline {
 	from := now.Add(-o.Window)
 	tl := timeline{
 		Width:     tlWidth,
@@ -76,7 +80,7 @@ func buildTimeline(s collector.Snapshot, now time.Time, o Options) timeline {
 		return float64(tl.PlotLeft) + float64(t.Sub(from))/float64(o.Window)*plot
 	}
 
-	add := func(layer string, start, end time.Time, ongoing bool, title string) {
+	add := func(layer, object string, start, end time.Time, ongoing bool, title string) {
 		i, ok := laneIndex[layer]
 		if !ok || end.Before(from) || start.After(now) {
 			return
@@ -93,7 +97,7 @@ func buildTimeline(s collector.Snapshot, now time.Time, o Options) timeline {
 			x0 = float64(tl.PlotRight) - w
 		}
 		tl.Bars = append(tl.Bars, bar{
-			Layer: layer, X: round1(x0), W: round1(w),
+			Layer: layer, Object: object, X: round1(x0), W: round1(w),
 			Y:       tl.Lanes[i].Y + (tlLaneHeight-tlBarHeight)/2,
 			Ongoing: ongoing, Title: title,
 		})
@@ -101,36 +105,63 @@ func buildTimeline(s collector.Snapshot, now time.Time, o Options) timeline {
 	}
 
 	for _, e := range s.Episodes {
-		start, end := e.StartedAt, e.EndedAt
-		if start.IsZero() && !end.IsZero() {
-			start = end.Add(-e.DownFor)
-		}
-		if end.IsZero() && !start.IsZero() {
-			end = start.Add(e.DownFor)
-		}
-		if start.IsZero() || end.Before(start) {
+		start, end, ok := episodeSpan(e)
+		if !ok {
 			continue
 		}
-		add(e.Layer, start, end, false, episodeTitle(e.Layer, e.Devid, e.Reason, start, end, end.Sub(start), false, o.Location))
+		obj := episodeObject(e.ObjectID, objects)
+		add(e.Layer, obj.anchor, start, end, false, episodeTitle(e.Layer, e.Devid, obj.label, e.Reason, start, end, end.Sub(start), false, o.Location))
 	}
 
-	if so := s.Session.Outage; !s.Session.Up && so.Down {
-		start := outageStart(so, now)
-		add(collector.LayerCloud, start, now, true, episodeTitle(collector.LayerCloud, "", so.Reason, start, now, so.DownFor, true, o.Location))
+	for _, obj := range s.Objects {
+		label, anchor := objectLabel(obj), objectAnchor(obj.ID)
+		if so := obj.Session.Outage; !obj.Session.Up && so.Down {
+			start := outageStart(so, now)
+			add(collector.LayerCloud, anchor, start, now, true, episodeTitle(collector.LayerCloud, "", label, so.Reason, start, now, so.DownFor, true, o.Location))
+		}
+		if p := obj.Push; p.Known && !p.Healthy && obj.Session.Up && p.StaleFor > 0 {
+			start := now.Add(-p.StaleFor)
+			add(collector.LayerLiveStale, anchor, start, now, true, episodeTitle(collector.LayerLiveStale, "", label, "live_stale", start, now, p.StaleFor, true, o.Location))
+		}
 	}
 	for _, m := range s.Modules {
 		if mo := m.Outage; mo.Down {
+			obj := episodeObject(m.ObjectID, objects)
 			start := outageStart(mo, now)
-			add(collector.LayerModule, start, now, true, episodeTitle(collector.LayerModule, m.Devid, mo.Reason, start, now, mo.DownFor, true, o.Location))
+			add(collector.LayerModule, obj.anchor, start, now, true, episodeTitle(collector.LayerModule, m.Devid, obj.label, mo.Reason, start, now, mo.DownFor, true, o.Location))
 		}
-	}
-	if s.Push.Known && !s.Push.Healthy && s.Session.Up && s.Push.StaleFor > 0 {
-		start := now.Add(-s.Push.StaleFor)
-		add(collector.LayerLiveStale, start, now, true, episodeTitle(collector.LayerLiveStale, "", "live_stale", start, now, s.Push.StaleFor, true, o.Location))
 	}
 
 	tl.Ticks = ticks(from, now, o, x)
 	return tl
+}
+
+// episodeSpan is when an episode began and ended, completing one from the
+// other and its length.
+func episodeSpan(e collector.Episode) (start, end time.Time, ok bool) {
+	start, end = e.StartedAt, e.EndedAt
+	if start.IsZero() && !end.IsZero() {
+		start = end.Add(-e.DownFor)
+	}
+	if end.IsZero() && !start.IsZero() {
+		end = start.Add(e.DownFor)
+	}
+	return start, end, !start.IsZero() && !end.Before(start)
+}
+
+// episodeObj is how an episode or a bar names its object, and the section
+// it links to ("" when the object is not watched).
+type episodeObj struct{ label, anchor string }
+
+func episodeObject(id int, objects map[int]collector.ObjectState) episodeObj {
+	if obj, ok := objects[id]; ok {
+		return episodeObj{objectLabel(obj), objectAnchor(id)}
+	}
+	if id == 0 {
+		return episodeObj{}
+	}
+	// An object that has left the account since (or was never watched).
+	return episodeObj{label: "object " + strconv.Itoa(id) + " (not watched)"}
 }
 
 func outageStart(o collector.Outage, now time.Time) time.Time {
@@ -140,16 +171,75 @@ func outageStart(o collector.Outage, now time.Time) time.Time {
 	return now.Add(-o.DownFor)
 }
 
-func episodeTitle(layer, devid, reason string, start, end time.Time, d time.Duration, ongoing bool, loc *time.Location) string {
+func episodeTitle(layer, devid, object, reason string, start, end time.Time, d time.Duration, ongoing bool, loc *time.Location) string {
 	what := layer
 	if devid != "" {
 		what += " " + clean(devid, maxShown)
+	}
+	if object != "" {
+		what += " · " + object
 	}
 	until := end.In(loc).Format("15:04:05")
 	if ongoing {
 		until = "now (ongoing)"
 	}
 	return fmt.Sprintf("%s · %s · %s → %s · %s", what, clean(reason, maxShown), start.In(loc).Format("15:04:05"), until, fmtDuration(d))
+}
+
+// maxEpisodeRows bounds the list of recent outages under the timeline; the
+// ring of every object together may hold many more.
+const maxEpisodeRows = 50
+
+type episodeList struct {
+	Rows []episodeRow
+	More int // finished outages in the window not listed
+}
+
+type episodeRow struct {
+	Ended, Layer, Module, Reason, For string
+	Object, ObjectLink                string
+}
+
+// buildEpisodes lists the finished outages of the window, newest first,
+// each naming its object and linking to its section.
+func buildEpisodes(eps []collector.Episode, objects map[int]collector.ObjectState, now time.Time, o Options) episodeList {
+	from := now.Add(-o.Window)
+	type dated struct {
+		e          collector.Episode
+		start, end time.Time
+	}
+	var in []dated
+	for _, e := range eps {
+		start, end, ok := episodeSpan(e)
+		if !ok || end.Before(from) || start.After(now) {
+			continue
+		}
+		in = append(in, dated{e, start, end})
+	}
+	slices.SortFunc(in, func(a, b dated) int {
+		return cmp.Or(b.end.Compare(a.end), cmp.Compare(a.e.ID, b.e.ID))
+	})
+	var l episodeList
+	if len(in) > maxEpisodeRows {
+		l.More = len(in) - maxEpisodeRows
+		in = in[:maxEpisodeRows]
+	}
+	for _, d := range in {
+		obj := episodeObject(d.e.ObjectID, objects)
+		row := episodeRow{
+			Ended:  fmtTime(d.end, o.Location),
+			Layer:  clean(d.e.Layer, maxShown),
+			Module: clean(d.e.Devid, maxShown),
+			Reason: clean(d.e.Reason, maxShown),
+			For:    fmtDuration(d.end.Sub(d.start)),
+			Object: obj.label,
+		}
+		if obj.anchor != "" {
+			row.ObjectLink = "#" + obj.anchor
+		}
+		l.Rows = append(l.Rows, row)
+	}
+	return l
 }
 
 // ticks places time labels at round steps across the window.
