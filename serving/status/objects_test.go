@@ -281,25 +281,24 @@ func TestSummarySaysHowManySessionsAndWhy(t *testing.T) {
 	}
 }
 
-// TestPageReadsObjectsNotTheDeprecatedFields: the page is built from
-// Snapshot.Objects; the single-session fields kept for the transition say
-// the opposite here and must not show.
-func TestPageReadsObjectsNotTheDeprecatedFields(t *testing.T) {
-	s := twoObjects(func(*collector.ObjectState) {})
-	s.Session = collector.SessionState{Outage: collector.Outage{Down: true, DownFor: time.Hour, Reason: "deprecated_field"}}
-	s.Push = collector.PushState{Known: true, StaleFor: time.Hour}
-	s.Recovery = collector.RecoveryState{Quarantined: true, QuarantineLeft: time.Hour}
-	s.PollFailureStreak = 99
-	page := string(render(t, s, Options{}))
-	for _, bad := range []string{"deprecated_field", "QUARANTINE", "DOWN", "UNHEALTHY", "99"} {
-		if strings.Contains(page, bad) {
-			t.Errorf("the page shows %q from the deprecated single-session fields", bad)
+// TestHealthyAccountIsAllGreen: with every object's session up and pushing,
+// every headline card and every section is ok, and nothing reads down; the
+// page takes each session's state from its object alone.
+func TestHealthyAccountIsAllGreen(t *testing.T) {
+	doc := parsePage(t, render(t, twoObjects(func(*collector.ObjectState) {}), Options{}))
+	state, class, _ := cardStates(part(t, doc, "cards", ""))
+	for label, want := range map[string]string{"Cloud sessions": "UP", "Live push": "HEALTHY", "Modules": "3/3 online", "Recovery": "IDLE"} {
+		if state[label] != want || class[label] != classOK {
+			t.Errorf("headline %s: %q (%s), want %q (ok)", label, state[label], class[label], want)
 		}
 	}
-	_, class, _ := cardStates(part(t, parsePage(t, []byte(page)), "cards", ""))
-	for label, c := range class {
-		if c != classOK {
-			t.Errorf("headline %s is %s with every object healthy", label, c)
+	for _, id := range []int{homeObj, cottageObj} {
+		sec := part(t, doc, objectAnchor(id), "")
+		if c := sec.Attr["class"]; c != "object ok" {
+			t.Errorf("section of object %d: class %q", id, c)
+		}
+		if strings.Contains(sec.Text, "DOWN") || strings.Contains(sec.Text, "UNHEALTHY") {
+			t.Errorf("section of object %d reads down: %q", id, sec.Text)
 		}
 	}
 }
