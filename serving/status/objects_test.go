@@ -436,3 +436,34 @@ func TestHeadlineNamesAFewObjects(t *testing.T) {
 		t.Errorf("Recovery card %q (%s), want both states of the warning class", state["Recovery"], class["Recovery"])
 	}
 }
+
+// TestHostileObjectNameIsEscaped: an object's name comes from the account;
+// it is shown as text, cleaned of control characters and shortened,
+// wherever the page names the object.
+func TestHostileObjectNameIsEscaped(t *testing.T) {
+	hostile := `<script>alert("o")</script>` + "\x07" + strings.Repeat("x", 200)
+	s := twoObjects(sessionDown)
+	s.Objects[1].Name = hostile
+	page := render(t, s, Options{})
+	if strings.Contains(string(page), "<script") || strings.Contains(string(page), "\x07") {
+		t.Fatal("the object's name is in the page raw")
+	}
+	doc := parsePage(t, page)
+	want := clean(hostile, maxShown)
+	if !strings.HasPrefix(want, `<script>alert("o")</script>`+"\uFFFD") || !strings.HasSuffix(want, "…") {
+		t.Fatalf("clean gave %q", want)
+	}
+	if h := strings.TrimSpace(part(t, doc, objectAnchor(cottageObj), "objectname").Text); !strings.HasPrefix(h, want) {
+		t.Errorf("section heading %q", h)
+	}
+	if d := part(t, doc, "cards", "").Text; !strings.Contains(d, want+": down 1m35s") {
+		t.Errorf("headline %q", d)
+	}
+	var buf strings.Builder
+	if found, err := RenderModule(&buf, s, nil, "COTTAGE1", Options{}); !found || err != nil {
+		t.Fatal(found, err)
+	}
+	if a := parsePage(t, []byte(buf.String())).byID("object"); a == nil || strings.TrimSpace(a.Text) != want {
+		t.Errorf("module page names the object %v", a)
+	}
+}
