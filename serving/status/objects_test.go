@@ -3,6 +3,7 @@ package status
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -465,5 +466,54 @@ func TestHostileObjectNameIsEscaped(t *testing.T) {
 	}
 	if a := parsePage(t, []byte(buf.String())).byID("object"); a == nil || strings.TrimSpace(a.Text) != want {
 		t.Errorf("module page names the object %v", a)
+	}
+}
+
+// TestOverlappingOutagesAreOneBar: outages that overlap on the plot of one
+// lane (the cloud dropping every object's session at once) are drawn as one
+// bar whose hover text names every object, up to a bound; outages apart stay
+// apart, and a bar of one object keeps its link to the object's section.
+func TestOverlappingOutagesAreOneBar(t *testing.T) {
+	s := twoObjects(func(*collector.ObjectState) {})
+	s.Episodes = nil
+	at := t0.Add(-2 * time.Hour)
+	for i := range tlMaxTitleLines + 3 {
+		id := homeObj
+		if i%2 == 1 {
+			id = cottageObj
+		}
+		start := at.Add(time.Duration(i) * time.Second)
+		s.Episodes = append(s.Episodes, collector.Episode{Layer: collector.LayerCloud, ObjectID: id, Reason: "eio_close",
+			ID: fmt.Sprintf("cloud-%08x", i), StartedAt: start, EndedAt: start.Add(30 * time.Second), DownFor: 30 * time.Second})
+	}
+	// An hour later, Home alone.
+	s.Episodes = append(s.Episodes, collector.Episode{Layer: collector.LayerCloud, ObjectID: homeObj, Reason: "disconnect", ID: "cloud-000000ff",
+		StartedAt: at.Add(time.Hour), EndedAt: at.Add(time.Hour + time.Minute), DownFor: time.Minute})
+	doc := parsePage(t, render(t, s, Options{}))
+	bars := part(t, doc, "timeline", "").find(func(n *node) bool { return n.Name == "rect" && n.Attr["data-layer"] == collector.LayerCloud })
+	if len(bars) != 2 {
+		t.Fatalf("%d cloud bars, want 2: the overlapping outages as one, the later one apart", len(bars))
+	}
+	merged, alone := bars[0], bars[1]
+	title := strings.TrimSpace(merged.Text)
+	lines := strings.Split(title, "\n")
+	if lines[0] != fmt.Sprintf("%d outages", tlMaxTitleLines+3) || len(lines) != 1+tlMaxTitleLines+1 || lines[len(lines)-1] != "… and 3 more" {
+		t.Errorf("merged bar's title:\n%s", title)
+	}
+	if !strings.Contains(title, "Home (object 1001)") || !strings.Contains(title, "Cottage (object 1002)") {
+		t.Errorf("merged bar's title does not name both objects:\n%s", title)
+	}
+	if _, ok := merged.Attr["data-object"]; ok {
+		t.Errorf("a bar of two objects links to one: %q", merged.Attr["data-object"])
+	}
+	if w, _ := strconv.ParseFloat(merged.Attr["width"], 64); w < tlMinBar {
+		t.Errorf("merged bar width %v", w)
+	}
+	if alone.Attr["data-object"] != objectAnchor(homeObj) || !strings.HasPrefix(strings.TrimSpace(alone.Text), "cloud · Home (object 1001) · disconnect") {
+		t.Errorf("the later bar: %v %q", alone.Attr, alone.Text)
+	}
+	// The list under the timeline keeps every outage apart.
+	if rows := part(t, doc, "episodes", "").find(func(n *node) bool { return n.Attr["class"] == "episode" }); len(rows) != tlMaxTitleLines+4 {
+		t.Errorf("%d rows in the list, want %d", len(rows), tlMaxTitleLines+4)
 	}
 }

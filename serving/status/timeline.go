@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/collector"
@@ -19,6 +20,9 @@ const (
 	tlLaneHeight = 30
 	tlBarHeight  = 18
 	tlMinBar     = 2 // a blink of a second still shows
+	// tlMaxTitleLines bounds the hover text of a bar that stands for
+	// several outages drawn over one another.
+	tlMaxTitleLines = 8
 )
 
 type timeline struct {
@@ -45,11 +49,14 @@ type tick struct {
 
 type bar struct {
 	Layer   string
-	Object  string // the anchor of the object's section, "" when none
+	Object  string // the anchor of the object's section, "" when none or several
 	X, W    float64
 	Y       int
 	Ongoing bool
 	Title   string
+
+	lane   int
+	titles []string // of every outage the bar stands for
 }
 
 var laneDefs = []struct{ name, label string }{
@@ -99,9 +106,8 @@ func buildTimeline(s collector.Snapshot, objects map[int]collector.ObjectState, 
 		tl.Bars = append(tl.Bars, bar{
 			Layer: layer, Object: object, X: round1(x0), W: round1(w),
 			Y:       tl.Lanes[i].Y + (tlLaneHeight-tlBarHeight)/2,
-			Ongoing: ongoing, Title: title,
+			Ongoing: ongoing, lane: i, titles: []string{title},
 		})
-		tl.Lanes[i].Bars++
 	}
 
 	for _, e := range s.Episodes {
@@ -132,8 +138,50 @@ func buildTimeline(s collector.Snapshot, objects map[int]collector.ObjectState, 
 		}
 	}
 
+	tl.Bars = mergeBars(tl.Bars)
+	for i := range tl.Bars {
+		tl.Lanes[tl.Bars[i].lane].Bars++
+	}
 	tl.Ticks = ticks(from, now, o, x)
 	return tl
+}
+
+// mergeBars draws outages that overlap on the plot of one lane as one bar:
+// the plot cannot tell them apart (an outage of the whole cloud is one at
+// each object at once), and one bar whose hover text lists them says more
+// than a stack of which only the top one can be hovered. It also keeps the
+// page small for an account of many objects.
+func mergeBars(bars []bar) []bar {
+	slices.SortStableFunc(bars, func(a, b bar) int {
+		return cmp.Or(cmp.Compare(a.lane, b.lane), cmp.Compare(a.X, b.X))
+	})
+	var out []bar
+	for _, b := range bars {
+		if n := len(out); n > 0 && out[n-1].lane == b.lane && b.X <= out[n-1].X+out[n-1].W {
+			last := &out[n-1]
+			last.W = round1(max(last.X+last.W, b.X+b.W) - last.X)
+			last.Ongoing = last.Ongoing || b.Ongoing
+			if last.Object != b.Object {
+				last.Object = ""
+			}
+			last.titles = append(last.titles, b.titles...)
+			continue
+		}
+		out = append(out, b)
+	}
+	for i := range out {
+		b := &out[i]
+		if len(b.titles) == 1 {
+			b.Title = b.titles[0]
+			continue
+		}
+		shown := b.titles[:min(len(b.titles), tlMaxTitleLines)]
+		b.Title = fmt.Sprintf("%d outages\n%s", len(b.titles), strings.Join(shown, "\n"))
+		if more := len(b.titles) - len(shown); more > 0 {
+			b.Title += fmt.Sprintf("\n… and %d more", more)
+		}
+	}
+	return out
 }
 
 // episodeSpan is when an episode began and ended, completing one from the
