@@ -161,8 +161,15 @@ func TestEachObjectShowsItsOwnState(t *testing.T) {
 			if txt := part(t, doc, homeSec, "session").Text; !strings.Contains(txt, "realtimeopen · modules bound, parameters primed") || strings.Contains(txt, "DOWN") {
 				t.Errorf("Home's session panel: %q", txt)
 			}
-			if txt := part(t, doc, homeSec, "recovery").Text; !strings.Contains(txt, "cooldown left0s") || strings.Contains(txt, "running now") {
+			if txt := part(t, doc, homeSec, "recovery").Text; !strings.Contains(txt, "cooldown left0s") || strings.Contains(txt, "running now") ||
+				!strings.Contains(txt, "no recovery step has run since the exporter started") {
 				t.Errorf("Home's recovery panel: %q", txt)
+			}
+			if part(t, doc, homeSec, "recovery").byClass("actions") != nil {
+				t.Error("Home's recovery panel shows a table of zeros")
+			}
+			if part(t, doc, cottageSec, "recovery").byClass("actions") == nil {
+				t.Error("Cottage's recovery panel has no table of its steps")
 			}
 			if strings.Contains(hs.Text, "Cottage") || strings.Contains(hs.Text, "COTTAGE1") {
 				t.Errorf("Home's section shows Cottage's things: %q", hs.Text)

@@ -116,6 +116,9 @@ type recoveryView struct {
 	QuarantineLeft, CooldownLeft string
 	InFlight                     string // the step running now, "" when none
 	Actions                      []actionRow
+	// Ran is false while no step has run since start: the page says so in
+	// a line instead of a table of zeros (most objects of a large account).
+	Ran bool
 }
 
 // objectView is one section of the page: a watched object (installation)
@@ -336,6 +339,11 @@ func objectSection(obj collector.ObjectState, modules []collector.ModuleState, n
 		CooldownLeft:   fmtDuration(r.CooldownLeft),
 		InFlight:       clean(obj.Recovering, maxShown),
 		Actions:        actionRows(r.Actions, streaks(r)),
+	}
+	for _, a := range ov.Recovery.Actions {
+		if a.Streak > 0 || a.OK+a.Failed+a.Aborted+a.Other > 0 {
+			ov.Recovery.Ran = true
+		}
 	}
 
 	ov.addModules(modules, now, loc)
