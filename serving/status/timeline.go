@@ -55,8 +55,21 @@ type bar struct {
 	Ongoing bool
 	Title   string
 
-	lane   int
-	titles []string // of every outage the bar stands for
+	lane    int
+	outages []outageText // every outage the bar stands for
+}
+
+// outageText is what a bar's hover text says of one outage; it is worded
+// only for the outages a bar shows (a merged bar lists a few).
+type outageText struct {
+	layer, devid, object, reason string
+	start, end                   time.Time
+	d                            time.Duration
+	ongoing                      bool
+}
+
+func (t outageText) String(loc *time.Location) string {
+	return episodeTitle(t.layer, t.devid, t.object, t.reason, t.start, t.end, t.d, t.ongoing, loc)
 }
 
 var laneDefs = []struct{ name, label string }{
@@ -65,7 +78,7 @@ var laneDefs = []struct{ name, label string }{
 	{collector.LayerLiveStale, "live push"},
 }
 
-func buildTimeline(s collector.Snapshot, objects map[int]collector.ObjectState, now time.Time, o Options) timeline {
+func buildTimeline(s collector.Snapshot, objects objectNames, now time.Time, o Options) timeline {
 	from := now.Add(-o.Window)
 	tl := timeline{
 		Width:     tlWidth,
@@ -87,7 +100,8 @@ func buildTimeline(s collector.Snapshot, objects map[int]collector.ObjectState, 
 		return float64(tl.PlotLeft) + float64(t.Sub(from))/float64(o.Window)*plot
 	}
 
-	add := func(layer, object string, start, end time.Time, ongoing bool, title string) {
+	add := func(object string, t outageText) {
+		layer, start, end := t.layer, t.start, t.end
 		i, ok := laneIndex[layer]
 		if !ok || end.Before(from) || start.After(now) {
 			return
@@ -106,7 +120,7 @@ func buildTimeline(s collector.Snapshot, objects map[int]collector.ObjectState, 
 		tl.Bars = append(tl.Bars, bar{
 			Layer: layer, Object: object, X: round1(x0), W: round1(w),
 			Y:       tl.Lanes[i].Y + (tlLaneHeight-tlBarHeight)/2,
-			Ongoing: ongoing, lane: i, titles: []string{title},
+			Ongoing: t.ongoing, lane: i, outages: []outageText{t},
 		})
 	}
 
@@ -115,30 +129,30 @@ func buildTimeline(s collector.Snapshot, objects map[int]collector.ObjectState, 
 		if !ok {
 			continue
 		}
-		obj := episodeObject(e.ObjectID, objects)
-		add(e.Layer, obj.anchor, start, end, false, episodeTitle(e.Layer, e.Devid, obj.label, e.Reason, start, end, end.Sub(start), false, o.Location))
+		obj := objects.of(e.ObjectID)
+		add(obj.anchor, outageText{layer: e.Layer, devid: e.Devid, object: obj.label, reason: e.Reason, start: start, end: end, d: end.Sub(start)})
 	}
 
 	for _, obj := range s.Objects {
-		label, anchor := objectLabel(obj), objectAnchor(obj.ID)
+		name := objects.of(obj.ID)
 		if so := obj.Session.Outage; !obj.Session.Up && so.Down {
-			start := outageStart(so, now)
-			add(collector.LayerCloud, anchor, start, now, true, episodeTitle(collector.LayerCloud, "", label, so.Reason, start, now, so.DownFor, true, o.Location))
+			add(name.anchor, outageText{layer: collector.LayerCloud, object: name.label, reason: so.Reason,
+				start: outageStart(so, now), end: now, d: so.DownFor, ongoing: true})
 		}
 		if p := obj.Push; p.Known && !p.Healthy && obj.Session.Up && p.StaleFor > 0 {
-			start := now.Add(-p.StaleFor)
-			add(collector.LayerLiveStale, anchor, start, now, true, episodeTitle(collector.LayerLiveStale, "", label, "live_stale", start, now, p.StaleFor, true, o.Location))
+			add(name.anchor, outageText{layer: collector.LayerLiveStale, object: name.label, reason: "live_stale",
+				start: now.Add(-p.StaleFor), end: now, d: p.StaleFor, ongoing: true})
 		}
 	}
 	for _, m := range s.Modules {
 		if mo := m.Outage; mo.Down {
-			obj := episodeObject(m.ObjectID, objects)
-			start := outageStart(mo, now)
-			add(collector.LayerModule, obj.anchor, start, now, true, episodeTitle(collector.LayerModule, m.Devid, obj.label, mo.Reason, start, now, mo.DownFor, true, o.Location))
+			name := objects.of(m.ObjectID)
+			add(name.anchor, outageText{layer: collector.LayerModule, devid: m.Devid, object: name.label, reason: mo.Reason,
+				start: outageStart(mo, now), end: now, d: mo.DownFor, ongoing: true})
 		}
 	}
 
-	tl.Bars = mergeBars(tl.Bars)
+	tl.Bars = mergeBars(tl.Bars, o.Location)
 	for i := range tl.Bars {
 		tl.Lanes[tl.Bars[i].lane].Bars++
 	}
@@ -151,7 +165,7 @@ func buildTimeline(s collector.Snapshot, objects map[int]collector.ObjectState, 
 // each object at once), and one bar whose hover text lists them says more
 // than a stack of which only the top one can be hovered. It also keeps the
 // page small for an account of many objects.
-func mergeBars(bars []bar) []bar {
+func mergeBars(bars []bar, loc *time.Location) []bar {
 	slices.SortStableFunc(bars, func(a, b bar) int {
 		return cmp.Or(cmp.Compare(a.lane, b.lane), cmp.Compare(a.X, b.X))
 	})
@@ -164,20 +178,23 @@ func mergeBars(bars []bar) []bar {
 			if last.Object != b.Object {
 				last.Object = ""
 			}
-			last.titles = append(last.titles, b.titles...)
+			last.outages = append(last.outages, b.outages...)
 			continue
 		}
 		out = append(out, b)
 	}
 	for i := range out {
 		b := &out[i]
-		if len(b.titles) == 1 {
-			b.Title = b.titles[0]
+		if len(b.outages) == 1 {
+			b.Title = b.outages[0].String(loc)
 			continue
 		}
-		shown := b.titles[:min(len(b.titles), tlMaxTitleLines)]
-		b.Title = fmt.Sprintf("%d outages\n%s", len(b.titles), strings.Join(shown, "\n"))
-		if more := len(b.titles) - len(shown); more > 0 {
+		lines := []string{fmt.Sprintf("%d outages", len(b.outages))}
+		for _, t := range b.outages[:min(len(b.outages), tlMaxTitleLines)] {
+			lines = append(lines, t.String(loc))
+		}
+		b.Title = strings.Join(lines, "\n")
+		if more := len(b.outages) - tlMaxTitleLines; more > 0 {
 			b.Title += fmt.Sprintf("\n… and %d more", more)
 		}
 	}
@@ -201,9 +218,23 @@ func episodeSpan(e collector.Episode) (start, end time.Time, ok bool) {
 // it links to ("" when the object is not watched).
 type episodeObj struct{ label, anchor string }
 
-func episodeObject(id int, objects map[int]collector.ObjectState) episodeObj {
-	if obj, ok := objects[id]; ok {
-		return episodeObj{objectLabel(obj), objectAnchor(id)}
+// objectNames are the names of the watched objects by ID, worded once per
+// page however many outages name them.
+type objectNames map[int]episodeObj
+
+func namesOf(objects []collector.ObjectState) objectNames {
+	names := make(objectNames, len(objects))
+	for _, obj := range objects {
+		if _, dup := names[obj.ID]; !dup {
+			names[obj.ID] = episodeObj{objectLabel(obj), objectAnchor(obj.ID)}
+		}
+	}
+	return names
+}
+
+func (n objectNames) of(id int) episodeObj {
+	if name, ok := n[id]; ok {
+		return name
 	}
 	if id == 0 {
 		return episodeObj{}
@@ -250,7 +281,7 @@ type episodeRow struct {
 
 // buildEpisodes lists the finished outages of the window, newest first,
 // each naming its object and linking to its section.
-func buildEpisodes(eps []collector.Episode, objects map[int]collector.ObjectState, now time.Time, o Options) episodeList {
+func buildEpisodes(eps []collector.Episode, objects objectNames, now time.Time, o Options) episodeList {
 	from := now.Add(-o.Window)
 	type dated struct {
 		e          collector.Episode
@@ -273,7 +304,7 @@ func buildEpisodes(eps []collector.Episode, objects map[int]collector.ObjectStat
 		in = in[:maxEpisodeRows]
 	}
 	for _, d := range in {
-		obj := episodeObject(d.e.ObjectID, objects)
+		obj := objects.of(d.e.ObjectID)
 		row := episodeRow{
 			Ended:  fmtTime(d.end, o.Location),
 			Layer:  clean(d.e.Layer, maxShown),

@@ -252,10 +252,7 @@ func buildPage(s collector.Snapshot, o Options) page {
 
 	p.Summary = summary(s, len(index), open, len(other), now, o.Location)
 	p.Cards = headline(p.Objects)
-	names := make(map[int]collector.ObjectState, len(s.Objects))
-	for _, obj := range s.Objects {
-		names[obj.ID] = obj
-	}
+	names := namesOf(s.Objects)
 	p.Timeline = buildTimeline(s, names, now, o)
 	p.Episodes = buildEpisodes(s.Episodes, names, now, o)
 	return p
