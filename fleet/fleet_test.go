@@ -466,3 +466,47 @@ func TestOneTokenRenewalForAllObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestStartDuringCloudOutage: a fleet started while the cloud fails the
+// login or the object list holds no object and counts every failed attempt
+// as an unusable object listing; once the cloud answers, every object is
+// watched and the streak clears.
+func TestStartDuringCloudOutage(t *testing.T) {
+	for name, path := range map[string]string{"login": "POST /v1/auth/user", "object list": "GET /v1/objects", "empty object list": "GET /v1/objects"} {
+		t.Run(name, func(t *testing.T) {
+			var end func()
+			a := startAccount(t, 2, 2, nil, func(sim *cloudsim.Cloud) {
+				if name == "empty object list" {
+					// Every object hidden: the account lists none (yet).
+					for _, o := range sim.Objects() {
+						if err := sim.HideObject(o.ID); err != nil {
+							t.Fatal(err)
+						}
+					}
+					end = func() {
+						for _, o := range sim.Objects() {
+							_ = sim.ShowObject(o.ID)
+						}
+					}
+					return
+				}
+				fault := sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: path, Status: 503})
+				end = func() { sim.Clear(fault) }
+			})
+			waitFor(t, "failed attempts counted", func() bool { return a.fleet.Status().ListFailureStreak >= 2 })
+			if st := a.fleet.Status(); len(st.Objects) != 0 || st.Listed {
+				t.Fatalf("objects watched during the outage: %+v", st)
+			}
+			select {
+			case <-a.fleet.Ready():
+				t.Fatal("ready during the outage")
+			default:
+			}
+			end()
+			a.waitAllLive(t)
+			if st := a.fleet.Status(); st.ListFailureStreak != 0 || !st.Listed || len(st.Objects) != 2 {
+				t.Fatalf("after the outage: %+v", st)
+			}
+		})
+	}
+}
