@@ -111,11 +111,10 @@ type Fleet struct {
 	relist chan struct{} // a listing is wanted now (capacity 1)
 	ready  chan struct{}
 
-	mu            sync.Mutex
-	members       map[int]*member
-	listFailures  int // unusable object listings in a row
-	listed        bool
-	startFailures int // failed attempts of the start, before the first trusted listing
+	mu           sync.Mutex
+	members      map[int]*member
+	listFailures int // unusable object listings in a row
+	listed       bool
 }
 
 // member is one watched object and its gateway.
@@ -214,7 +213,7 @@ func (f *Fleet) ObjectOf(devid string) (cloudclient.Object, bool) {
 // Run logs in, reads the account's objects and runs one gateway per watched
 // object until ctx ends (it then stops them all and returns nil). It returns
 // an error only when the start cannot succeed: a login the cloud rejects
-// (realtime.ErrStartAuth), an account without objects, an object id the
+// (realtime.ErrStartAuth), an object id the
 // account does not list (*UnknownObjectsError), a devid of Modules no
 // object lists (*cloudclient.MissingModulesError), or a gateway failing for
 // one of those reasons.
@@ -360,8 +359,9 @@ func (f *Fleet) logObjects(objects []cloudclient.Object) {
 	}
 }
 
-// retry runs fn until it succeeds, the login is rejected, the account has
-// no objects, or ctx ends, pausing 1 s, 2 s, 4 s, ... up to StartRetryMax.
+// retry runs fn until it succeeds, the login is rejected or ctx ends,
+// pausing 1 s, 2 s, 4 s, ... up to StartRetryMax. An account without
+// objects is retried too: an object added to it is watched when it comes.
 func (f *Fleet) retry(ctx context.Context, fn func() error) error {
 	pause := min(time.Second, f.cfg.StartRetryMax)
 	for {
@@ -371,9 +371,6 @@ func (f *Fleet) retry(ctx context.Context, fn func() error) error {
 		}
 		if isAuthRejected(err) {
 			return fmt.Errorf("%w: %w", realtime.ErrStartAuth, err)
-		}
-		if errors.Is(err, errNoObjects) {
-			return err
 		}
 		f.mu.Lock()
 		f.listFailures++
