@@ -27,7 +27,7 @@ const (
 	DefaultReconnectSpread = 3 * time.Second
 	// DefaultStartSpread is the pause between starting two objects'
 	// gateways, so a start with many objects is not one burst of handshakes.
-	DefaultStartSpread = 50 * time.Millisecond
+	DefaultStartSpread = 20 * time.Millisecond
 	// DefaultStartRetryMax caps the pause between attempts to read the
 	// account at start while the cloud answers with errors.
 	DefaultStartRetryMax = time.Minute
@@ -51,14 +51,30 @@ type Config struct {
 	// then sets its ObjectID, Modules, Store and ReconnectOffset.
 	Gateway func(objectID int) realtime.Config
 
+	// RefreshInterval is how often the account's objects are read again
+	// (0: DefaultRefreshInterval).
 	RefreshInterval time.Duration
+	// ReconnectSpread is the range the objects' reconnect offsets are
+	// spread over, StartSpread the pause between starting two objects'
+	// gateways; 0 = none (DefaultConfig has the defaults).
 	ReconnectSpread time.Duration
 	StartSpread     time.Duration
-	StartRetryMax   time.Duration
-	StopTimeout     time.Duration
+	// StartRetryMax caps the pause between attempts at start, StopTimeout
+	// bounds the wait for one gateway to stop (0: their defaults).
+	StartRetryMax time.Duration
+	StopTimeout   time.Duration
 
 	Logger *slog.Logger
 	Now    func() time.Time
+}
+
+// DefaultConfig returns the defaults of every duration; the caller sets
+// Client, Store, Gateway and the objects and modules to watch.
+func DefaultConfig() Config {
+	return Config{
+		RefreshInterval: DefaultRefreshInterval, ReconnectSpread: DefaultReconnectSpread, StartSpread: DefaultStartSpread,
+		StartRetryMax: DefaultStartRetryMax, StopTimeout: DefaultStopTimeout,
+	}
 }
 
 func (c *Config) validate() error {
