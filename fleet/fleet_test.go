@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -508,5 +509,88 @@ func TestStartDuringCloudOutage(t *testing.T) {
 				t.Fatalf("after the outage: %+v", st)
 			}
 		})
+	}
+}
+
+// dialRecorder wraps a transport and records when each Connect starts.
+type dialRecorder struct {
+	transport.Transport
+	object int
+	mu     *sync.Mutex
+	dials  map[int][]time.Time
+}
+
+func (d dialRecorder) Connect(ctx context.Context) (transport.Session, error) {
+	d.mu.Lock()
+	d.dials[d.object] = append(d.dials[d.object], time.Now())
+	d.mu.Unlock()
+	return d.Transport.Connect(ctx)
+}
+
+// TestOutageEndingForAllIsSpread: when every object's session is dropped
+// at once, the objects redial at their own offsets, spread over the
+// reconnect spread, not all at the same instant.
+func TestOutageEndingForAllIsSpread(t *testing.T) {
+	const spread = 600 * time.Millisecond
+	var mu sync.Mutex
+	dials := map[int][]time.Time{}
+	a := startAccount(t, 6, 6, func(c *Config) {
+		c.ReconnectSpread = spread
+		gw := c.Gateway
+		c.Gateway = func(id int) realtime.Config {
+			cfg := gw(id)
+			newTransport := cfg.NewTransport
+			cfg.NewTransport = func() (transport.Transport, error) {
+				tr, err := newTransport()
+				return dialRecorder{Transport: tr, object: id, mu: &mu, dials: dials}, err
+			}
+			return cfg
+		}
+	}, nil)
+	a.waitAllLive(t)
+	mu.Lock()
+	before := map[int]int{}
+	for id, d := range dials {
+		before[id] = len(d)
+	}
+	mu.Unlock()
+	sids := map[int]string{}
+	for _, o := range a.fleet.Status().Objects {
+		sids[o.Object.ID] = o.Gateway.NamespaceSID
+	}
+	dropped := time.Now()
+	a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultAbortTransport, Count: 1})
+	waitFor(t, "every object on a new session", func() bool {
+		for _, o := range a.fleet.Status().Objects {
+			if o.Gateway.NamespaceSID == sids[o.Object.ID] || !o.Gateway.Connected {
+				return false
+			}
+		}
+		return true
+	})
+	a.waitAllLive(t)
+
+	mu.Lock()
+	defer mu.Unlock()
+	var first, last time.Duration
+	for i, o := range a.sim.Objects() {
+		d := dials[o.ID]
+		if len(d) <= before[o.ID] {
+			t.Fatalf("object %d never redialled", o.ID)
+		}
+		at := d[before[o.ID]].Sub(dropped)
+		// Every redial waits at least the object's own offset.
+		if want := ReconnectOffset(o.ID, spread); at < want {
+			t.Errorf("object %d redialled %v after the drop, before its offset %v", o.ID, at, want)
+		}
+		if i == 0 || at < first {
+			first = at
+		}
+		if at > last {
+			last = at
+		}
+	}
+	if last-first < spread/4 {
+		t.Errorf("6 objects redialled within %v of each other; want them spread over about %v", last-first, spread)
 	}
 }
