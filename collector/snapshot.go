@@ -60,14 +60,7 @@ type Snapshot struct {
 	// carries the object's ID.
 	Objects []ObjectState
 
-	Session  SessionState
-	Push     PushState
-	Modules  []ModuleState // one entry per watched module of every object; a module not listed is not exported
-	Recovery RecoveryState
-
-	// PollFailureStreak counts unusable module-list polls in a row (errors,
-	// empty or unrecognised listings); a usable listing resets it to 0.
-	PollFailureStreak int
+	Modules []ModuleState // one entry per watched module of every object; a module not listed is not exported
 
 	// ObjectListFailureStreak counts unusable listings of the account's
 	// objects in a row (errors, empty or unrecognised answers); a usable
@@ -77,11 +70,6 @@ type Snapshot struct {
 	// TokenExpiry is when the current access token expires; zero when the
 	// token never expires or there is none.
 	TokenExpiry time.Time
-
-	// PrimeFailures counts REST primes that failed after their retries, by
-	// trigger (what asked for the prime). Counts only grow; every trigger
-	// the source knows is present, at 0 until it fails.
-	PrimeFailures map[string]uint64
 
 	// Episodes are the most recent finished outages (the episode ring), in any
 	// order; the status page sorts them.

@@ -51,6 +51,7 @@ type Health struct {
 	CooldownBase              time.Duration // --recovery.cooldown
 	CooldownMax               time.Duration // --recovery.cooldown-max
 	ForgetMissingAfter        time.Duration // --modules.forget-after (0 = never)
+	ObjectsRefreshInterval    time.Duration // --objects.refresh-interval
 	// FailOfflineAfter is the deprecated --modules.fail-offline-after: the
 	// gateway warns that it has no effect.
 	FailOfflineAfter int
@@ -85,6 +86,7 @@ type Web struct {
 type Simulate struct {
 	Enabled         bool // --simulate
 	Modules         int  // --simulate.modules
+	Objects         int  // --simulate.objects: the modules are split over them
 	ParamsPerModule int  // --simulate.params-per-module
 }
 
@@ -147,6 +149,9 @@ func (c *Config) check() (checked, error) {
 		if c.Simulate.Modules < 1 || c.Simulate.ParamsPerModule < 1 {
 			return out, configErrorf("--simulate.modules and --simulate.params-per-module must be at least 1")
 		}
+		if c.Simulate.Objects < 1 || c.Simulate.Objects > c.Simulate.Modules {
+			return out, configErrorf("--simulate.objects %d: want 1 to --simulate.modules (%d)", c.Simulate.Objects, c.Simulate.Modules)
+		}
 		return out, nil // the simulator's address and demo account replace Cloud's
 	}
 	if _, err := c.Cloud.Platform(); err != nil {
@@ -165,7 +170,7 @@ func (h Health) Validate() error {
 	for name, d := range map[string]time.Duration{
 		"--poll.interval": h.PollInterval, "--session.down-hysteresis": h.SessionHysteresis, "--push.stale-after": h.StaleAfter,
 		"--recovery.quarantine-duration": h.QuarantineDuration, "--recovery.cooldown": h.CooldownBase, "--recovery.cooldown-max": h.CooldownMax,
-		"--modules.forget-after": h.ForgetMissingAfter,
+		"--modules.forget-after": h.ForgetMissingAfter, "--objects.refresh-interval": h.ObjectsRefreshInterval,
 	} {
 		if d < 0 {
 			return configErrorf("%s must not be negative", name)

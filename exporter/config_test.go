@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/fleet"
 )
 
 // validConfig is a configuration Validate accepts: a real cloud's address
@@ -25,7 +28,7 @@ func validConfig(t *testing.T) Config {
 		Catalog:    Catalog{Language: "en", RefreshInterval: time.Hour},
 		Parameters: Parameters{Include: []string{"P4.v*"}, MaxSeries: 10},
 		Web:        Web{ListenAddress: "127.0.0.1:0", TelemetryPath: "/metrics"},
-		Simulate:   Simulate{Modules: 1, ParamsPerModule: 1},
+		Simulate:   Simulate{Modules: 1, Objects: 1, ParamsPerModule: 1},
 	}
 }
 
@@ -72,8 +75,12 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		"bad overrides":           {func(c *Config) { c.Catalog.OverridesFile = badOverrides }, "--catalog.overrides-file " + badOverrides},
 		"no simulated modules": {func(c *Config) { c.Simulate = Simulate{Enabled: true, ParamsPerModule: 1} },
 			"--simulate.modules and --simulate.params-per-module must be at least 1"},
-		"no simulated params": {func(c *Config) { c.Simulate = Simulate{Enabled: true, Modules: 1} },
+		"no simulated params": {func(c *Config) { c.Simulate = Simulate{Enabled: true, Modules: 1, Objects: 1} },
 			"--simulate.modules and --simulate.params-per-module must be at least 1"},
+		"no simulated objects": {func(c *Config) { c.Simulate = Simulate{Enabled: true, Modules: 3, ParamsPerModule: 1} },
+			"--simulate.objects 0: want 1 to --simulate.modules (3)"},
+		"more simulated objects than modules": {func(c *Config) { c.Simulate = Simulate{Enabled: true, Modules: 3, Objects: 4, ParamsPerModule: 1} },
+			"--simulate.objects 4: want 1 to --simulate.modules (3)"},
 		"bad cloud url":    {func(c *Config) { c.Cloud.URL = "ftp://x" }, `--cloud.url "ftp://x"`},
 		"bad assets url":   {func(c *Config) { c.Cloud.AssetsURL = "x.example" }, `--cloud.assets-url "x.example"`},
 		"no email":         {func(c *Config) { c.Cloud.Email = "" }, "no account email: set --cloud.email or BRAGERONE_EMAIL"},
@@ -117,5 +124,18 @@ func TestValidateAcceptsWhatItDoesNotUse(t *testing.T) {
 	cfg.Cloud = Cloud{URL: "ftp://x", PasswordFile: "/nonexistent"}
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("simulated cloud: %v", err)
+	}
+}
+
+// TestFleetConfigSpreadsObjects: the assembled fleet spreads the objects'
+// reconnects and starts by its package's defaults, and reads the objects
+// again at the configured interval.
+func TestFleetConfigSpreadsObjects(t *testing.T) {
+	cfg := FleetConfig(Cloud{}, Health{ObjectsRefreshInterval: 7 * time.Minute}, nil, cloudclient.Platform{}, nil, nil)
+	if cfg.ReconnectSpread != fleet.DefaultReconnectSpread || cfg.StartSpread != fleet.DefaultStartSpread || cfg.ReconnectSpread <= 0 || cfg.StartSpread <= 0 {
+		t.Errorf("spreads %v, %v; want the fleet's defaults", cfg.ReconnectSpread, cfg.StartSpread)
+	}
+	if cfg.RefreshInterval != 7*time.Minute {
+		t.Errorf("refresh interval %v", cfg.RefreshInterval)
 	}
 }

@@ -4,11 +4,29 @@ import (
 	"log/slog"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/fleet"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
 )
+
+// FleetConfig is the account half of the exporter: the fleet that watches
+// cloud's objects, each object's gateway configured by GatewayConfig.
+func FleetConfig(cloud Cloud, h Health, client *cloudclient.Client, p cloudclient.Platform, st *store.Store, logger *slog.Logger) fleet.Config {
+	cfg := fleet.DefaultConfig()
+	cfg.Client, cfg.Store, cfg.Objects, cfg.Modules, cfg.Logger = client, st, cloud.ObjectIDs, cloud.Modules, logger
+	cfg.Gateway = func(int) realtime.Config {
+		c := GatewayConfig(cloud, h, client, p, st, logger)
+		//lint:ignore SA1019 warned about once at start, not once per object
+		c.GetModulesFailOfflineAfter = 0
+		return c
+	}
+	if h.ObjectsRefreshInterval > 0 {
+		cfg.RefreshInterval = h.ObjectsRefreshInterval
+	}
+	return cfg
+}
 
 // GatewayConfig is the gateway half of the exporter: the realtime gateway's
 // configuration for cloud's object and modules and the health settings h,
