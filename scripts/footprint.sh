@@ -24,8 +24,8 @@
 #
 # Usage: scripts/footprint.sh [seconds]
 #   FOOTPRINT_SIZES   sizes to run (default "10x1000 100x1000 50x2x1000"):
-#                     MODULESxPARAMS, or OBJECTSxMODULESxPARAMS for an
-#                     account of several objects (needs `simulate --objects`)
+#                     MODULESxPARAMS (one object), or OBJECTSxMODULESxPARAMS
+#                     for an account of several objects, MODULES each
 #   FOOTPRINT_BEFORE_BIN  an exporter binary built from an earlier commit
 #   FOOTPRINT_NAIVE=0     leave the naive exporter out
 #   RESIDENCY=1       which parts of the executable are resident at the end
@@ -125,17 +125,13 @@ for size in $sizes; do
 	else
 		modules=${dims[0]} per=${dims[1]}
 	fi
-	sim_args=(--modules "$modules" --params-per-module "$per")
-	if [ "$objects" != 1 ]; then
-		# HOOK (issue 21): accounts of several objects. Runs once the
-		# simulator takes --objects; check what --modules then counts
-		# (per object is assumed here) when the flag lands on main.
-		if ! "$bin" simulate --help 2>&1 | grep -q -- '--objects'; then
-			echo "# $size: skipped, \`simulate\` has no --objects yet (the whole-account work adds it)"
-			echo "skipped.$size=no simulate --objects"
-			continue
-		fi
-		sim_args+=(--objects "$objects")
+	sim_args=(--modules "$((objects * modules))" --params-per-module "$per")
+	if "$bin" simulate --help 2>&1 | grep -q -- '--objects'; then
+		sim_args+=(--objects "$objects") # the modules split over that many objects
+	elif [ "$objects" != 1 ]; then
+		echo "# $size: skipped, \`simulate\` has no --objects"
+		echo "skipped.$size=no simulate --objects"
+		continue
 	fi
 	params=$((objects * modules * per))
 	sim_port=$(free_port)
