@@ -30,6 +30,12 @@
 #   FOOTPRINT_NAIVE=0     leave the naive exporter out
 #   RESIDENCY=1       which parts of the executable are resident at the end
 #                     (scripts/residency.py; needs root)
+#   FOOTPRINT_ACCOUNT=DIR  the byte account: the exporters run with
+#                     GODEBUG=memprofilerate=4096 (which costs them some
+#                     2 MB of profile buckets: take the other figures from a
+#                     run without it), their heap profiles after the 5
+#                     scrapes go to DIR, and scripts/heapowners.py prints
+#                     the live heap of each size by owner
 # Prints key=value lines (<target>.<size>.<key>=<value>) and a Markdown table.
 set -euo pipefail
 
@@ -48,6 +54,7 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$bin" .
+[ -n "${FOOTPRINT_ACCOUNT:-}" ] && mkdir -p "$FOOTPRINT_ACCOUNT"
 [ "${FOOTPRINT_NAIVE:-1}" = 1 ] && go test -c -o "$naive" ./serving/
 accept=$(sed -n 's/^\tPrometheus2Accept = "\(.*\)"$/\1/p' internal/promrequest/promrequest.go)
 [ -n "$accept" ] || { echo "footprint: no Prometheus Accept header in internal/promrequest" >&2; exit 1; }
@@ -89,6 +96,9 @@ measure() {
 	echo "$p.live_heap_b=$live"
 	echo "$p.live_heap_b_per_param=$per"
 	echo "$p.heap_alloc_b=$heap_alloc"
+	if [ -n "${FOOTPRINT_ACCOUNT:-}" ] && [ "$target" != naive ]; then
+		curl -fs "$url/debug/pprof/heap?gc=1" -o "$FOOTPRINT_ACCOUNT/$target-$size.pb.gz"
+	fi
 	local end_anon="-" end_hwm="-" rss_max="-" cpu="-"
 	if [ "$seconds" -gt 0 ]; then
 		local c0 t0 next=0 elapsed=0 r
@@ -161,7 +171,7 @@ for size in $sizes; do
 		[ "$target" = before ] && exe=$FOOTPRINT_BEFORE_BIN
 		port=$(free_port)
 		url=http://127.0.0.1:$port
-		BRAGERONE_PASSWORD=demo-password "$exe" serve --cloud.url "$sim_url" --cloud.assets-url "$sim_url" \
+		BRAGERONE_PASSWORD=demo-password GODEBUG=${FOOTPRINT_ACCOUNT:+memprofilerate=4096} "$exe" serve --cloud.url "$sim_url" --cloud.assets-url "$sim_url" \
 			--cloud.email demo@example.com --web.listen-address "127.0.0.1:$port" --log.level warn \
 			>"$work/serve-$target-$size.log" 2>&1 &
 		pid=$!
@@ -177,6 +187,24 @@ for size in $sizes; do
 	kill "$sim_pid"
 	wait "$sim_pid" 2>/dev/null || true
 done
+
+if [ -n "${FOOTPRINT_ACCOUNT:-}" ]; then
+	cp "$bin" "$FOOTPRINT_ACCOUNT/exporter"
+	[ -n "${FOOTPRINT_BEFORE_BIN:-}" ] && cp "$FOOTPRINT_BEFORE_BIN" "$FOOTPRINT_ACCOUNT/before"
+	for size in $sizes; do
+		[ -f "$FOOTPRINT_ACCOUNT/exporter-$size.pb.gz" ] || continue
+		IFS=x read -r -a dims <<<"$size"
+		n=1
+		for d in "${dims[@]}"; do n=$((n * d)); done
+		echo
+		echo "# live heap by owner, $size (MB, and B per stored parameter); profiles in $FOOTPRINT_ACCOUNT"
+		args=()
+		for target in before exporter; do
+			[ -f "$FOOTPRINT_ACCOUNT/$target-$size.pb.gz" ] && args+=("$FOOTPRINT_ACCOUNT/$target" "$FOOTPRINT_ACCOUNT/$target-$size.pb.gz")
+		done
+		STORED_PARAMS=$n python3 scripts/heapowners.py "${args[@]}"
+	done
+fi
 
 echo
 echo "| account | target | RssAnon MB | RssFile MB | VmHWM MB | live heap MB (per stored parameter) | heap_alloc at the 5th scrape MB | after ${seconds} s: RssAnon / VmHWM MB | CPU % of a core |"
