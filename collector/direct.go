@@ -159,9 +159,25 @@ type streamCheck struct {
 	prevParam, prevP string
 }
 
+// shortLabel is LabelValue for what parameter labels nearly always are,
+// short ASCII ("P4", "v123"), without the UTF-8 check's call: the two walks
+// of a streamed scrape label every series twice each.
+func shortLabel(s string) string {
+	if len(s) <= 16 {
+		i := 0
+		for i < len(s) && s[i] < 0x80 {
+			i++
+		}
+		if i == len(s) {
+			return s
+		}
+	}
+	return LabelValue(s)
+}
+
 // add follows one series of module m.
 func (w *streamCheck) add(m *exportedModule, pool, param string) {
-	p, q := LabelValue(param), LabelValue(pool)
+	p, q := shortLabel(param), shortLabel(pool)
 	if m != w.mod {
 		if w.mod != nil && m.label <= w.mod.label {
 			w.ok = false // modules out of label order, or one reported twice
@@ -246,7 +262,7 @@ func (p *paramStream) write(w io.Writer, f exposition.Format) error {
 		if mod == nil || !numeric {
 			return
 		}
-		lp, lpool := LabelValue(param), LabelValue(pool)
+		lp, lpool := shortLabel(param), shortLabel(pool)
 		if !inOrder || !firstOfModule && (lp < prevParam || lp == prevParam && lpool <= prevPool) {
 			left++
 			return

@@ -142,3 +142,12 @@ func BenchmarkStreamedScrape(b *testing.B) {
 	}
 	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/1e5, "ns/series")
 }
+
+// shortLabel is LabelValue, faster for short ASCII.
+func TestShortLabelIsLabelValue(t *testing.T) {
+	for _, s := range []string{"", "P4", "v123", "0123456789abcdef", "0123456789abcdefg", "é", "v\xff", "P\x00", strings.Repeat("x", 200), strings.Repeat("é", 70)} {
+		if got, want := shortLabel(s), LabelValue(s); got != want {
+			t.Errorf("shortLabel(%q) = %q, LabelValue %q", s, got, want)
+		}
+	}
+}

@@ -655,6 +655,18 @@ func (s *Store) ForEachParamInLabelOrder(fn func(devid, pool, param string, valu
 	s.forEach(true, fn)
 }
 
+// item copies slot i of m for a walk (read lock held).
+func (s *Store) item(m *module, i int) walkItem {
+	pk := m.keys[i]
+	pool := ""
+	if p := pk >> poolShift; p != oddPool {
+		pool = m.pools[p]
+	} else {
+		pool = m.odd[pk&lowMask].Pool
+	}
+	return walkItem{pool, s.names.strs[m.names[i]], m.vals[i], m.flags[i]&fNumeric != 0}
+}
+
 // walkItem is one parameter of a module being walked, copied out of the
 // store so that fn runs without the lock.
 type walkItem struct {
@@ -727,27 +739,17 @@ func (s *Store) copyModule(d string, byLabel bool, items []walkItem) []walkItem 
 		order = m.keyOrder()
 	}
 	items = slices.Grow(items, len(m.keys))
-	add := func(i int) {
-		f := m.flags[i]
-		if kindOf(f) == kNone {
-			return
-		}
-		pk := m.keys[i]
-		var pool string
-		if p := pk >> poolShift; p != oddPool {
-			pool = m.pools[p]
-		} else {
-			pool = m.odd[pk&lowMask].Pool
-		}
-		items = append(items, walkItem{pool, s.names.strs[m.names[i]], m.vals[i], f&fNumeric != 0})
-	}
 	if order == nil {
 		for i := range m.keys {
-			add(i)
+			if kindOf(m.flags[i]) != kNone {
+				items = append(items, s.item(m, i))
+			}
 		}
 	} else {
 		for _, i := range order {
-			add(int(i))
+			if kindOf(m.flags[i]) != kNone {
+				items = append(items, s.item(m, int(i)))
+			}
 		}
 	}
 	s.mu.RUnlock()
