@@ -58,9 +58,10 @@ type ModuleListing struct {
 // it names the valid choices. Every command refuses a missing devid with
 // this error's words.
 type MissingModulesError struct {
-	ObjectID int
-	Missing  []string // as named
-	Listed   []string // the listing's devids, sorted
+	ObjectID  int
+	ObjectIDs []int    // every object searched, when the devids were looked for in several
+	Missing   []string // as named
+	Listed    []string // the listings' devids, sorted
 }
 
 // maxListedInError bounds the devids an error line names.
@@ -71,22 +72,48 @@ func (e *MissingModulesError) Error() string {
 	if len(e.Missing) > 1 {
 		what = "modules " + strings.Join(e.Missing, ", ") + " are"
 	}
-	offered := "it lists none"
+	where, they := fmt.Sprintf("the module list of object %d", e.ObjectID), "it lists"
+	if len(e.ObjectIDs) > 1 {
+		ids := make([]string, len(e.ObjectIDs))
+		for i, id := range e.ObjectIDs {
+			ids[i] = strconv.Itoa(id)
+		}
+		where, they = "the module lists of objects "+strings.Join(ids, ", "), "they list"
+	}
+	offered := they + " none"
 	switch n := len(e.Listed); {
 	case n > maxListedInError:
-		offered = fmt.Sprintf("it lists %s and %d more", strings.Join(e.Listed[:maxListedInError], ", "), n-maxListedInError)
+		offered = fmt.Sprintf("%s %s and %d more", they, strings.Join(e.Listed[:maxListedInError], ", "), n-maxListedInError)
 	case n > 0:
-		offered = "it lists " + strings.Join(e.Listed, ", ")
+		offered = they + " " + strings.Join(e.Listed, ", ")
 	}
-	return fmt.Sprintf("%s not in the module list of object %d (%s)", what, e.ObjectID, offered)
+	return fmt.Sprintf("%s not in %s (%s)", what, where, offered)
 }
 
 // MissingModules returns the devids of want that modules lacks as a
 // *MissingModulesError, nil when none is missing.
 func MissingModules(objectID int, modules []Module, want []string) error {
-	listed := make([]string, 0, len(modules))
-	for _, m := range modules {
-		listed = append(listed, m.Devid)
+	return MissingModulesAcross([]ObjectModules{{ObjectID: objectID, Modules: modules}}, want)
+}
+
+// ObjectModules is an object's module list.
+type ObjectModules struct {
+	ObjectID int
+	Modules  []Module
+}
+
+// MissingModulesAcross returns the devids of want that none of the objects
+// lists as a *MissingModulesError naming the objects searched and every
+// devid they list, nil when none is missing: a devid is looked for in every
+// object of the account, since devids are unique across objects.
+func MissingModulesAcross(objects []ObjectModules, want []string) error {
+	listed := []string{}
+	ids := make([]int, len(objects))
+	for i, o := range objects {
+		ids[i] = o.ObjectID
+		for _, m := range o.Modules {
+			listed = append(listed, m.Devid)
+		}
 	}
 	slices.Sort(listed)
 	listed = slices.Compact(listed)
@@ -99,7 +126,14 @@ func MissingModules(objectID int, modules []Module, want []string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return &MissingModulesError{ObjectID: objectID, Missing: missing, Listed: listed}
+	e := &MissingModulesError{Missing: missing, Listed: listed}
+	if len(ids) > 0 {
+		e.ObjectID = ids[0]
+	}
+	if len(ids) > 1 {
+		e.ObjectIDs = ids
+	}
+	return e
 }
 
 // Modules lists the modules of an object (GET /v1/modules, page 1, limit 999).

@@ -359,3 +359,31 @@ func TestMissingModules(t *testing.T) {
 		t.Errorf("long list: %v", err)
 	}
 }
+
+// A devid is looked for in every object's list: one that any of them
+// lists is found, and one none lists is named with every object searched
+// and every devid they list.
+func TestMissingModulesAcross(t *testing.T) {
+	objects := []cloudclient.ObjectModules{
+		{ObjectID: 5747, Modules: []cloudclient.Module{{Devid: "B2"}, {Devid: "A1"}}},
+		{ObjectID: 6120, Modules: []cloudclient.Module{{Devid: "C3"}}},
+	}
+	if err := cloudclient.MissingModulesAcross(objects, []string{"C3", "A1"}); err != nil {
+		t.Fatalf("all listed: %v", err)
+	}
+	err := cloudclient.MissingModulesAcross(objects, []string{"A1", "X9"})
+	var me *cloudclient.MissingModulesError
+	want := "module X9 is not in the module lists of objects 5747, 6120 (they list A1, B2, C3)"
+	if !errors.As(err, &me) || err.Error() != want || me.ObjectID != 5747 || len(me.ObjectIDs) != 2 {
+		t.Errorf("got %v (%+v), want %q", err, me, want)
+	}
+	objects[1].Modules = nil
+	objects[0].Modules = nil
+	if err := cloudclient.MissingModulesAcross(objects, []string{"X9"}); err == nil || err.Error() != "module X9 is not in the module lists of objects 5747, 6120 (they list none)" {
+		t.Errorf("none listed: %v", err)
+	}
+	// One object reads as it always has.
+	if err := cloudclient.MissingModulesAcross(objects[:1], []string{"X9"}); err == nil || err.Error() != "module X9 is not in the module list of object 5747 (it lists none)" {
+		t.Errorf("one object: %v", err)
+	}
+}
