@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
+	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
@@ -17,11 +20,13 @@ import (
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
-// watchCmd runs the realtime gateway, as serve does, and prints every live
-// parameter change, and every change of state of the session, a module or
-// live push, until interrupted: one line each, stamped with the time it was
-// seen, as text or as one JSON object. The gateway re-binds and re-primes
-// across reconnects, so the stream resumes by itself. Once the parameter
+// watchCmd runs a realtime gateway for each watched object (those holding
+// the devids of --cloud.modules, else every object of --cloud.object-id or
+// of the account), as serve does, and prints every live parameter change,
+// and every change of state of a session, a module or live push, until
+// interrupted: one line each, stamped with the time it was seen, as text or
+// as one JSON object. The gateways re-bind and re-prime across reconnects,
+// so the stream resumes by itself. Once the parameter
 // catalog is read (after the first snapshot; unless --catalog.disable) each
 // change of a described register also carries the parameter's name and the
 // value the app displays, with its unit.
@@ -100,21 +105,28 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
-	// Log in before starting the gateway, so wrong credentials and an
+	// Log in before starting the gateways, so wrong credentials and an
 	// unreachable cloud fail at once instead of being retried.
-	if _, err := client.Login(ctx); err != nil {
+	login, err := client.Login(ctx)
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil // interrupted while logging in
 		}
 		return exporter.LoginError(err)
 	}
 	defer client.LogoutOnExit()
+	targets, err := c.targets(ctx, &toolSession{client: client, platform: platform, login: login})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 
 	q := newEventQueue(maxQueuedEvents)
 	st := store.New()
 	var cat atomic.Pointer[catalog.Catalog] // nil until read
-	cfg := c.healthFlags.gatewayConfig(&c.cloudFlags, client, platform, st, g.Logger)
-	cfg.OnLive = func(updates []wire.ParamUpdate) {
+	onLive := func(updates []wire.ParamUpdate) {
 		now := time.Now()
 		events := make([]watchEvent, 0, len(updates))
 		named := cat.Load()
@@ -127,9 +139,22 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		}
 		q.push(events...)
 	}
-	gw, err := realtime.New(cfg)
-	if err != nil {
-		return usageError{err}
+	// One gateway a watched object, as serve runs them, sharing the login
+	// and the store (devids are unique across objects).
+	gws := make([]*realtime.Gateway, len(targets))
+	trackers := make([]*stateTracker, len(targets))
+	for i, tg := range targets {
+		cf := c.cloudFlags
+		cf.ObjectIDs, cf.Modules = []int{tg.object.ID}, tg.devids
+		cfg := c.healthFlags.gatewayConfig(&cf, client, platform, st, g.Logger)
+		cfg.OnLive = onLive
+		if gws[i], err = realtime.New(cfg); err != nil {
+			return usageError{err}
+		}
+		trackers[i] = &stateTracker{hysteresis: c.SessionHysteresis, objectID: tg.object.ID}
+		if len(targets) > 1 {
+			trackers[i].object = "object " + objectRef(tg.object)
+		}
 	}
 
 	printed := make(chan struct{})
@@ -142,8 +167,14 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		<-printed
 	}()
 
-	done := make(chan error, 1)
-	go func() { done <- gw.Run(ctx) }()
+	// The gateways stop together: at the interrupt, or when one of them
+	// fails to start.
+	runCtx, stopAll := context.WithCancel(ctx)
+	defer stopAll()
+	done := make(chan error, len(gws))
+	for _, gw := range gws {
+		go func() { done <- gw.Run(runCtx) }()
+	}
 	if !c.Disable {
 		// Stopped with the command, however it ends, before the printer.
 		catCtx, stopCatalog := context.WithCancel(ctx)
@@ -154,26 +185,72 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		}()
 		go func() {
 			defer close(loaded)
-			c.readCatalog(catCtx, gw, client, st, &cat, q, g)
+			c.readCatalog(catCtx, gws, client, st, &cat, q, g)
 		}()
 	}
-	var states stateTracker
-	states.hysteresis = c.SessionHysteresis
-	ticker := time.NewTicker(watchStatusTick)
-	defer ticker.Stop()
-	for {
-		select {
-		case err := <-done:
-			if !c.NoState {
-				q.push(states.observe(gw.Status(), st, time.Now())...)
-			}
-			return exporter.StartError(err)
-		case <-ticker.C:
-			if !c.NoState {
-				q.push(states.observe(gw.Status(), st, time.Now())...)
-			}
+	observe := func() {
+		if c.NoState {
+			return
+		}
+		for i, gw := range gws {
+			q.push(trackers[i].observe(gw.Status(), st, time.Now())...)
 		}
 	}
+	ticker := time.NewTicker(watchStatusTick)
+	defer ticker.Stop()
+	var failed error
+	for running := len(gws); running > 0; {
+		select {
+		case err := <-done:
+			running--
+			if err != nil && failed == nil {
+				failed = err
+			}
+			stopAll()
+		case <-ticker.C:
+			observe()
+		}
+	}
+	observe()
+	return exporter.StartError(failed)
+}
+
+// watchTarget is an object watch runs a gateway for, and the devids it
+// watches there (none: every module of the object).
+type watchTarget struct {
+	object cloudclient.Object
+	devids []string
+}
+
+// targets are the objects to watch: those holding the devids of
+// --cloud.modules, each found in whichever watched object lists it, else
+// every watched object.
+func (c *watchCmd) targets(ctx context.Context, s *toolSession) ([]watchTarget, error) {
+	a, err := s.resolveAccount(ctx, &c.cloudFlags)
+	if err != nil {
+		return nil, err
+	}
+	var targets []watchTarget
+	if len(c.Modules) == 0 {
+		// A list that cannot be read now is the gateway's to retry.
+		for _, w := range a.watched {
+			targets = append(targets, watchTarget{object: w.Object})
+		}
+		return targets, nil
+	}
+	located, err := a.modules(c.Modules, modulesFlag)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range located {
+		i := slices.IndexFunc(targets, func(t watchTarget) bool { return t.object.ID == m.object.ID })
+		if i < 0 {
+			targets = append(targets, watchTarget{object: m.object.Object})
+			i = len(targets) - 1
+		}
+		targets[i].devids = append(targets[i].devids, m.Devid)
+	}
+	return targets, nil
 }
 
 // changeEvent is a live change of a register, named by the catalog (nil
@@ -195,17 +272,21 @@ func changeEvent(now time.Time, u wire.ParamUpdate, cat *catalog.Catalog, st *st
 	}}
 }
 
-// readCatalog reads the parameter catalog once the first snapshot is
-// stored, for the modules the listing described, and hands it to the event
-// printer; a failure leaves the events without names.
-func (c *watchCmd) readCatalog(ctx context.Context, gw *realtime.Gateway, fetch catalog.Fetcher, st *store.Store,
+// readCatalog reads the parameter catalog once every gateway has stored
+// its first snapshot, for the modules the listings described, and hands it
+// to the event printer; a failure leaves the events without names.
+func (c *watchCmd) readCatalog(ctx context.Context, gws []*realtime.Gateway, fetch catalog.Fetcher, st *store.Store,
 	cat *atomic.Pointer[catalog.Catalog], q *eventQueue, g *Globals) {
-	select {
-	case <-gw.Ready():
-	case <-ctx.Done():
-		return
+	var specs []catalog.ModuleSpec
+	for _, gw := range gws {
+		select {
+		case <-gw.Ready():
+		case <-ctx.Done():
+			return
+		}
+		specs = append(specs, exporter.ModuleSpecs(gw.Status(), st)...)
 	}
-	loaded, err := c.load(ctx, fetch, exporter.ModuleSpecs(gw.Status(), st), false, g.Logger)
+	loaded, err := c.load(ctx, fetch, specs, false, g.Logger)
 	if err != nil || loaded == nil {
 		if err != nil && ctx.Err() == nil {
 			g.Logger.Warn("parameters are shown without names", "err", err)
@@ -230,6 +311,8 @@ func (c *watchCmd) readCatalog(ctx context.Context, gw *realtime.Gateway, fetch 
 // reported, from the outage and blink counters.
 type stateTracker struct {
 	hysteresis time.Duration
+	objectID   int    // the gateway's object, in the JSON of its session's events
+	object     string // names it in their text when watch runs several ("object 5747 Home")
 	ready      bool
 
 	session        string // "", "up", "pending", "down", "stopped"
@@ -259,6 +342,16 @@ func stateEvent(now time.Time, kind, text string, fields ...orderedMember) watch
 	return watchEvent{at: now, kind: kind, text: text, fields: fields}
 }
 
+// sessionEvent is a change of the tracker's session or live push seen at
+// now: its JSON names the object, and so does its text when watch runs
+// several.
+func (t *stateTracker) sessionEvent(now time.Time, kind, text string, fields ...orderedMember) watchEvent {
+	if t.object != "" {
+		text = "# " + t.object + ": " + strings.TrimPrefix(text, "# ")
+	}
+	return stateEvent(now, kind, text, append([]orderedMember{{keyObjectID, t.objectID}}, fields...)...)
+}
+
 func (t *stateTracker) observe(s *realtime.Status, st *store.Store, now time.Time) []watchEvent {
 	if s == nil {
 		return nil
@@ -267,8 +360,9 @@ func (t *stateTracker) observe(s *realtime.Status, st *store.Store, now time.Tim
 	if s.Ready && !t.ready {
 		t.ready = true
 		params := 0
-		for _, ms := range st.Stats() {
-			params += ms.Params
+		stats := st.Stats()
+		for _, d := range s.Subscribed {
+			params += stats[d].Params
 		}
 		modules := make([]orderedObject, len(s.Subscribed))
 		for i, d := range s.Subscribed {
@@ -294,7 +388,7 @@ func (t *stateTracker) observe(s *realtime.Status, st *store.Store, now time.Tim
 				text += fmt.Sprintf(" (no live update for %s)", s.Push.LiveStaleFor.Round(time.Second))
 				stale = s.Push.LiveStaleFor.Seconds()
 			}
-			events = append(events, stateEvent(now, eventPush, text, orderedMember{keyState, push}, orderedMember{keyStaleSeconds, stale}))
+			events = append(events, t.sessionEvent(now, eventPush, text, orderedMember{keyState, push}, orderedMember{keyStaleSeconds, stale}))
 		}
 		t.push = push
 	}
@@ -316,7 +410,7 @@ func (t *stateTracker) observeSession(s *realtime.Status, now time.Time) []watch
 		session = "stopped"
 	}
 	one := func(kind, text string, fields ...orderedMember) []watchEvent {
-		return []watchEvent{stateEvent(now, kind, text, fields...)}
+		return []watchEvent{t.sessionEvent(now, kind, text, fields...)}
 	}
 	if session == t.session {
 		if session != "up" || t.session == "" {
