@@ -24,20 +24,33 @@ const (
 	DefaultEmail           = "demo@example.com"
 	DefaultPassword        = "demo-password"
 	DefaultModules         = 3
+	DefaultObjects         = 1
 	DefaultParamsPerModule = 800
 	DefaultTokenTTL        = time.Hour
 	DefaultDriftInterval   = 2 * time.Second
 	// DefaultSeed is the seed of the simulate command and serve --simulate
 	// (Options.Seed 0 is a seed like any other, not "default").
 	DefaultSeed = 1
+	// DemoObjects is the object count of the simulate command and serve
+	// --simulate: "Home" with two of the three default modules and
+	// "Cottage" with the third.
+	DemoObjects = 2
 )
 
 // Options configure a simulated cloud. Zero values take the defaults above.
 type Options struct {
 	Email, Password string // default "demo@example.com" / "demo-password"
-	Modules         int    // default 3
-	ParamsPerModule int    // default 800 (pools P4-P6, v/s/u/n/x channels)
-	Seed            int64  // same seed, same devids, names and parameters
+	Modules         int    // default 3, in all objects together
+	// Objects is how many objects (installations) the account has, default
+	// 1 and at most Modules (more is taken as Modules). The modules are
+	// split over them in devid order, in contiguous runs, the first objects
+	// taking the remainder: 3 modules over 2 objects are "Home" (the first
+	// two) and "Cottage". The first object's id is the one a one-object
+	// world has (ObjectID); the names after "Cottage" and the other ids
+	// follow from Seed.
+	Objects         int
+	ParamsPerModule int   // default 800 (pools P4-P6, v/s/u/n/x channels)
+	Seed            int64 // same seed, same devids, names and parameters
 	// TokenTTL is the access-token lifetime; default 1h. A negative value
 	// issues tokens without expiresAt (never expiring).
 	TokenTTL time.Duration
@@ -68,7 +81,9 @@ type Cloud struct {
 	mu        sync.Mutex
 	modules   []*module
 	byDevid   map[string]*module
-	objectID  int
+	objects   []*object // in module order; the first is ObjectID's
+	byObject  map[int]*object
+	logins    int // successful login answers
 	user      userRecord
 	tokens    map[string]*token
 	faults    []*activeFault
@@ -109,6 +124,10 @@ func New(opts Options) *Cloud {
 	if opts.Modules <= 0 {
 		opts.Modules = DefaultModules
 	}
+	if opts.Objects <= 0 {
+		opts.Objects = DefaultObjects
+	}
+	opts.Objects = min(opts.Objects, opts.Modules)
 	if opts.ParamsPerModule <= 0 {
 		opts.ParamsPerModule = DefaultParamsPerModule
 	}
@@ -126,6 +145,7 @@ func New(opts Options) *Cloud {
 		log:      opts.Logger,
 		now:      opts.Now,
 		byDevid:  map[string]*module{},
+		byObject: map[int]*object{},
 		tokens:   map[string]*token{},
 		requests: map[string]int{},
 		sessions: map[string]*session{},

@@ -14,6 +14,7 @@ import (
 //	DELETE /control/faults/{id}
 //	DELETE /control/faults
 //	POST   /control/modules/{devid}/online|offline|memory-updated
+//	POST   /control/objects/{id}/hide|show
 //	POST   /control/drift
 //	POST   /control/revoke-tokens
 //	GET    /control/state
@@ -26,6 +27,7 @@ func (c *Cloud) controlRoutes(mux *http.ServeMux) {
 		writeJSON(w, http.StatusOK, map[string]any{})
 	}))
 	mux.HandleFunc("POST /control/modules/{devid}/{action}", c.control(c.ctlModule))
+	mux.HandleFunc("POST /control/objects/{id}/{action}", c.control(c.ctlObject))
 	mux.HandleFunc("POST /control/drift", c.control(func(w http.ResponseWriter, _ *http.Request) {
 		c.Drift()
 		writeJSON(w, http.StatusOK, map[string]any{})
@@ -116,17 +118,45 @@ func (c *Cloud) ctlModule(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{})
 }
 
+// ctlObject hides an object from the account or shows it again.
+func (c *Cloud) ctlObject(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.Atoi(r.PathValue("id"))
+	if err != nil {
+		badRequest(w, errors.New("object id must be an integer"))
+		return
+	}
+	var act func(int) error
+	switch r.PathValue("action") {
+	case "hide":
+		act = c.HideObject
+	case "show":
+		act = c.ShowObject
+	default:
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": "action must be hide or show"})
+		return
+	}
+	if err := act(id); err != nil {
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{})
+}
+
 // ModuleState is one module in /control/state.
 type ModuleState struct {
 	Devid       string `json:"devid"`
+	ObjectID    int    `json:"object_id"`
 	Online      bool   `json:"online"`
 	ConnectedAt int64  `json:"connectedAt"`
 }
 
 // State is the answer of GET /control/state.
 type State struct {
-	URL      string         `json:"url"`
-	ObjectID int            `json:"object_id"`
+	URL      string       `json:"url"`
+	ObjectID int          `json:"object_id"` // the first object's (ObjectID)
+	Objects  []ObjectInfo `json:"objects"`   // every object, hidden ones too
+	// Logins counts the successful login answers (Logins).
+	Logins   int            `json:"logins"`
 	Modules  []ModuleState  `json:"modules"`
 	Sessions []Session      `json:"sessions"`
 	Faults   []ActiveFault  `json:"faults"`
@@ -135,11 +165,12 @@ type State struct {
 
 // Snapshot returns what GET /control/state shows.
 func (c *Cloud) Snapshot() State {
-	st := State{URL: c.URL(), Sessions: c.Sessions(), Faults: c.Faults(), Requests: c.RequestCounts()}
+	st := State{URL: c.URL(), Objects: c.Objects(), Sessions: c.Sessions(), Faults: c.Faults(), Requests: c.RequestCounts()}
 	c.mu.Lock()
-	st.ObjectID = c.objectID
+	st.ObjectID = c.objects[0].id
+	st.Logins = c.logins
 	for _, m := range c.modules {
-		st.Modules = append(st.Modules, ModuleState{Devid: m.devid, Online: m.connectedAt != 0, ConnectedAt: m.connectedAt})
+		st.Modules = append(st.Modules, ModuleState{Devid: m.devid, ObjectID: m.obj.id, Online: m.connectedAt != 0, ConnectedAt: m.connectedAt})
 	}
 	c.mu.Unlock()
 	return st

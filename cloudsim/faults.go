@@ -24,16 +24,17 @@ const (
 	// degraded: gateway, connectedAt, moduleAddress/Interface/Version and
 	// isConnectedAt null.
 	FaultDegradedRow FaultKind = "degraded_row"
-	// FaultMissingRow leaves the row of Devid (the first module when
-	// empty) out of GET /v1/modules while its siblings stay.
+	// FaultMissingRow leaves the row of Devid (the listing's first module
+	// when empty) out of GET /v1/modules while its siblings stay.
 	FaultMissingRow FaultKind = "missing_row"
 	// FaultListing makes GET /v1/modules answer 200 with Body verbatim.
 	FaultListing FaultKind = "listing"
 	// FaultConnectNotBound makes modules/connect answer 201
 	// {"message":"accepted-not-bound"} and bind nothing.
 	FaultConnectNotBound FaultKind = "connect_not_bound"
-	// FaultMutePushes stops every server push (of Devid only, when set)
-	// while the transport and its pings carry on: a zombie session.
+	// FaultMutePushes stops every server push (of Devid only, or of
+	// ObjectID's modules, when set) while the transport and its pings carry
+	// on: a zombie session.
 	FaultMutePushes FaultKind = "mute_pushes"
 	// FaultCloseTransport closes the Engine.IO transport of every connected
 	// session cleanly, once (with no session, the next one to bind).
@@ -92,7 +93,13 @@ type Fault struct {
 	// affects before it clears itself; 0 = until cleared.
 	Count int    `json:"count,omitempty"`
 	Devid string `json:"devid,omitempty"`
-	Body  string `json:"body,omitempty"`
+	// ObjectID narrows mute_pushes to the pushes of that object's modules,
+	// and close_transport, abort_transport, stall_transport and
+	// connect_error to the sessions bound to that object's modules: one
+	// object's session muted or dropped while the others carry on. Not
+	// together with Devid.
+	ObjectID int    `json:"object_id,omitempty"`
+	Body     string `json:"body,omitempty"`
 }
 
 // FaultError reports a fault that cannot be injected.
@@ -131,6 +138,12 @@ func (f Fault) Validate() error {
 		return &FaultError{f, "status must be 4xx or 5xx"}
 	case f.Kind == FaultLatency && f.DelayMS == 0:
 		return &FaultError{f, "latency needs delay_ms"}
+	case f.ObjectID != 0 && f.Kind != FaultMutePushes && !kindIn(f.Kind, sessionFaults):
+		return &FaultError{f, "object_id narrows mute_pushes and the session faults only"}
+	case f.ObjectID != 0 && f.Devid != "":
+		return &FaultError{f, "give devid or object_id, not both"}
+	case f.ObjectID < 0:
+		return &FaultError{f, "object_id must not be negative"}
 	case f.Path != "" && !strings.Contains(f.Path, "/"):
 		return &FaultError{f, "path must look like \"/v1/modules\" or \"GET /v1/modules\""}
 	}
@@ -174,12 +187,16 @@ func (c *Cloud) InjectFault(f Fault) (int, error) {
 		f.Path = strings.TrimSpace(f.Path)
 	}
 	c.mu.Lock()
+	if f.ObjectID != 0 && c.byObject[f.ObjectID] == nil {
+		c.mu.Unlock()
+		return 0, &FaultError{f, fmt.Sprintf("no object %d", f.ObjectID)}
+	}
 	c.nextFault++
 	af := &activeFault{id: c.nextFault, f: f, remaining: f.Count}
 	c.faults = append(c.faults, af)
 	c.faultsChangedLocked()
 	c.mu.Unlock()
-	c.log.Info("cloudsim: fault injected", "id", af.id, "kind", f.Kind, "path", f.Path, "count", f.Count, "devid", f.Devid)
+	c.log.Info("cloudsim: fault injected", "id", af.id, "kind", f.Kind, "path", f.Path, "count", f.Count, "devid", f.Devid, "object_id", f.ObjectID)
 	if kindIn(f.Kind, sessionFaults) {
 		c.fireTransportFaults()
 	}
@@ -304,13 +321,17 @@ func (c *Cloud) takeAllFaultsLocked(template string, kinds ...FaultKind) []Fault
 }
 
 // realtimeFaultLocked finds an active realtime fault of kind (for devid when
-// given and the fault names one); consume says whether this use counts.
+// given and the fault names one, or names an object); consume says whether
+// this use counts.
 func (c *Cloud) realtimeFaultLocked(kind FaultKind, devid string, consume bool) (Fault, bool) {
 	for _, af := range c.faults {
 		if af.f.Kind != kind {
 			continue
 		}
 		if af.f.Devid != "" && devid != "" && af.f.Devid != devid {
+			continue
+		}
+		if m := c.byDevid[devid]; af.f.ObjectID != 0 && m != nil && m.obj.id != af.f.ObjectID {
 			continue
 		}
 		f := af.f

@@ -37,7 +37,9 @@ type session struct {
 	connected      bool
 	reason         string // disconnect reason once gone
 	bound          map[string]bool
+	objectID       int            // the object of the bound modules; 0 = none bound
 	listens        map[string]int // client emits seen, by event name
+	listenGroups   []int          // group_ids of the listen emits, distinct, in order seen
 	emits          []Emit         // every client emit, in order (bounded by maxEmits)
 	// sock is the library's socket while the session is connected; nil
 	// once it has ended, so a closed session's record does not hold its
@@ -47,13 +49,20 @@ type session struct {
 
 // Session describes one realtime session, for tests and /control/state.
 type Session struct {
-	SID        string         `json:"sid"` // namespace SID (the one modules/connect binds)
-	EngineSID  string         `json:"engine_sid"`
-	RemoteAddr string         `json:"remote_addr"`
-	Connected  bool           `json:"connected"`
-	Reason     string         `json:"reason,omitempty"` // why it ended
-	Bound      []string       `json:"bound"`            // devids whose pushes it gets
-	Listens    map[string]int `json:"listens,omitempty"`
+	SID        string   `json:"sid"` // namespace SID (the one modules/connect binds)
+	EngineSID  string   `json:"engine_sid"`
+	RemoteAddr string   `json:"remote_addr"`
+	Connected  bool     `json:"connected"`
+	Reason     string   `json:"reason,omitempty"` // why it ended
+	Bound      []string `json:"bound"`            // devids whose pushes it gets
+	// ObjectID is the object whose modules it is bound to (modules/connect
+	// binds one object's modules to a session); 0 while none is bound.
+	ObjectID int            `json:"object_id,omitempty"`
+	Listens  map[string]int `json:"listens,omitempty"`
+	// ListenGroups are the group_id values its listen emits
+	// (app:modules:*:listen) carried, each once, in the order first seen:
+	// the reference client sends its object's id (docs/spec.md W-3.2).
+	ListenGroups []int `json:"listen_groups,omitempty"`
 	// Emits are the session's client emits in order, with their first
 	// argument as decoded from JSON (numbers are float64); the first
 	// maxEmits only.
@@ -318,6 +327,9 @@ func (c *Cloud) onSession(s *sio.Socket) {
 		name, _ := args[0].(string)
 		c.mu.Lock()
 		sess.listens[name]++
+		if len(args) > 1 && strings.HasSuffix(name, ":listen") {
+			sess.noteListenGroupLocked(args[1])
+		}
 		if len(sess.emits) < maxEmits {
 			e := Emit{Event: name}
 			if len(args) > 1 {
@@ -342,6 +354,19 @@ func (c *Cloud) onSession(s *sio.Socket) {
 		sess.endLocked("")
 	}
 	c.mu.Unlock()
+}
+
+// maxListenGroups bounds the distinct group_ids a session keeps.
+const maxListenGroups = 16
+
+// noteListenGroupLocked records the group_id of a listen emit's argument.
+func (s *session) noteListenGroupLocked(arg any) {
+	body, _ := arg.(map[string]any)
+	g, ok := parseGroupID(body["group_id"])
+	if !ok || slices.Contains(s.listenGroups, g) || len(s.listenGroups) >= maxListenGroups {
+		return
+	}
+	s.listenGroups = append(s.listenGroups, g)
 }
 
 // pruneSessionsLocked keeps every live session and the latest closed ones.
@@ -382,7 +407,8 @@ func (c *Cloud) Sessions() []Session {
 		}
 		out = append(out, Session{
 			SID: s.sid, EngineSID: s.engineSID, RemoteAddr: s.remote, Connected: s.live(),
-			Reason: s.reason, Bound: slices.Sorted(maps.Keys(s.bound)), Listens: ls, Emits: slices.Clone(s.emits),
+			Reason: s.reason, Bound: slices.Sorted(maps.Keys(s.bound)), ObjectID: s.objectID, Listens: ls,
+			ListenGroups: slices.Clone(s.listenGroups), Emits: slices.Clone(s.emits),
 		})
 	}
 	return out
@@ -569,7 +595,8 @@ func (c *Cloud) fireTransportFaults() {
 		n := 0
 		for _, sid := range c.order {
 			s := c.sessions[sid]
-			if s == nil || !s.live() || (af.f.Devid != "" && !s.bound[af.f.Devid]) {
+			if s == nil || !s.live() || (af.f.Devid != "" && !s.bound[af.f.Devid]) ||
+				(af.f.ObjectID != 0 && s.objectID != af.f.ObjectID) {
 				continue
 			}
 			hits = append(hits, hit{af.f.Kind, s.sid, s.remote, af.f.Body, s.sock})

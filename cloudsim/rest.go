@@ -197,13 +197,6 @@ func randomToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-func (c *Cloud) objectRecord() map[string]any {
-	return map[string]any{
-		"id": c.objectID, "name": "Home", "addressCountry": "PL", "addressCity": "Warsaw",
-		"addressPostCode": nil, "addressStreet": nil, "addressHouseNumber": nil,
-	}
-}
-
 func (c *Cloud) login(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Email    string `json:"email"`
@@ -230,9 +223,10 @@ func (c *Cloud) login(w http.ResponseWriter, r *http.Request) {
 		t.expiresAt = now.Add(c.opts.TokenTTL)
 	}
 	c.tokens[access] = t
+	c.logins++
 	resp := map[string]any{
 		"accessToken": access, "refreshToken": refresh, "type": "bearer",
-		"user": c.user, "objects": []any{c.objectRecord()},
+		"user": c.user, "objects": c.visibleObjectsLocked(),
 	}
 	if !t.expiresAt.IsZero() {
 		resp["expiresAt"] = t.expiresAt.UTC().Format(time.RFC3339)
@@ -262,35 +256,54 @@ func (c *Cloud) getPermissions(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"permissions": userPermissions})
 }
 
-func (c *Cloud) getObjects(w http.ResponseWriter, _ *http.Request) {
-	c.mu.Lock()
-	obj := c.objectRecord()
-	c.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"objects": []any{obj}})
+// The objects the account sees are its visible ones: an unknown object and
+// a hidden one (access revoked) get the same answer, 404 {"message":"Object
+// not found"}, on every path that names an object. Not 403: to the cloud's
+// clients a 403 is a token problem that a new login cures
+// (docs/spec.md, error handling), and no login gives an object back. A
+// module of a hidden object is answered 404 {"message":"Module not found"}.
+func writeObjectNotFound(w http.ResponseWriter) {
+	writeJSON(w, http.StatusNotFound, map[string]any{"message": "Object not found"})
 }
 
-// objectFromPath resolves {id}; it writes the error answer when it fails.
-func (c *Cloud) objectFromPath(w http.ResponseWriter, r *http.Request) bool {
+func writeModuleNotFound(w http.ResponseWriter) {
+	writeJSON(w, http.StatusNotFound, map[string]any{"message": "Module not found"})
+}
+
+func (c *Cloud) getObjects(w http.ResponseWriter, _ *http.Request) {
+	c.mu.Lock()
+	objs := c.visibleObjectsLocked()
+	c.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"objects": objs})
+}
+
+// objectFromPath resolves {id} to an object the account sees; it writes the
+// error answer when it fails.
+func (c *Cloud) objectFromPath(w http.ResponseWriter, r *http.Request) (*object, bool) {
 	id, err := strconv.Atoi(r.PathValue("id"))
 	if err != nil {
 		badRequest(w, fmt.Errorf("object id %q is not an integer", r.PathValue("id")))
-		return false
+		return nil, false
 	}
-	if id != c.ObjectID() {
-		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Object not found"})
-		return false
+	c.mu.Lock()
+	o := c.visibleObjectLocked(id)
+	c.mu.Unlock()
+	if o == nil {
+		writeObjectNotFound(w)
+		return nil, false
 	}
-	return true
+	return o, true
 }
 
 func (c *Cloud) getObject(w http.ResponseWriter, r *http.Request) {
-	if !c.objectFromPath(w, r) {
+	o, ok := c.objectFromPath(w, r)
+	if !ok {
 		return
 	}
 	c.mu.Lock()
-	obj := c.objectRecord()
+	obj := o.record()
 	status := "OFFLINE"
-	for _, m := range c.modules {
+	for _, m := range o.modules {
 		if m.connectedAt != 0 {
 			status = "SUCCESS"
 		}
@@ -300,7 +313,7 @@ func (c *Cloud) getObject(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Cloud) getObjectPermissions(w http.ResponseWriter, r *http.Request) {
-	if !c.objectFromPath(w, r) {
+	if _, ok := c.objectFromPath(w, r); !ok {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"permissions": userPermissions})
@@ -373,7 +386,34 @@ func (c *Cloud) getModules(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
+	group := 0
+	if v := q.Get("group_id"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			badRequest(w, fmt.Errorf("group_id %q must be an integer", v))
+			return
+		}
+		group = n
+	}
 	c.mu.Lock()
+	// Without group_id the listing is the account's: every module of every
+	// object it sees.
+	var listed []*module
+	if group != 0 {
+		o := c.visibleObjectLocked(group)
+		if o == nil {
+			c.mu.Unlock()
+			writeObjectNotFound(w)
+			return
+		}
+		listed = o.modules
+	} else {
+		for _, m := range c.modules {
+			if !m.obj.hidden {
+				listed = append(listed, m)
+			}
+		}
+	}
 	if f, ok := c.takeFaultLocked(template, FaultListing); ok {
 		c.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -381,24 +421,18 @@ func (c *Cloud) getModules(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.WriteString(w, f.Body)
 		return
 	}
-	groupOK := true
-	if v := q.Get("group_id"); v != "" {
-		groupOK = v == strconv.Itoa(c.objectID)
-	}
 	rows := []moduleRow{}
-	if groupOK {
-		degraded := c.takeAllFaultsLocked(template, FaultDegradedRow)
-		missing := c.takeAllFaultsLocked(template, FaultMissingRow)
-		for i, m := range c.modules {
-			if rowSelected(missing, m.devid, i == 0) {
-				continue
-			}
-			row := m.row()
-			if rowSelected(degraded, m.devid, true) {
-				row.degrade()
-			}
-			rows = append(rows, row)
+	degraded := c.takeAllFaultsLocked(template, FaultDegradedRow)
+	missing := c.takeAllFaultsLocked(template, FaultMissingRow)
+	for i, m := range listed {
+		if rowSelected(missing, m.devid, i == 0) {
+			continue
 		}
+		row := m.row()
+		if rowSelected(degraded, m.devid, true) {
+			row.degrade()
+		}
+		rows = append(rows, row)
 	}
 	c.mu.Unlock()
 	start := (page - 1) * limit
@@ -442,12 +476,22 @@ func readModules(w http.ResponseWriter, r *http.Request) (modulesBody, bool) {
 	return b, true
 }
 
+// modulesConnect binds a realtime session to modules of one object
+// (docs/spec.md W-2.4). The object is the group_id when the body gives one
+// (as a string, or a number), else the one object the modules belong to.
+// The cloud is strict where the reference client never strays: every module
+// must belong to that object (400 otherwise: a devid of another object, an
+// unknown devid next to a group_id, modules of several objects), an unknown
+// or hidden group_id and a module of a hidden object answer 404, and a
+// session bound to one object cannot be bound to another (409): one
+// session serves one object, and receives only its modules' events. Without
+// group_id, an unknown devid is ignored, as it always was.
 func (c *Cloud) modulesConnect(w http.ResponseWriter, r *http.Request) {
 	var b struct {
-		WSID    string          `json:"wsid"`
-		SID     string          `json:"sid"`
-		Modules []string        `json:"modules"`
-		GroupID json.RawMessage `json:"group_id"`
+		WSID    string   `json:"wsid"`
+		SID     string   `json:"sid"`
+		Modules []string `json:"modules"`
+		GroupID any      `json:"group_id"`
 	}
 	if err := decodeBody(r, &b); err != nil {
 		badRequest(w, err)
@@ -461,7 +505,22 @@ func (c *Cloud) modulesConnect(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, errors.New("wsid or sid is required"))
 		return
 	}
+	group := 0
+	if b.GroupID != nil {
+		n, ok := parseGroupID(b.GroupID)
+		if !ok {
+			badRequest(w, fmt.Errorf("group_id %v must be an integer", b.GroupID))
+			return
+		}
+		group = n
+	}
 	c.mu.Lock()
+	target, status, refusal := c.connectTargetLocked(group, b.Modules)
+	if status != 0 {
+		c.mu.Unlock()
+		writeJSON(w, status, map[string]any{"message": refusal})
+		return
+	}
 	if _, ok := c.takeFaultLocked("POST /v1/modules/connect", FaultConnectNotBound); ok {
 		c.mu.Unlock()
 		writeJSON(w, http.StatusCreated, map[string]any{"message": "accepted-not-bound"})
@@ -471,10 +530,17 @@ func (c *Cloud) modulesConnect(w http.ResponseWriter, r *http.Request) {
 	// namespace SID gets bound: a stale or an Engine.IO SID binds nothing.
 	bound := false
 	c.syncSessionsLocked()
-	if s := c.sessions[sid]; s != nil && s.live() {
+	if s := c.sessions[sid]; s != nil && s.live() && target != nil {
+		if s.objectID != 0 && s.objectID != target.id {
+			other := s.objectID
+			c.mu.Unlock()
+			writeJSON(w, http.StatusConflict, map[string]any{"message": fmt.Sprintf("session %s is bound to object %d, not %d", sid, other, target.id)})
+			return
+		}
 		for _, d := range b.Modules {
-			if c.byDevid[d] != nil {
+			if m := c.byDevid[d]; m != nil {
 				s.bound[d] = true
+				s.objectID = target.id
 				bound = true
 			}
 		}
@@ -486,6 +552,33 @@ func (c *Cloud) modulesConnect(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// connectTargetLocked finds the object a modules/connect binds (nil when
+// no module of the request is known), or the refusal's status and message.
+func (c *Cloud) connectTargetLocked(group int, devids []string) (target *object, status int, message string) {
+	if group != 0 {
+		if target = c.visibleObjectLocked(group); target == nil {
+			return nil, http.StatusNotFound, "Object not found"
+		}
+	}
+	for _, d := range devids {
+		m := c.byDevid[d]
+		switch {
+		case m == nil && group != 0:
+			return nil, http.StatusBadRequest, fmt.Sprintf("module %s is not a module of object %d", d, group)
+		case m == nil:
+		case m.obj.hidden:
+			return nil, http.StatusNotFound, "Module not found"
+		case target == nil:
+			target = m.obj
+		case m.obj != target && group != 0:
+			return nil, http.StatusBadRequest, fmt.Sprintf("module %s is not a module of object %d", d, group)
+		case m.obj != target:
+			return nil, http.StatusBadRequest, fmt.Sprintf("modules of several objects (%d and %d): bind the modules of one object", target.id, m.obj.id)
+		}
+	}
+	return target, 0, ""
+}
+
 func (c *Cloud) modulesParameters(w http.ResponseWriter, r *http.Request) {
 	b, ok := readModules(w, r)
 	if !ok {
@@ -493,6 +586,11 @@ func (c *Cloud) modulesParameters(w http.ResponseWriter, r *http.Request) {
 	}
 	out := map[string]any{}
 	c.mu.Lock()
+	if c.hiddenModuleLocked(b.Modules) != "" {
+		c.mu.Unlock()
+		writeModuleNotFound(w)
+		return
+	}
 	for _, d := range b.Modules {
 		m := c.byDevid[d]
 		if m == nil {
@@ -523,6 +621,11 @@ func (c *Cloud) quantity(key string, rows func(*module) []map[string]any) restHa
 		}
 		q := map[string]int{}
 		c.mu.Lock()
+		if c.hiddenModuleLocked(b.Modules) != "" {
+			c.mu.Unlock()
+			writeModuleNotFound(w)
+			return
+		}
 		for _, d := range b.Modules {
 			if m := c.byDevid[d]; m != nil {
 				q[d] = len(rows(m))
@@ -533,10 +636,17 @@ func (c *Cloud) quantity(key string, rows func(*module) []map[string]any) restHa
 	}
 }
 
-// pageRows collects the rows of the requested modules, newest first, one page.
-func (c *Cloud) pageRows(b modulesBody, pick func(*module) []map[string]any) []map[string]any {
+// pageRows collects the rows of the requested modules, newest first, one
+// page; ok is false (and the 404 written) when one of them belongs to a
+// hidden object.
+func (c *Cloud) pageRows(w http.ResponseWriter, b modulesBody, pick func(*module) []map[string]any) (page []map[string]any, ok bool) {
 	var rows []map[string]any
 	c.mu.Lock()
+	if c.hiddenModuleLocked(b.Modules) != "" {
+		c.mu.Unlock()
+		writeModuleNotFound(w)
+		return nil, false
+	}
 	for _, d := range b.Modules {
 		if m := c.byDevid[d]; m != nil {
 			for _, row := range pick(m) {
@@ -556,7 +666,7 @@ func (c *Cloud) pageRows(b modulesBody, pick func(*module) []map[string]any) []m
 	})
 	start := min((b.Page-1)*b.Limit, len(rows))
 	end := min(start+b.Limit, len(rows))
-	return append([]map[string]any{}, rows[start:end]...)
+	return append([]map[string]any{}, rows[start:end]...), true
 }
 
 func (c *Cloud) activity(w http.ResponseWriter, r *http.Request) {
@@ -564,7 +674,10 @@ func (c *Cloud) activity(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rows := c.pageRows(b, func(m *module) []map[string]any { return m.activity })
+	rows, ok := c.pageRows(w, b, func(m *module) []map[string]any { return m.activity })
+	if !ok {
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": true, "activities": map[string]any{"data": rows}})
 }
 
@@ -573,7 +686,10 @@ func (c *Cloud) alarmsActive(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rows := c.pageRows(b, func(m *module) []map[string]any { return m.alarms })
+	rows, ok := c.pageRows(w, b, func(m *module) []map[string]any { return m.alarms })
+	if !ok {
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": true, "alarms": rows})
 }
 
@@ -582,14 +698,17 @@ func (c *Cloud) alarmsHistory(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	rows := c.pageRows(b, func(m *module) []map[string]any { return m.history })
+	rows, ok := c.pageRows(w, b, func(m *module) []map[string]any { return m.history })
+	if !ok {
+		return
+	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": true, "alarms": map[string]any{"data": rows}})
 }
 
 func (c *Cloud) moduleCard(w http.ResponseWriter, r *http.Request) {
 	code := r.PathValue("code")
 	c.mu.Lock()
-	m := c.byDevid[code]
+	m := c.visibleModuleLocked(code)
 	var card map[string]any
 	if m != nil {
 		created := time.Unix(m.acceptedAt, 0).UTC()
@@ -603,7 +722,7 @@ func (c *Cloud) moduleCard(w http.ResponseWriter, r *http.Request) {
 	}
 	c.mu.Unlock()
 	if m == nil {
-		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Module not found"})
+		writeModuleNotFound(w)
 		return
 	}
 	writeJSON(w, http.StatusOK, card)
@@ -632,10 +751,10 @@ func (c *Cloud) moduleCommand(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.mu.Lock()
-	m := c.byDevid[devid]
+	m := c.visibleModuleLocked(devid)
 	if m == nil {
 		c.mu.Unlock()
-		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Module not found"})
+		writeModuleNotFound(w)
 		return
 	}
 	if m.connectedAt == 0 {
@@ -677,12 +796,12 @@ func (c *Cloud) moduleCommandRaw(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.mu.Lock()
-	m := c.byDevid[devid]
+	m := c.visibleModuleLocked(devid)
 	online := m != nil && m.connectedAt != 0
 	c.mu.Unlock()
 	switch {
 	case m == nil:
-		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Module not found"})
+		writeModuleNotFound(w)
 	case !online:
 		writeJSON(w, http.StatusConflict, map[string]any{"message": "Module is offline"})
 	default:

@@ -238,8 +238,11 @@ func TestModulesListing(t *testing.T) {
 		t.Fatal("module back online still has connectedAt 0")
 	}
 
-	if rows, _ := modulesRows(t, c, tok, "?page=1&limit=999&group_id=1"); len(rows) != 0 {
-		t.Fatalf("foreign group_id gave %d rows", len(rows))
+	if r := call(t, c, "GET", "/v1/modules?page=1&limit=999&group_id=1", tok, nil); r.status != 404 || string(r.body) != `{"message":"Object not found"}` {
+		t.Fatalf("foreign group_id = %d %s, want 404 Object not found", r.status, r.body)
+	}
+	if r := call(t, c, "GET", "/v1/modules?page=1&limit=999&group_id=x", tok, nil); r.status != 400 {
+		t.Fatalf("group_id x = %d %s, want 400", r.status, r.body)
 	}
 	rows, _ = modulesRows(t, c, tok, "?page=2&limit=1")
 	_ = json.Unmarshal(rows[0], &row)

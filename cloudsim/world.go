@@ -3,6 +3,7 @@ package cloudsim
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,19 @@ type module struct {
 	history     []map[string]any
 	nextAct     int
 	profile     *webapp.Profile // menu, permissions and described registers
+	obj         *object         // the object (installation) it belongs to
+}
+
+// object is one installation of the account: a contiguous run of the
+// modules, in devid order. A hidden object is one the account no longer
+// sees (access revoked): it is absent from every list, and calls naming it
+// or its modules are refused.
+type object struct {
+	id      int
+	name    string
+	city    string
+	modules []*module
+	hidden  bool
 }
 
 type userRecord struct {
@@ -91,9 +105,9 @@ var userPermissions = []string{
 	"DISPLAY_PARAMETER_LEVEL_2", "SUBMISSION_CREATE", "MODULE_COMMAND_SEND",
 }
 
-// buildWorld creates the account, its object and the modules from the seed.
+// buildWorld creates the account, its objects and the modules from the seed.
 func (c *Cloud) buildWorld() {
-	c.objectID = 1000 + c.rng.IntN(9000)
+	firstObject := 1000 + c.rng.IntN(9000)
 	c.user = userRecord{
 		ID: 100 + c.rng.IntN(900), Name: "Demo User", Email: c.opts.Email, Language: "en",
 		AllowEmailTypeInformations: true, AllowEmailTypeAlarms: true, AllowEmailTypeWarnings: true,
@@ -129,6 +143,65 @@ func (c *Cloud) buildWorld() {
 		c.buildEvents(m, now)
 		c.modules = append(c.modules, m)
 		c.byDevid[devid] = m
+	}
+	c.buildObjects(firstObject)
+}
+
+// Names of the objects after "Home" and "Cottage": every kind in every town,
+// in an order the seed shuffles.
+var (
+	objectKinds = []string{"Workshop", "Guest house", "Farm", "Office", "Garage", "Bakery",
+		"School", "Chapel", "Warehouse", "Greenhouse", "Clinic", "Hotel"}
+	objectTowns = []string{"Krakow", "Gdansk", "Poznan", "Wroclaw", "Lodz", "Lublin",
+		"Torun", "Opole", "Rzeszow", "Olsztyn", "Kielce", "Sopot"}
+)
+
+// buildObjects splits the modules, in devid order, over Options.Objects
+// objects: contiguous runs, the first objects taking one module more when
+// the count does not divide evenly. The first object keeps the id drawn
+// first from the world's seed (so one object is the world it always was);
+// the other ids and names come from a stream of their own, so adding
+// objects changes no devid, name or parameter of the modules.
+func (c *Cloud) buildObjects(firstID int) {
+	n := c.opts.Objects
+	rng := rand.New(rand.NewPCG(uint64(c.opts.Seed)^0x6a09e667f3bcc909, uint64(c.opts.Seed)+0xbb67ae8584caa73b))
+	names := []string{"Home", "Cottage"}
+	towns := []string{"Warsaw", "Zakopane"}
+	var generated [][2]string
+	for _, k := range objectKinds {
+		for _, t := range objectTowns {
+			generated = append(generated, [2]string{k + " " + t, t})
+		}
+	}
+	rng.Shuffle(len(generated), func(i, j int) { generated[i], generated[j] = generated[j], generated[i] })
+	for i := 0; len(names) < n; i++ {
+		g := generated[i%len(generated)]
+		name := g[0]
+		if round := i / len(generated); round > 0 {
+			name = fmt.Sprintf("%s %d", name, round+1)
+		}
+		names, towns = append(names, name), append(towns, g[1])
+	}
+	used := map[int]bool{}
+	base, extra := len(c.modules)/n, len(c.modules)%n
+	next := 0
+	for i := 0; i < n; i++ {
+		id := firstID
+		for i > 0 && used[id] {
+			id = 10000 + rng.IntN(90000) // never the first id (1000-9999)
+		}
+		used[id] = true
+		size := base
+		if i < extra {
+			size++
+		}
+		o := &object{id: id, name: names[i], city: towns[i], modules: c.modules[next : next+size : next+size]}
+		for _, m := range o.modules {
+			m.obj = o
+		}
+		next += size
+		c.objects = append(c.objects, o)
+		c.byObject[id] = o
 	}
 }
 
@@ -291,7 +364,8 @@ func (p *param) primeBody() any {
 	}
 }
 
-// Devids lists the modules' device ids in a stable order.
+// Devids lists the modules' device ids in a stable order, object by object
+// (those of hidden objects too).
 func (c *Cloud) Devids() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -302,11 +376,12 @@ func (c *Cloud) Devids() []string {
 	return out
 }
 
-// ObjectID is the id of the account's single object (the group_id of module calls).
+// ObjectID is the id of the account's first object (the group_id of its
+// module calls): with Options.Objects 1, the account's only object.
 func (c *Cloud) ObjectID() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.objectID
+	return c.objects[0].id
 }
 
 // Params returns the current values of a module by "P4.v1". Parameters

@@ -316,7 +316,9 @@ type simulator struct {
 
 func startSimulate(t testing.TB, args ...string) *simulator {
 	t.Helper()
-	args = append([]string{"simulate", "--listen=127.0.0.1:0", "--log.format=json"}, args...)
+	// One object unless the test asks for more (a later flag wins): the
+	// scenarios here are about one object's modules.
+	args = append([]string{"simulate", "--listen=127.0.0.1:0", "--log.format=json", "--objects=1"}, args...)
 	p := startProc(t, "simulate", exporterBin, nil, args...)
 	rec := p.waitLog(t, 20*time.Second, "simulated cloud serving")
 	s := &simulator{proc: p, url: rec.str("url")}
@@ -433,10 +435,11 @@ func startServe(t testing.TB, env []string, args ...string) *exporter {
 	return e
 }
 
-// startServeSimulate runs `serve --simulate` with the given extra flags.
+// startServeSimulate runs `serve --simulate` with the given extra flags, one
+// simulated object unless they ask for more (a later flag wins).
 func startServeSimulate(t testing.TB, args ...string) *exporter {
 	t.Helper()
-	return startServe(t, nil, append([]string{"--simulate"}, args...)...)
+	return startServe(t, nil, append([]string{"--simulate", "--simulate.objects=1"}, args...)...)
 }
 
 // devids lists the modules of a simulated cloud, sorted.

@@ -85,6 +85,7 @@ type Web struct {
 type Simulate struct {
 	Enabled         bool // --simulate
 	Modules         int  // --simulate.modules
+	Objects         int  // --simulate.objects: the modules are split over them
 	ParamsPerModule int  // --simulate.params-per-module
 }
 
@@ -146,6 +147,9 @@ func (c *Config) check() (checked, error) {
 	if c.Simulate.Enabled {
 		if c.Simulate.Modules < 1 || c.Simulate.ParamsPerModule < 1 {
 			return out, configErrorf("--simulate.modules and --simulate.params-per-module must be at least 1")
+		}
+		if c.Simulate.Objects < 1 || c.Simulate.Objects > c.Simulate.Modules {
+			return out, configErrorf("--simulate.objects %d: want 1 to --simulate.modules (%d)", c.Simulate.Objects, c.Simulate.Modules)
 		}
 		return out, nil // the simulator's address and demo account replace Cloud's
 	}

@@ -25,7 +25,7 @@ func validConfig(t *testing.T) Config {
 		Catalog:    Catalog{Language: "en", RefreshInterval: time.Hour},
 		Parameters: Parameters{Include: []string{"P4.v*"}, MaxSeries: 10},
 		Web:        Web{ListenAddress: "127.0.0.1:0", TelemetryPath: "/metrics"},
-		Simulate:   Simulate{Modules: 1, ParamsPerModule: 1},
+		Simulate:   Simulate{Modules: 1, Objects: 1, ParamsPerModule: 1},
 	}
 }
 
@@ -72,8 +72,12 @@ func TestValidateNamesTheFlag(t *testing.T) {
 		"bad overrides":           {func(c *Config) { c.Catalog.OverridesFile = badOverrides }, "--catalog.overrides-file " + badOverrides},
 		"no simulated modules": {func(c *Config) { c.Simulate = Simulate{Enabled: true, ParamsPerModule: 1} },
 			"--simulate.modules and --simulate.params-per-module must be at least 1"},
-		"no simulated params": {func(c *Config) { c.Simulate = Simulate{Enabled: true, Modules: 1} },
+		"no simulated params": {func(c *Config) { c.Simulate = Simulate{Enabled: true, Modules: 1, Objects: 1} },
 			"--simulate.modules and --simulate.params-per-module must be at least 1"},
+		"no simulated objects": {func(c *Config) { c.Simulate = Simulate{Enabled: true, Modules: 3, ParamsPerModule: 1} },
+			"--simulate.objects 0: want 1 to --simulate.modules (3)"},
+		"more simulated objects than modules": {func(c *Config) { c.Simulate = Simulate{Enabled: true, Modules: 3, Objects: 4, ParamsPerModule: 1} },
+			"--simulate.objects 4: want 1 to --simulate.modules (3)"},
 		"bad cloud url":    {func(c *Config) { c.Cloud.URL = "ftp://x" }, `--cloud.url "ftp://x"`},
 		"bad assets url":   {func(c *Config) { c.Cloud.AssetsURL = "x.example" }, `--cloud.assets-url "x.example"`},
 		"no email":         {func(c *Config) { c.Cloud.Email = "" }, "no account email: set --cloud.email or BRAGERONE_EMAIL"},

@@ -288,7 +288,7 @@ func StartError(err error) error {
 // startSimulation runs the simulated cloud in-process on a loopback port.
 func startSimulation(logger *slog.Logger, s Simulate) (*cloudsim.Cloud, error) {
 	sim := cloudsim.New(cloudsim.Options{
-		Modules: s.Modules, ParamsPerModule: s.ParamsPerModule, Seed: cloudsim.DefaultSeed,
+		Modules: s.Modules, Objects: s.Objects, ParamsPerModule: s.ParamsPerModule, Seed: cloudsim.DefaultSeed,
 		DriftInterval: cloudsim.DefaultDriftInterval, Logger: logger.With("component", "cloudsim"),
 	})
 	if err := sim.Start("127.0.0.1:0"); err != nil {

@@ -18,7 +18,7 @@ import (
 // one small module, the catalog on.
 func simulatedConfig(t *testing.T) Config {
 	cfg := validConfig(t)
-	cfg.Simulate = Simulate{Enabled: true, Modules: 1, ParamsPerModule: 20}
+	cfg.Simulate = Simulate{Enabled: true, Modules: 1, Objects: 1, ParamsPerModule: 20}
 	cfg.Parameters = Parameters{}
 	return cfg
 }

@@ -31,6 +31,7 @@ type serveCmd struct {
 	ParametersMaxSeries     int      `name:"parameters.max-series" default:"${parameters_max_series}" help:"Cap on exported parameter series per module (0 = none); what the cap drops is counted." group:"Parameters"`
 	Simulate                bool     `help:"Run against an embedded simulated cloud with the demo account (no credentials needed)." group:"Cloud"`
 	SimulateModules         int      `name:"simulate.modules" default:"${simulate_modules}" help:"Modules of the embedded simulated cloud." group:"Cloud"`
+	SimulateObjects         int      `name:"simulate.objects" default:"${simulate_objects}" help:"Objects (installations) the simulated modules are split over, 1 to --simulate.modules." group:"Cloud"`
 	SimulateParamsPerModule int      `name:"simulate.params-per-module" default:"${simulate_params_per_module}" help:"Parameters per simulated module." group:"Cloud"`
 }
 
@@ -58,7 +59,7 @@ func (s *serveCmd) config(g *Globals) exporter.Config {
 			ListenAddress: s.ListenAddress, ConfigFile: s.WebConfigFile, TelemetryPath: s.TelemetryPath,
 			DisableExporterMetrics: s.DisableExporterMetrics,
 		},
-		Simulate: exporter.Simulate{Enabled: s.Simulate, Modules: s.SimulateModules, ParamsPerModule: s.SimulateParamsPerModule},
+		Simulate: exporter.Simulate{Enabled: s.Simulate, Modules: s.SimulateModules, Objects: s.SimulateObjects, ParamsPerModule: s.SimulateParamsPerModule},
 		Logger:   g.Logger,
 		Secrets:  g.Secrets,
 		Version:  versionString(),

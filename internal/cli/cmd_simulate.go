@@ -19,6 +19,7 @@ import (
 type simulateCmd struct {
 	Listen             string        `env:"LISTEN" default:"127.0.0.1:8465" help:"Address to serve REST, Socket.IO, assets and /control/ on."`
 	Modules            int           `env:"MODULES" default:"${simulate_modules}" help:"Number of simulated modules."`
+	Objects            int           `env:"OBJECTS" default:"${simulate_objects}" help:"Objects (installations) the modules are split over, 1 to --modules."`
 	ParamsPerModule    int           `name:"params-per-module" env:"PARAMS_PER_MODULE" default:"${simulate_params_per_module}" help:"Parameters per module (pools P4-P6)."`
 	DriftInterval      time.Duration `name:"drift-interval" env:"DRIFT_INTERVAL" default:"${simulate_drift_interval}" help:"How often parameters drift and are pushed live (0 = never)."`
 	Latency            time.Duration `env:"LATENCY" default:"0s" help:"Latency added to every REST answer."`
@@ -32,6 +33,7 @@ type simulateCmd struct {
 func simulateVars() kong.Vars {
 	return kong.Vars{
 		"simulate_modules":           strconv.Itoa(cloudsim.DefaultModules),
+		"simulate_objects":           strconv.Itoa(cloudsim.DemoObjects),
 		"simulate_params_per_module": strconv.Itoa(cloudsim.DefaultParamsPerModule),
 		"simulate_drift_interval":    shortDuration(cloudsim.DefaultDriftInterval),
 		"simulate_token_ttl":         shortDuration(cloudsim.DefaultTokenTTL),
@@ -43,11 +45,15 @@ func (s *simulateCmd) Run(ctx context.Context, g *Globals) error {
 	if s.Modules < 1 || s.ParamsPerModule < 1 {
 		return usageErrorf("--modules and --params-per-module must be at least 1")
 	}
+	if s.Objects < 1 || s.Objects > s.Modules {
+		return usageErrorf("--objects %d: want 1 to --modules (%d)", s.Objects, s.Modules)
+	}
 	if s.DriftInterval < 0 || s.Latency < 0 || s.TokenTTL <= 0 {
 		return usageErrorf("--drift-interval and --latency must not be negative, --token-ttl must be positive")
 	}
 	cloud := cloudsim.New(cloudsim.Options{
 		Modules:            s.Modules,
+		Objects:            s.Objects,
 		ParamsPerModule:    s.ParamsPerModule,
 		Seed:               s.Seed,
 		TokenTTL:           s.TokenTTL,
@@ -62,6 +68,9 @@ func (s *simulateCmd) Run(ctx context.Context, g *Globals) error {
 	url := cloud.URL()
 	g.Logger.Info("simulated cloud serving", "url", url, "socketio", url+"/socket.io/ (namespace /ws)",
 		"object_id", cloud.ObjectID(), "devids", cloud.Devids())
+	for _, o := range cloud.Objects() {
+		g.Logger.Info("simulated object", "object_id", o.ID, "name", o.Name, "devids", o.Devids)
+	}
 	g.Logger.Info("demo account", "email", cloudsim.DefaultEmail, "demo_password", cloudsim.DefaultPassword)
 	g.Logger.Info("control endpoint", "state", url+"/control/state", "faults", url+"/control/faults")
 	<-ctx.Done()

@@ -128,6 +128,7 @@ func TestFlagDefaultsAreTheOwnersDefaults(t *testing.T) {
 	// The simulator's defaults, in serve --simulate and in simulate.
 	for name, pair := range map[string][2]int{
 		"serve --simulate.modules":           {cli.Serve.SimulateModules, cloudsim.DefaultModules},
+		"serve --simulate.objects":           {cli.Serve.SimulateObjects, cloudsim.DemoObjects},
 		"serve --simulate.params-per-module": {cli.Serve.SimulateParamsPerModule, cloudsim.DefaultParamsPerModule},
 	} {
 		if pair[0] != pair[1] {
@@ -141,6 +142,7 @@ func TestFlagDefaultsAreTheOwnersDefaults(t *testing.T) {
 	sim := cli.Simulate
 	for name, pair := range map[string][2]int64{
 		"simulate --modules":           {int64(sim.Modules), cloudsim.DefaultModules},
+		"simulate --objects":           {int64(sim.Objects), cloudsim.DemoObjects},
 		"simulate --params-per-module": {int64(sim.ParamsPerModule), cloudsim.DefaultParamsPerModule},
 		"simulate --drift-interval":    {int64(sim.DriftInterval), int64(cloudsim.DefaultDriftInterval)},
 		"simulate --token-ttl":         {int64(sim.TokenTTL), int64(cloudsim.DefaultTokenTTL)},

@@ -15,7 +15,7 @@ import (
 // heap and CPU profiles exporter-toolkit's page links (they answered 404).
 // The CPU profile is asked for one second instead of the page's sixty.
 func TestLandingPageLinksAnswer(t *testing.T) {
-	r := startServeRun(t, append([]string{"--simulate", "--simulate.modules=1", "--simulate.params-per-module=20"}, fastServeFlags...)...)
+	r := startServeRun(t, append([]string{"--simulate", "--simulate.modules=1", "--simulate.objects=1", "--simulate.params-per-module=20"}, fastServeFlags...)...)
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if code, _, err := r.get("/-/ready"); err == nil && code == http.StatusOK {
