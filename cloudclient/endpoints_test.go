@@ -336,3 +336,39 @@ func TestDroppedModuleRowsWarnOncePerChange(t *testing.T) {
 		t.Fatalf("invalid rows again after a clean list: %d WARNs, want 3:\n%s", n, logs)
 	}
 }
+
+// TestListObjectsTrust: a listing proves an object left only when its shape
+// was known and no row was dropped; ListObjects says both.
+func TestListObjectsTrust(t *testing.T) {
+	rec := `{"id":1,"name":"Home"}`
+	cases := []struct {
+		name       string
+		status     int
+		body       string
+		objects    int
+		recognised bool
+		dropped    int
+	}{
+		{"whole", 200, `{"data":[` + rec + `,{"id":2,"name":"Cottage"}]}`, 2, true, 0},
+		{"empty list", 200, `[]`, 0, true, 0},
+		{"row without id", 200, `[` + rec + `,{"name":"no id"},"text"]`, 1, true, 2},
+		{"unknown shape", 200, `{"unexpected":[]}`, 0, false, 0},
+		{"scalar", 200, `7`, 0, false, 0},
+		{"204", 204, ``, 0, false, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fc := newFakeCloud(t)
+			fc.handleJSON("GET /v1/objects", tc.status, tc.body)
+			c, _ := newClient(t, fc)
+			l, err := c.ListObjects(ctxT(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(l.Objects) != tc.objects || l.Recognised != tc.recognised || l.Dropped != tc.dropped {
+				t.Fatalf("ListObjects = %d objects, recognised %v, dropped %d; want %d, %v, %d",
+					len(l.Objects), l.Recognised, l.Dropped, tc.objects, tc.recognised, tc.dropped)
+			}
+		})
+	}
+}

@@ -154,36 +154,66 @@ func decodePermissions(raw json.RawMessage) []string {
 // bare list are accepted; any other shape, or a 2xx other than 200, gives an
 // empty list.
 func (c *Client) Objects(ctx context.Context) ([]Object, error) {
+	l, err := c.ListObjects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.Objects, nil
+}
+
+// ObjectListing is one reading of the account's objects, with what a
+// caller needs to trust it: an object absent from a listing proves it left
+// the account only when the listing was Recognised and dropped no row.
+type ObjectListing struct {
+	Objects    []Object
+	Recognised bool // a 200 answer of a known shape
+	Dropped    int  // rows without a usable object id
+}
+
+// ListObjects is Objects with the listing's shape and dropped rows.
+func (c *Client) ListObjects(ctx context.Context) (*ObjectListing, error) {
 	cl := &call{method: "GET", path: "/objects", tmpl: cloudapi.EndpointObjects, auth: true}
 	r, err := c.do(ctx, cl)
 	if err != nil {
 		return nil, err
 	}
 	if r.status != 200 {
-		return []Object{}, nil
+		return &ObjectListing{Objects: []Object{}}, nil
 	}
 	var raw json.RawMessage
 	if err := c.decodeJSON(cl, r, &raw); err != nil {
 		return nil, err
 	}
-	objs := decodeObjects(raw)
-	for i := range objs {
-		c.scrubObject(&objs[i])
+	l := decodeObjects(raw)
+	for i := range l.Objects {
+		c.scrubObject(&l.Objects[i])
 	}
-	return objs, nil
+	return l, nil
 }
 
-func decodeObjects(raw json.RawMessage) []Object {
+func decodeObjects(raw json.RawMessage) *ObjectListing {
 	if m := wire.Members(raw); m != nil {
 		if l, ok := m["data"]; ok && wire.FirstByte(l) == '[' {
 			raw = l
 		} else if l, ok := m["objects"]; ok && wire.FirstByte(l) == '[' {
 			raw = l
 		} else {
-			return []Object{}
+			return &ObjectListing{Objects: []Object{}}
 		}
 	}
-	return decodeObjectList(raw)
+	if wire.FirstByte(raw) != '[' {
+		return &ObjectListing{Objects: []Object{}}
+	}
+	l := &ObjectListing{Objects: []Object{}, Recognised: true}
+	for _, item := range wire.Items(raw) {
+		// An object without an id cannot be asked for its modules.
+		if o, ok := decodeObjectRecord(item); ok && o.ID > 0 {
+			l.Objects = append(l.Objects, o)
+		} else {
+			l.Dropped++
+		}
+	}
+	return l
 }
 
 // Object returns one object with its operational status.

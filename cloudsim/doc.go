@@ -13,6 +13,22 @@
 // It backs the `simulate` command, `serve --simulate`, and the integration
 // tests and benchmarks of the other packages.
 //
+// # Objects
+//
+// The account has Options.Objects objects (installations; one by default,
+// DemoObjects for the simulate command and serve --simulate), the modules
+// split over them in devid order: "Home", "Cottage", then seeded names. The
+// login answer and GET /v1/objects list them, and GET /v1/modules with an
+// object's group_id lists only its modules. modules/connect binds a session
+// to the modules of one object (the group_id's when given), so a session
+// receives only its object's events. HideObject (POST
+// /control/objects/{id}/hide) revokes the account's access to an object: it
+// leaves the lists, the object and its modules answer 404 (not 403, which
+// clients take for a token problem), and its sessions lose their bindings;
+// ShowObject (.../show) gives it back. The faults mute_pushes and the
+// session faults narrow to one object with Fault.ObjectID, and Logins counts
+// the successful logins.
+//
 // # The web app
 //
 // The static site shares the REST origin, so the assets URL is the cloud's

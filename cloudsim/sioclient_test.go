@@ -198,6 +198,18 @@ func (tc *testClient) next(name string) recvEvent {
 	}
 }
 
+// nextAny waits for the next event, whatever its name.
+func (tc *testClient) nextAny() recvEvent {
+	tc.t.Helper()
+	select {
+	case ev := <-tc.events:
+		return ev
+	case <-time.After(10 * time.Second):
+		tc.t.Fatal("no event within 10s")
+	}
+	return recvEvent{}
+}
+
 // drainNames returns the names of the events received and not yet read.
 func (tc *testClient) drainNames() []string {
 	var names []string

@@ -7,6 +7,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/catalog"
 	"github.com/bragerone/bragerone_exporter/catalogload"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/fleet"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
@@ -18,7 +19,7 @@ import (
 // retries and 4 requests in flight, counted in the same HTTP metrics), so a
 // slow or unreachable assets site never holds a slot a prime or a module
 // poll needs.
-func newLoader(c Catalog, rest *cloudclient.Client, gw *realtime.Gateway, st *store.Store, overrides *catalog.Overrides, logger *slog.Logger) (*catalogload.Loader, error) {
+func newLoader(c Catalog, rest *cloudclient.Client, fl *fleet.Fleet, st *store.Store, overrides *catalog.Overrides, logger *slog.Logger) (*catalogload.Loader, error) {
 	cfg := rest.Config()
 	cfg.Credentials, cfg.LoginObserver = nil, nil
 	client, err := cloudclient.New(cfg)
@@ -27,8 +28,14 @@ func newLoader(c Catalog, rest *cloudclient.Client, gw *realtime.Gateway, st *st
 	}
 	return catalogload.New(catalogload.Config{
 		Fetcher: client,
-		Modules: func() []catalog.ModuleSpec { return ModuleSpecs(gw.Status(), st) },
-		Ready:   gw.Ready(),
+		Modules: func() []catalog.ModuleSpec {
+			var specs []catalog.ModuleSpec
+			for _, o := range fl.Status().Objects {
+				specs = append(specs, ModuleSpecs(o.Gateway, st)...)
+			}
+			return specs
+		},
+		Ready: fl.Ready(),
 		Version: func(ctx context.Context) (string, error) {
 			v, err := client.SystemVersion(ctx)
 			if err != nil {

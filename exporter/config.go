@@ -51,6 +51,7 @@ type Health struct {
 	CooldownBase              time.Duration // --recovery.cooldown
 	CooldownMax               time.Duration // --recovery.cooldown-max
 	ForgetMissingAfter        time.Duration // --modules.forget-after (0 = never)
+	ObjectsRefreshInterval    time.Duration // --objects.refresh-interval
 	// FailOfflineAfter is the deprecated --modules.fail-offline-after: the
 	// gateway warns that it has no effect.
 	FailOfflineAfter int
@@ -169,7 +170,7 @@ func (h Health) Validate() error {
 	for name, d := range map[string]time.Duration{
 		"--poll.interval": h.PollInterval, "--session.down-hysteresis": h.SessionHysteresis, "--push.stale-after": h.StaleAfter,
 		"--recovery.quarantine-duration": h.QuarantineDuration, "--recovery.cooldown": h.CooldownBase, "--recovery.cooldown-max": h.CooldownMax,
-		"--modules.forget-after": h.ForgetMissingAfter,
+		"--modules.forget-after": h.ForgetMissingAfter, "--objects.refresh-interval": h.ObjectsRefreshInterval,
 	} {
 		if d < 0 {
 			return configErrorf("%s must not be negative", name)

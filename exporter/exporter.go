@@ -20,6 +20,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/fleet"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/serving"
@@ -43,15 +44,16 @@ var restEndpoints = []string{
 	cloudapi.EndpointAlarms, cloudapi.EndpointSystemVersion, cloudapi.EndpointAsset,
 }
 
-// Exporter is one assembled exporter: the REST client, the parameter store,
-// the realtime gateway, the catalog loader, the collector and the pages
-// that serve them.
+// Exporter is one assembled exporter: the REST client (one login for the
+// account), the parameter store, the fleet of realtime gateways (one per
+// watched object), the catalog loader, the collector and the pages that
+// serve them.
 type Exporter struct {
 	cfg     Config
 	log     *slog.Logger
 	sim     *cloudsim.Cloud // the embedded simulated cloud; nil unless Simulate
 	client  *cloudclient.Client
-	gateway *realtime.Gateway
+	fleet   *fleet.Fleet
 	loader  *catalogload.Loader // nil with the catalog off
 	handler http.Handler
 }
@@ -94,24 +96,36 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 	if !e.cfg.Web.DisableExporterMetrics {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
+	var fl *fleet.Fleet // set below, before anything logs in
 	client, platform, err := cloud.NewClient(e.log, e.cfg.Secrets, func(c *cloudclient.Config) {
 		c.Observer = inst.ObserveHTTP
-		c.LoginObserver = inst.ObserveLogin
+		c.LoginObserver = func(o cloudapi.LoginOutcome) {
+			inst.ObserveLogin(o)
+			if o == cloudapi.LoginOK {
+				// A login is when objects change hands: read them again.
+				fl.Relist()
+			}
+		}
 	})
 	if err != nil {
 		return err
 	}
 	e.client = client
 	st := store.New()
-	gcfg := GatewayConfig(cloud, e.cfg.Health, client, platform, st, e.log)
-	gcfg.OnEvent = inst.ObserveEvent
-	if e.gateway, err = realtime.New(gcfg); err != nil {
+	fcfg := FleetConfig(cloud, e.cfg.Health, client, platform, st, e.log)
+	if fl, err = fleet.New(fcfg); err != nil {
 		return &ConfigError{err}
 	}
-	source := GatewaySource{Status: e.gateway.Status, Store: st}
+	e.fleet = fl
+	// Every gateway's configuration is checked once, here (and the
+	// deprecated flag warned about once).
+	if _, err := realtime.New(GatewayConfig(cloud, e.cfg.Health, client, platform, st, e.log)); err != nil {
+		return &ConfigError{err}
+	}
+	source := FleetSource{Status: fl.Status, Store: st}
 	colOpts := ok.collector
 	if !e.cfg.Catalog.Disable {
-		if e.loader, err = newLoader(e.cfg.Catalog, client, e.gateway, st, ok.overrides, e.log.With("component", "catalog")); err != nil {
+		if e.loader, err = newLoader(e.cfg.Catalog, client, fl, st, ok.overrides, e.log.With("component", "catalog")); err != nil {
 			return err
 		}
 		colOpts.Catalog = &CatalogLoaderSource{State: e.loader.State}
@@ -149,7 +163,7 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 		w.WriteHeader(http.StatusOK)
 		fmt.Fprintln(w, "Healthy")
 	})
-	ready := e.gateway.Ready()
+	ready := e.fleet.Ready()
 	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
 		select {
 		case <-ready:
@@ -175,7 +189,7 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 			Version:     e.cfg.Version,
 			Links: []web.LandingLinks{
 				{Address: telemetryPath, Text: "Metrics"},
-				{Address: "/status", Text: "Status", Description: "session, live push, recovery ladder and modules at a glance"},
+				{Address: "/status", Text: "Status", Description: "each object's session, live push, recovery ladder and modules at a glance"},
 				{Address: "/-/healthy", Text: "Health"},
 				{Address: "/-/ready", Text: "Readiness", Description: "ready once the first parameter snapshot is stored"},
 			},
@@ -213,7 +227,7 @@ func (e *Exporter) Run(ctx context.Context) error {
 
 	gwCtx, stopGateway := context.WithCancel(context.Background())
 	gwDone := make(chan error, 1)
-	go func() { gwDone <- e.gateway.Run(gwCtx) }()
+	go func() { gwDone <- e.fleet.Run(gwCtx) }()
 	var catalogDone chan error // nil (never ready) with the catalog off
 	if e.loader != nil {
 		catalogDone = make(chan error, 1)
@@ -271,16 +285,20 @@ func loginRejected(err error) error {
 	return configErrorf("login rejected by the cloud: check the email and password (%v)", err)
 }
 
-// StartError is the error of a gateway whose start failed (nil: none): a
-// login the cloud rejects and a devid of --cloud.modules the object does not
-// list are mistakes in the configuration, *ConfigError.
+// StartError is the error of a start that failed (nil: none): a login the
+// cloud rejects, an object id of --cloud.object-id the account does not
+// list and a devid of --cloud.modules no watched object lists are mistakes
+// in the configuration, *ConfigError.
 func StartError(err error) error {
 	var missing *cloudclient.MissingModulesError
+	var unknown *fleet.UnknownObjectsError
 	switch {
 	case errors.Is(err, realtime.ErrStartAuth):
 		return loginRejected(err)
 	case errors.As(err, &missing):
 		return configErrorf("--cloud.modules: %w", err)
+	case errors.As(err, &unknown):
+		return configErrorf("--cloud.object-id: %w", err)
 	}
 	return err
 }

@@ -4,11 +4,28 @@ import (
 	"log/slog"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/fleet"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
 )
+
+// FleetConfig is the account half of the exporter: the fleet that watches
+// cloud's objects, each object's gateway configured by GatewayConfig.
+func FleetConfig(cloud Cloud, h Health, client *cloudclient.Client, p cloudclient.Platform, st *store.Store, logger *slog.Logger) fleet.Config {
+	return fleet.Config{
+		Client: client, Store: st, Objects: cloud.ObjectIDs, Modules: cloud.Modules,
+		Gateway: func(int) realtime.Config {
+			c := GatewayConfig(cloud, h, client, p, st, logger)
+			//lint:ignore SA1019 warned about once at start, not once per object
+			c.GetModulesFailOfflineAfter = 0
+			return c
+		},
+		RefreshInterval: h.ObjectsRefreshInterval,
+		Logger:          logger,
+	}
+}
 
 // GatewayConfig is the gateway half of the exporter: the realtime gateway's
 // configuration for cloud's object and modules and the health settings h,

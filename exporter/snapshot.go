@@ -4,12 +4,35 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/fleet"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
+
+// FleetSource turns the account's status and the store's per-module counts
+// into a Snapshot at scrape time, as GatewaySource does for one gateway.
+type FleetSource struct {
+	Status func() *fleet.Status
+	Store  *store.Store
+	Now    func() time.Time
+}
+
+// Snapshot implements collector.SnapshotSource.
+func (f FleetSource) Snapshot() collector.Snapshot {
+	now := time.Now()
+	if f.Now != nil {
+		now = f.Now()
+	}
+	var stats map[string]store.ModuleStats
+	if f.Store != nil {
+		stats = f.Store.Stats()
+	}
+	return FromFleet(f.Status(), stats, now)
+}
 
 // GatewaySource turns the gateway's published status and the store's
 // per-module counts into a Snapshot at scrape time. Durations are recomputed
@@ -34,16 +57,38 @@ func (g GatewaySource) Snapshot() collector.Snapshot {
 	return FromStatus(g.Status(), stats, now)
 }
 
-// FromStatus converts a gateway status to a Snapshot as of now. It copies
-// every map and slice, so the result shares nothing with the gateway.
+// FromStatus converts one gateway's status to a Snapshot as of now: the
+// snapshot of an account with that one object. It copies every map and
+// slice, so the result shares nothing with the gateway.
 func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now time.Time) collector.Snapshot {
 	if st == nil {
 		return collector.Snapshot{Now: now}
 	}
-	s := collector.Snapshot{
-		Now:               now,
-		PollFailureStreak: st.PollFailureStreak,
-		TokenExpiry:       st.TokenExpiry,
+	s := collector.Snapshot{Now: now, TokenExpiry: st.TokenExpiry}
+	addObject(&s, cloudclient.Object{ID: st.ObjectID}, st, stats, now)
+	return s
+}
+
+// FromFleet converts the account's status to a Snapshot as of now: one
+// object per watched object, their modules and episodes.
+func FromFleet(st *fleet.Status, stats map[string]store.ModuleStats, now time.Time) collector.Snapshot {
+	if st == nil {
+		return collector.Snapshot{Now: now}
+	}
+	s := collector.Snapshot{Now: now, TokenExpiry: st.TokenExpiry, ObjectListFailureStreak: st.ListFailureStreak}
+	for _, o := range st.Objects {
+		if o.Gateway != nil {
+			addObject(&s, o.Object, o.Gateway, stats, now)
+		}
+	}
+	return s
+}
+
+// addObject adds one object's session state, modules and episodes to s.
+func addObject(s *collector.Snapshot, object cloudclient.Object, st *realtime.Status, stats map[string]store.ModuleStats, now time.Time) {
+	obj := collector.ObjectState{
+		ID:   object.ID,
+		Name: object.Name,
 		Session: collector.SessionState{
 			Up:               st.Session.Up,
 			Outage:           outageAt(st.Session.Outage, now),
@@ -51,7 +96,6 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 			Blinks:           st.Session.Blinks,
 			ReconnectFailure: st.Session.ConnectFailure,
 		},
-		PrimeFailures: copyCounts(st.PrimeFailures),
 		Push: collector.PushState{
 			Known:          st.Push.State != outage.PushUnknown,
 			Healthy:        st.Push.State == outage.PushHealthy,
@@ -65,42 +109,51 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 			RecycleStreak:     st.Ladder.RecycleStreak,
 			RebuildCount:      st.Ladder.RebuildCount,
 		},
+		PollFailureStreak: st.PollFailureStreak,
+		PrimeFailures:     copyCounts(st.PrimeFailures),
+		Events:            make(map[string]uint64, len(st.Events)),
+		Connected:         st.Connected,
+		Binding:           st.Binding,
+		Ready:             st.Ready,
+		Recovering:        st.Recovering,
+	}
+	if obj.ID == 0 {
+		obj.ID = st.ObjectID
+	}
+	for k, n := range st.Events {
+		obj.Events[k.String()] += n
 	}
 	if st.Push.HasResumed {
-		s.Push.LastResumedAfter = st.Push.LastResumedAfter
+		obj.Push.LastResumedAfter = st.Push.LastResumedAfter
 	}
 	if st.Push.HasStaleFor {
 		// The zombie's silence grows between publications: carry it to now.
-		s.Push.StaleFor = st.Push.LiveStaleFor + max(0, now.Sub(st.At))
+		obj.Push.StaleFor = st.Push.LiveStaleFor + max(0, now.Sub(st.At))
 	}
 	if !st.Ladder.CooldownUntil.IsZero() && st.Ladder.CooldownUntil.After(now) {
-		s.Recovery.CooldownLeft = st.Ladder.CooldownUntil.Sub(now)
+		obj.Recovery.CooldownLeft = st.Ladder.CooldownUntil.Sub(now)
 	}
 	if !st.Ladder.QuarantineUntil.IsZero() && st.Ladder.QuarantineUntil.After(now) {
-		s.Recovery.Quarantined = true
-		s.Recovery.QuarantineLeft = st.Ladder.QuarantineUntil.Sub(now)
+		obj.Recovery.Quarantined = true
+		obj.Recovery.QuarantineLeft = st.Ladder.QuarantineUntil.Sub(now)
 	}
 	for _, step := range ladder.RecoverySteps() {
 		for _, o := range ladder.Outcomes() {
 			if n := st.Ladder.Count(step, o); n > 0 {
-				s.Recovery.Actions[collector.ActionKey{Step: string(step), Result: o.String()}] = n
+				obj.Recovery.Actions[collector.ActionKey{Step: string(step), Result: o.String()}] = n
 			}
 		}
 	}
-	obj := collector.ObjectState{
-		ID: st.ObjectID, Session: s.Session, Push: s.Push, Recovery: s.Recovery,
-		PollFailureStreak: st.PollFailureStreak, PrimeFailures: copyCounts(st.PrimeFailures),
-		Events: map[string]uint64{}, Connected: st.Connected, Binding: st.Binding, Ready: st.Ready,
-		Recovering: st.Recovering,
-	}
-	for k, n := range st.Events {
-		obj.Events[k.String()] = n
+	if len(s.Objects) == 0 {
+		// The single-session fields, until every reader reads Objects.
+		s.Session, s.Push, s.Recovery = obj.Session, obj.Push, obj.Recovery
+		s.PollFailureStreak, s.PrimeFailures = obj.PollFailureStreak, obj.PrimeFailures
 	}
 	s.Objects = append(s.Objects, obj)
 	for _, m := range st.Modules {
 		ms := collector.ModuleState{
 			Devid:           m.Devid,
-			ObjectID:        st.ObjectID,
+			ObjectID:        obj.ID,
 			Name:            m.Name,
 			Title:           m.Title,
 			Version:         m.Version,
@@ -126,11 +179,10 @@ func FromStatus(st *realtime.Status, stats map[string]store.ModuleStats, now tim
 	}
 	for _, e := range st.Episodes {
 		s.Episodes = append(s.Episodes, collector.Episode{
-			Layer: string(e.Layer), ObjectID: st.ObjectID, Devid: e.Devid, Reason: e.Reason, ID: e.ID,
+			Layer: string(e.Layer), ObjectID: obj.ID, Devid: e.Devid, Reason: e.Reason, ID: e.ID,
 			StartedAt: e.StartedAt, EndedAt: e.EndedAt, DownFor: e.DownFor,
 		})
 	}
-	return s
 }
 
 func outageAt(r outage.Record, now time.Time) collector.Outage {

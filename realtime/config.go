@@ -63,6 +63,10 @@ type Config struct {
 	// reconnect (a link that cuts every session right after it joins is not
 	// redialled, rebound and reprimed in a tight loop).
 	ReconnectBackoff time.Duration
+	// ReconnectOffset delays every reconnect by this much more (see
+	// lifecycle.Config.ReconnectOffset): the gateways of an account's
+	// objects each have their own. 0 = none.
+	ReconnectOffset time.Duration
 	// TeardownTimeout bounds the disconnect of a session being replaced.
 	TeardownTimeout time.Duration
 	// ForgetMissingAfter: a module absent from every usable listing for this
@@ -133,7 +137,7 @@ func (c *Config) validate() error {
 	}
 	for name, d := range map[string]time.Duration{
 		"PollInterval": c.PollInterval, "SessionHysteresis": c.SessionHysteresis, "ForgetMissingAfter": c.ForgetMissingAfter,
-		"SilentGrace": c.SilentGrace,
+		"SilentGrace": c.SilentGrace, "ReconnectOffset": c.ReconnectOffset,
 	} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative, got %v", name, d))

@@ -126,7 +126,11 @@ func New(cfg Config) (*Gateway, error) {
 		runCtx:   context.Background(),
 		// Reconnects back off up to the supervisor's pace
 		// (docs/spec.md W-3.1c: attempts about every 15 s).
-		lifeCfg: lifecycle.Config{ReconnectBackoff: cfg.ReconnectBackoff, ReconnectMax: cfg.SupervisorInterval, SilentGrace: cfg.SilentGrace},
+		lifeCfg: lifecycle.Config{ReconnectBackoff: cfg.ReconnectBackoff, ReconnectMax: cfg.SupervisorInterval, SilentGrace: cfg.SilentGrace, ReconnectOffset: cfg.ReconnectOffset},
+	}
+	if cfg.ObjectID != 0 {
+		// Every line of an object's gateway says which object it is about.
+		g.log = g.log.With("object_id", cfg.ObjectID)
 	}
 	g.owedModules = map[string]store.PrimeMark{}
 	g.primeFailures = map[string]uint64{}
@@ -247,8 +251,9 @@ func (g *Gateway) start(ctx context.Context) error {
 			return err
 		}
 		g.objectID = objects[0].ID
+		g.log = g.log.With("object_id", g.objectID)
 		if len(objects) > 1 {
-			g.log.Info("account has several objects; watching the first (set --cloud.object-id to choose)", "object_id", g.objectID, "objects", len(objects))
+			g.log.Info("account has several objects; watching the first (set --cloud.object-id to choose)", "objects", len(objects))
 		}
 	}
 
@@ -278,7 +283,7 @@ func (g *Gateway) start(ctx context.Context) error {
 	g.setSubscribed(g.chooseModules(listing))
 	gen := g.modules.BeginPoll()
 	g.applyListing(ctx, gen, listing, nil)
-	g.log.Info("watching modules", "object_id", g.objectID, "modules", g.subscribed)
+	g.log.Info("watching modules", "modules", g.subscribed)
 	return nil
 }
 

@@ -42,7 +42,7 @@ next:
 // `serve --simulate` shows named, scaled parameters, enum states and named
 // alarms out of the box; the raw family stays as it is.
 func TestServeSimulateShowsNamedParameters(t *testing.T) {
-	r := startServeRun(t, append([]string{"--simulate", "--simulate.params-per-module=120"}, fastServeFlags...)...)
+	r := startServeRun(t, append([]string{"--simulate", "--simulate.objects=1", "--simulate.params-per-module=120"}, fastServeFlags...)...)
 	var power *dto.Metric
 	r.waitServe("Boiler power described", func(mfs map[string]*dto.MetricFamily) bool {
 		s := series(mfs, "bragerone_parameter_info", map[string]string{"name": "Boiler power", "pool": "P4", "param": "v7"})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -37,7 +38,7 @@ func (s *syncBuffer) String() string {
 func TestSimulateServesUntilCancelled(t *testing.T) {
 	logs := &syncBuffer{}
 	g := &Globals{Logger: slog.New(slog.NewJSONHandler(logs, nil)), Stdout: io.Discard}
-	cmd := &simulateCmd{Listen: "127.0.0.1:0", Modules: 2, ParamsPerModule: 50, DriftInterval: time.Hour, TokenTTL: time.Hour, Seed: 1}
+	cmd := &simulateCmd{Listen: "127.0.0.1:0", Modules: 3, Objects: 2, ParamsPerModule: 50, DriftInterval: time.Hour, TokenTTL: time.Hour, Seed: 1}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -61,6 +62,22 @@ func TestSimulateServesUntilCancelled(t *testing.T) {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("logs lack %s:\n%s", want, logs.String())
 		}
+	}
+	// The start log names each object with its modules.
+	var objects []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		var rec struct {
+			Msg      string   `json:"msg"`
+			ObjectID int      `json:"object_id"`
+			Name     string   `json:"name"`
+			Devids   []string `json:"devids"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "simulated object" && rec.ObjectID > 0 {
+			objects = append(objects, fmt.Sprintf("%s:%d", rec.Name, len(rec.Devids)))
+		}
+	}
+	if strings.Join(objects, " ") != "Home:2 Cottage:1" {
+		t.Errorf("objects logged = %v, want Home with 2 modules and Cottage with 1; logs:\n%s", objects, logs.String())
 	}
 	body := strings.NewReader(`{"email":"demo@example.com","password":"demo-password"}`)
 	res, err := http.Post(url+"/v1/auth/user", "application/json", body)
@@ -89,10 +106,15 @@ func TestSimulateServesUntilCancelled(t *testing.T) {
 func TestSimulateRejectsBadFlags(t *testing.T) {
 	g := &Globals{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Stdout: io.Discard}
 	for _, cmd := range []simulateCmd{
-		{Listen: "127.0.0.1:0", Modules: 0, ParamsPerModule: 10, TokenTTL: time.Hour},
-		{Listen: "127.0.0.1:0", Modules: 1, ParamsPerModule: 10, TokenTTL: 0},
+		{Listen: "127.0.0.1:0", Modules: 0, Objects: 1, ParamsPerModule: 10, TokenTTL: time.Hour},
+		{Listen: "127.0.0.1:0", Modules: 1, Objects: 1, ParamsPerModule: 10, TokenTTL: 0},
+		{Listen: "127.0.0.1:0", Modules: 3, Objects: 0, ParamsPerModule: 10, TokenTTL: time.Hour},
+		{Listen: "127.0.0.1:0", Modules: 3, Objects: 4, ParamsPerModule: 10, TokenTTL: time.Hour},
 	} {
-		err := cmd.Run(context.Background(), g)
+		// Cancelled: a flag taken for good serves nothing and returns nil.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := cmd.Run(ctx, g)
 		var ue usageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%+v: err = %v, want a usage error", cmd, err)

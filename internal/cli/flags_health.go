@@ -9,6 +9,7 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/exporter"
+	"github.com/bragerone/bragerone_exporter/fleet"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
@@ -33,6 +34,7 @@ type healthFlags struct {
 	CooldownBase              time.Duration `name:"recovery.cooldown" default:"${recovery_cooldown}" help:"Base of the exponential recovery cooldown (0 = none)." group:"Health"`
 	CooldownMax               time.Duration `name:"recovery.cooldown-max" default:"${recovery_cooldown_max}" help:"Cap of the recovery cooldown." group:"Health"`
 	ForgetMissingAfter        time.Duration `name:"modules.forget-after" default:"${modules_forget_after}" help:"A module missing from the account's module list this long stops being exported (0 = never)." group:"Health"`
+	ObjectsRefreshInterval    time.Duration `name:"objects.refresh-interval" default:"${objects_refresh_interval}" help:"How often the account's objects are read again, to watch objects that join and stop those that leave (also after every login)." group:"Health"`
 	FailOfflineAfter          int           `name:"modules.fail-offline-after" hidden:"" help:"Deprecated, no effect: failed module-list polls never take a module offline." group:"Health"`
 }
 
@@ -55,6 +57,7 @@ func healthVars() kong.Vars {
 		"recovery_cooldown":                   seconds(ladder.DefaultCooldownBase),
 		"recovery_cooldown_max":               shortDuration(ladder.DefaultCooldownMax),
 		"modules_forget_after":                shortDuration(gw.ForgetMissingAfter),
+		"objects_refresh_interval":            shortDuration(fleet.DefaultRefreshInterval),
 	}
 }
 
@@ -74,6 +77,7 @@ func (h *healthFlags) health() exporter.Health {
 		CooldownBase:              h.CooldownBase,
 		CooldownMax:               h.CooldownMax,
 		ForgetMissingAfter:        h.ForgetMissingAfter,
+		ObjectsRefreshInterval:    h.ObjectsRefreshInterval,
 		FailOfflineAfter:          h.FailOfflineAfter,
 	}
 }

@@ -43,6 +43,12 @@ type Config struct {
 	// that instant outlasts a health tick, so the grace is a duration, not
 	// a number of ticks.
 	SilentGrace time.Duration
+	// ReconnectOffset is added to every scheduled reconnect, the first
+	// one after a lost session too. The gateways of an account's objects
+	// each get a different one (package fleet), so an outage that ends for
+	// all of them at once is not answered with one handshake, bind and
+	// prime per object at the same instant.
+	ReconnectOffset time.Duration
 }
 
 // Mark orders REST primes: a prime requested later carries a larger mark
@@ -352,7 +358,7 @@ func (m *machine) scheduleReconnect() {
 		d = m.c.ReconnectBackoff << min(m.st.ReconnectFails-1, 16)
 		d = min(d, m.c.ReconnectMax)
 	}
-	m.st.ReconnectAt = m.now.Add(d)
+	m.st.ReconnectAt = m.now.Add(d + m.c.ReconnectOffset)
 }
 
 func (m *machine) dialOK(e DialOK) {

@@ -550,3 +550,35 @@ func TestLifecycleStepIsPure(t *testing.T) {
 		t.Fatalf("input state changed: %+v", st)
 	}
 }
+
+// TestReconnectOffsetDelaysEveryReconnect: the offset an object's gateway is
+// given is added to the immediate reconnect after a lost session and to
+// every backed-off one, so gateways with different offsets never dial at
+// the same instant.
+func TestReconnectOffsetDelaysEveryReconnect(t *testing.T) {
+	spread := cfg
+	spread.ReconnectOffset = 2 * time.Second
+	tests := []struct {
+		name string
+		st   State
+		ev   Event
+		now  float64
+		want time.Time
+	}{
+		{"LostAfterALongSession", with(up, func(s *State) { s.UpSince = at(1) }), SessionEnded{Reason: outage.ReasonServerStop}, 16, at(18)},
+		{"FirstFailedDial", State{Connecting: true}, DialFailed{Reason: outage.ReasonHandshake503, PrimedOnce: true}, 10, at(12.25)},
+		{"ManyFailedDials", State{Connecting: true, ReconnectFails: 6}, DialFailed{Reason: outage.ReasonConnectError, PrimedOnce: true}, 10, at(27)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := spread.Step(tc.st, tc.ev, at(tc.now))
+			if !got.ReconnectAt.Equal(tc.want) {
+				t.Errorf("ReconnectAt = %v, want %v", got.ReconnectAt, tc.want)
+			}
+			plain, _ := cfg.Step(tc.st, tc.ev, at(tc.now))
+			if d := got.ReconnectAt.Sub(plain.ReconnectAt); d != spread.ReconnectOffset {
+				t.Errorf("offset added %v, want %v", d, spread.ReconnectOffset)
+			}
+		})
+	}
+}
