@@ -99,8 +99,8 @@ func (c *checkCmd) run(ctx context.Context, g *Globals, r *checkReport) error {
 		r.accountErr = err
 		return err
 	}
-	if r.account.listErr != nil && len(c.ObjectIDs) == 0 {
-		// The exporter lists the objects to watch them all.
+	if r.account.listErr != nil {
+		// The exporter starts from a usable listing of the objects.
 		r.failures = append(r.failures, r.account.listErr.Error())
 	}
 	for i, w := range r.account.watched {

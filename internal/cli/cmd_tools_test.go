@@ -239,7 +239,7 @@ func TestCheckFailures(t *testing.T) {
 	})
 	t.Run("object id not on the account", func(t *testing.T) {
 		code, _, errOut := runArgs(t, toolArgs(sim, "check", "--cloud.object-id=999999")...)
-		if code != exitUsage || !strings.Contains(errOut, "--cloud.object-id 999999") {
+		if code != exitUsage || !strings.Contains(errOut, "--cloud.object-id: object 999999 is not one of the account's objects") {
 			t.Fatalf("code=%d stderr=%q", code, errOut)
 		}
 		oneLine(t, errOut)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,8 +11,10 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/exporter"
+	"github.com/bragerone/bragerone_exporter/fleet"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
@@ -101,30 +102,19 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 	if _, err := c.overrides(); err != nil {
 		return err
 	}
-	client, platform, err := c.cloudFlags.newClient(g, nil)
+	var fl *fleet.Fleet // set below, before anything logs in
+	client, platform, err := c.cloudFlags.newClient(g, func(cfg *cloudclient.Config) {
+		cfg.LoginObserver = func(o cloudapi.LoginOutcome) {
+			if o == cloudapi.LoginOK && fl != nil {
+				fl.Relist() // a login is when objects change hands: read them again, as serve does
+			}
+		}
+	})
 	if err != nil {
 		return err
 	}
-	// Log in before starting the gateways, so wrong credentials and an
-	// unreachable cloud fail at once instead of being retried.
-	login, err := client.Login(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil // interrupted while logging in
-		}
-		return exporter.LoginError(err)
-	}
-	defer client.LogoutOnExit()
-	targets, err := c.targets(ctx, &toolSession{client: client, platform: platform, login: login})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
-	}
-
-	q := newEventQueue(maxQueuedEvents)
 	st := store.New()
+	q := newEventQueue(maxQueuedEvents)
 	var cat atomic.Pointer[catalog.Catalog] // nil until read
 	onLive := func(updates []wire.ParamUpdate) {
 		now := time.Now()
@@ -139,23 +129,32 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		}
 		q.push(events...)
 	}
-	// One gateway a watched object, as serve runs them, sharing the login
-	// and the store (devids are unique across objects).
-	gws := make([]*realtime.Gateway, len(targets))
-	trackers := make([]*stateTracker, len(targets))
-	for i, tg := range targets {
-		cf := c.cloudFlags
-		cf.ObjectIDs, cf.Modules = []int{tg.object.ID}, tg.devids
-		cfg := c.healthFlags.gatewayConfig(&cf, client, platform, st, g.Logger)
+	// The objects are watched as serve watches them: one gateway an object
+	// (those holding the devids of --cloud.modules, else every object of
+	// --cloud.object-id or of the account), all sharing the login and the
+	// store, following objects that join or leave the account.
+	fcfg := exporter.FleetConfig(c.cloud(), c.health(), client, platform, st, g.Logger)
+	gateway := fcfg.Gateway
+	fcfg.Gateway = func(objectID int) realtime.Config {
+		cfg := gateway(objectID)
 		cfg.OnLive = onLive
-		if gws[i], err = realtime.New(cfg); err != nil {
-			return usageError{err}
-		}
-		trackers[i] = &stateTracker{hysteresis: c.SessionHysteresis, objectID: tg.object.ID}
-		if len(targets) > 1 {
-			trackers[i].object = "object " + objectRef(tg.object)
-		}
+		return cfg
 	}
+	if fl, err = fleet.New(fcfg); err != nil {
+		return usageError{err}
+	}
+	if _, err := realtime.New(c.healthFlags.gatewayConfig(&c.cloudFlags, client, platform, st, g.Logger)); err != nil {
+		return usageError{err}
+	}
+	// Log in before starting the gateways, so wrong credentials and an
+	// unreachable cloud fail at once instead of being retried.
+	if _, err := client.Login(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted while logging in
+		}
+		return exporter.LoginError(err)
+	}
+	defer client.LogoutOnExit()
 
 	printed := make(chan struct{})
 	go func() {
@@ -167,14 +166,8 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		<-printed
 	}()
 
-	// The gateways stop together: at the interrupt, or when one of them
-	// fails to start.
-	runCtx, stopAll := context.WithCancel(ctx)
-	defer stopAll()
-	done := make(chan error, len(gws))
-	for _, gw := range gws {
-		go func() { done <- gw.Run(runCtx) }()
-	}
+	done := make(chan error, 1)
+	go func() { done <- fl.Run(ctx) }()
 	if !c.Disable {
 		// Stopped with the command, however it ends, before the printer.
 		catCtx, stopCatalog := context.WithCancel(ctx)
@@ -185,72 +178,55 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		}()
 		go func() {
 			defer close(loaded)
-			c.readCatalog(catCtx, gws, client, st, &cat, q, g)
+			c.readCatalog(catCtx, fl, client, st, &cat, q, g)
 		}()
 	}
-	observe := func() {
-		if c.NoState {
-			return
-		}
-		for i, gw := range gws {
-			q.push(trackers[i].observe(gw.Status(), st, time.Now())...)
-		}
-	}
+	states := objectTrackers{hysteresis: c.SessionHysteresis}
 	ticker := time.NewTicker(watchStatusTick)
 	defer ticker.Stop()
-	var failed error
-	for running := len(gws); running > 0; {
+	for {
 		select {
 		case err := <-done:
-			running--
-			if err != nil && failed == nil {
-				failed = err
+			if !c.NoState {
+				q.push(states.observe(fl.Status(), st, time.Now())...)
 			}
-			stopAll()
+			return exporter.StartError(err)
 		case <-ticker.C:
-			observe()
+			if !c.NoState {
+				q.push(states.observe(fl.Status(), st, time.Now())...)
+			}
 		}
 	}
-	observe()
-	return exporter.StartError(failed)
 }
 
-// watchTarget is an object watch runs a gateway for, and the devids it
-// watches there (none: every module of the object).
-type watchTarget struct {
-	object cloudclient.Object
-	devids []string
+// objectTrackers follow the watched objects' gateways, a stateTracker
+// each.
+type objectTrackers struct {
+	hysteresis time.Duration
+	byObject   map[int]*stateTracker
 }
 
-// targets are the objects to watch: those holding the devids of
-// --cloud.modules, each found in whichever watched object lists it, else
-// every watched object.
-func (c *watchCmd) targets(ctx context.Context, s *toolSession) ([]watchTarget, error) {
-	a, err := s.resolveAccount(ctx, &c.cloudFlags)
-	if err != nil {
-		return nil, err
+// observe turns the account's status into the events of each object's
+// changes; while several objects are watched, their sessions' lines name
+// them.
+func (o *objectTrackers) observe(s *fleet.Status, st *store.Store, now time.Time) []watchEvent {
+	if o.byObject == nil {
+		o.byObject = map[int]*stateTracker{}
 	}
-	var targets []watchTarget
-	if len(c.Modules) == 0 {
-		// A list that cannot be read now is the gateway's to retry.
-		for _, w := range a.watched {
-			targets = append(targets, watchTarget{object: w.Object})
+	var events []watchEvent
+	for _, obj := range s.Objects {
+		t := o.byObject[obj.Object.ID]
+		if t == nil {
+			t = &stateTracker{hysteresis: o.hysteresis, objectID: obj.Object.ID}
+			o.byObject[obj.Object.ID] = t
 		}
-		return targets, nil
-	}
-	located, err := a.modules(c.Modules, modulesFlag)
-	if err != nil {
-		return nil, err
-	}
-	for _, m := range located {
-		i := slices.IndexFunc(targets, func(t watchTarget) bool { return t.object.ID == m.object.ID })
-		if i < 0 {
-			targets = append(targets, watchTarget{object: m.object.Object})
-			i = len(targets) - 1
+		t.object = ""
+		if len(s.Objects) > 1 {
+			t.object = "object " + objectRef(obj.Object)
 		}
-		targets[i].devids = append(targets[i].devids, m.Devid)
+		events = append(events, t.observe(obj.Gateway, st, now)...)
 	}
-	return targets, nil
+	return events
 }
 
 // changeEvent is a live change of a register, named by the catalog (nil
@@ -272,19 +248,20 @@ func changeEvent(now time.Time, u wire.ParamUpdate, cat *catalog.Catalog, st *st
 	}}
 }
 
-// readCatalog reads the parameter catalog once every gateway has stored
-// its first snapshot, for the modules the listings described, and hands it
-// to the event printer; a failure leaves the events without names.
-func (c *watchCmd) readCatalog(ctx context.Context, gws []*realtime.Gateway, fetch catalog.Fetcher, st *store.Store,
+// readCatalog reads the parameter catalog once every object watched from
+// the start has stored its first snapshot, for the modules the listings
+// described, and hands it to the event printer; a failure leaves the events
+// without names.
+func (c *watchCmd) readCatalog(ctx context.Context, fl *fleet.Fleet, fetch catalog.Fetcher, st *store.Store,
 	cat *atomic.Pointer[catalog.Catalog], q *eventQueue, g *Globals) {
+	select {
+	case <-fl.Ready():
+	case <-ctx.Done():
+		return
+	}
 	var specs []catalog.ModuleSpec
-	for _, gw := range gws {
-		select {
-		case <-gw.Ready():
-		case <-ctx.Done():
-			return
-		}
-		specs = append(specs, exporter.ModuleSpecs(gw.Status(), st)...)
+	for _, o := range fl.Status().Objects {
+		specs = append(specs, exporter.ModuleSpecs(o.Gateway, st)...)
 	}
 	loaded, err := c.load(ctx, fetch, specs, false, g.Logger)
 	if err != nil || loaded == nil {

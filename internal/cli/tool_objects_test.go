@@ -211,9 +211,10 @@ func TestObjectIDRestrictsTheObjects(t *testing.T) {
 		})
 	}
 
-	want := "bragerone_exporter: --cloud.object-id 99: not one of the account's objects (" +
+	// The words serve refuses it with.
+	want := "bragerone_exporter: --cloud.object-id: object 99 is not one of the account's objects (it lists " +
 		strconv.Itoa(home.ID) + " Home, " + strconv.Itoa(cottage.ID) + " Cottage)\n"
-	for _, cmd := range [][]string{{"check"}, {"modules"}, {"params"}, {"catalog"}, {"set", cottage.Devids[0], "P6.v1=65"}} {
+	for _, cmd := range [][]string{{"check"}, {"modules"}, {"params"}, {"catalog"}, {"set", cottage.Devids[0], "P6.v1=65"}, {"watch"}} {
 		code, _, errOut := runArgs(t, toolArgs(sim, cmd[0], append(cmd[1:], "--cloud.object-id=99,"+strconv.Itoa(home.ID))...)...)
 		if code != exitUsage || errOut != want {
 			t.Errorf("%s: code=%d stderr %q, want %q", cmd[0], code, errOut, want)

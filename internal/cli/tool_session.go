@@ -17,6 +17,7 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/exporter"
+	"github.com/bragerone/bragerone_exporter/fleet"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
@@ -94,29 +95,36 @@ type accountView struct {
 // login answer's), keeps those of --cloud.object-id (all when none is
 // given) and lists the modules of each. The lists are read at once,
 // through the client, which bounds the requests in flight. An id the
-// account does not list is a usage error naming the objects it does, when
-// the account's listing is usable and non-empty; when it is not, the ids
-// given are watched as given.
+// account does not list is a usage error naming the objects it does, as
+// serve refuses it, when the account's listing is usable and non-empty;
+// when it is not, the ids given are watched as given.
 func (s *toolSession) resolveAccount(ctx context.Context, cf *cloudFlags) (*accountView, error) {
-	listed, err := s.client.Objects(ctx)
-	if len(listed) == 0 && s.login != nil && len(s.login.Objects) > 0 {
-		listed = s.login.Objects
-	}
+	l, err := s.client.ListObjects(ctx)
+	listing := fleet.ListingOf(l)
 	var a accountView
-	if err != nil {
+	switch {
+	case err != nil:
 		a.listErr = fmt.Errorf("listing the account's objects: %w", err)
+	case !listing.Trusted && l.Recognised && l.Dropped == 0:
+		a.listErr = errNoObjects
+	case !listing.Trusted:
+		a.listErr = fmt.Errorf("listing the account's objects: the list is of an unknown shape or dropped rows")
 	}
-	for _, o := range listed {
+	if !listing.Trusted && s.login != nil && len(s.login.Objects) > 0 {
+		// The login answer lists the objects too.
+		listing = fleet.Listing{Objects: s.login.Objects, Trusted: true}
+	}
+	wanted := cf.ObjectIDs
+	if err := fleet.UnknownObjects(listing, wanted); err != nil {
+		return nil, usageErrorf("%s: %w", objectIDFlag, err)
+	}
+	for _, o := range listing.Objects {
 		if !slices.ContainsFunc(a.listed, func(l cloudclient.Object) bool { return l.ID == o.ID }) {
 			a.listed = append(a.listed, o)
 		}
 	}
-	wanted := cf.ObjectIDs
 	switch {
 	case len(a.listed) > 0:
-		if err := unknownObjects(a.listed, wanted); err != nil {
-			return nil, err
-		}
 		for _, o := range a.listed {
 			if len(wanted) == 0 || slices.Contains(wanted, o.ID) {
 				a.watched = append(a.watched, watchedObject{Object: o})
@@ -130,10 +138,8 @@ func (s *toolSession) resolveAccount(ctx context.Context, cf *cloudFlags) (*acco
 				a.watched = append(a.watched, watchedObject{Object: cloudclient.Object{ID: id}})
 			}
 		}
-	case a.listErr != nil:
-		return nil, a.listErr
 	default:
-		return nil, errors.New("the account has no objects (installations)")
+		return nil, a.listErr
 	}
 
 	var wg sync.WaitGroup
@@ -145,32 +151,11 @@ func (s *toolSession) resolveAccount(ctx context.Context, cf *cloudFlags) (*acco
 	return &a, nil
 }
 
+// errNoObjects is the answer of an account that lists no object.
+var errNoObjects = errors.New("the account has no objects (installations)")
+
 // objectIDFlag is the flag that chooses the objects.
 const objectIDFlag = "--cloud.object-id"
-
-// unknownObjects refuses ids the account does not list, naming the objects
-// it does: "--cloud.object-id 99: not one of the account's objects (5747
-// Home, 6120 Cottage)".
-func unknownObjects(listed []cloudclient.Object, wanted []int) error {
-	var unknown []string
-	for _, id := range wanted {
-		if !slices.ContainsFunc(listed, func(o cloudclient.Object) bool { return o.ID == id }) && !slices.Contains(unknown, strconv.Itoa(id)) {
-			unknown = append(unknown, strconv.Itoa(id))
-		}
-	}
-	if len(unknown) == 0 {
-		return nil
-	}
-	offered := make([]string, len(listed))
-	for i, o := range listed {
-		offered[i] = objectRef(o)
-	}
-	what := "not one of the account's objects"
-	if len(unknown) > 1 {
-		what = "not among the account's objects"
-	}
-	return usageErrorf("%s %s: %s (%s)", objectIDFlag, strings.Join(unknown, ", "), what, strings.Join(offered, ", "))
-}
 
 // objectRef names an object in a message: its id and, when it has one, its
 // name ("5747 Home").
