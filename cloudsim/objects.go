@@ -34,6 +34,7 @@ func (c *Cloud) Objects() []ObjectInfo {
 		for i, m := range o.modules {
 			info.Devids[i] = m.devid
 		}
+		slices.Sort(info.Devids)
 		out = append(out, info)
 	}
 	return out

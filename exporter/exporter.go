@@ -171,7 +171,7 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 			fmt.Fprintln(w, "Ready")
 		default:
 			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, "Not ready: the first parameter snapshot has not been stored yet")
+			fmt.Fprintln(w, "Not ready: not every object's first parameter snapshot has been stored yet")
 		}
 	})
 	// The Go runtime's profiles, as node_exporter serves them, behind the
@@ -191,7 +191,7 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 				{Address: telemetryPath, Text: "Metrics"},
 				{Address: "/status", Text: "Status", Description: "each object's session, live push, recovery ladder and modules at a glance"},
 				{Address: "/-/healthy", Text: "Health"},
-				{Address: "/-/ready", Text: "Readiness", Description: "ready once the first parameter snapshot is stored"},
+				{Address: "/-/ready", Text: "Readiness", Description: "ready once every object's first parameter snapshot is stored"},
 			},
 		})
 		if err != nil {

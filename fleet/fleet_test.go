@@ -1,0 +1,431 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/cloudsim"
+	"github.com/bragerone/bragerone_exporter/outage"
+	"github.com/bragerone/bragerone_exporter/realtime"
+	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+	"github.com/bragerone/bragerone_exporter/realtime/store"
+	"github.com/bragerone/bragerone_exporter/realtime/transport"
+)
+
+func testLogger() *slog.Logger {
+	if os.Getenv("FLEET_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// account is a simulated cloud and a fleet watching it.
+type account struct {
+	sim   *cloudsim.Cloud
+	fleet *Fleet
+	store *store.Store
+	cfg   Config
+	done  chan error
+	stop  context.CancelFunc
+}
+
+// startAccount runs a fleet against a simulated account of objects objects
+// holding modules modules; tune adjusts the fleet's configuration, before
+// adjusts the simulator before the fleet starts.
+func startAccount(t *testing.T, objects, modules int, tune func(*Config), before func(*cloudsim.Cloud)) *account {
+	t.Helper()
+	sim := cloudsim.New(cloudsim.Options{Objects: objects, Modules: modules, ParamsPerModule: 30, Seed: cloudsim.DefaultSeed, Logger: testLogger()})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	if before != nil {
+		before(sim)
+	}
+	client, err := cloudclient.New(cloudclient.Config{BaseURL: sim.URL(), AssetsURL: sim.URL(),
+		Credentials: cloudclient.StaticCredentials(cloudclient.Credentials{Email: cloudsim.DefaultEmail, Password: cloudsim.DefaultPassword}),
+		Logger:      testLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &account{sim: sim, store: store.New(), done: make(chan error, 1)}
+	a.cfg = Config{
+		Client: client, Store: a.store, Logger: testLogger(),
+		Gateway: func(int) realtime.Config {
+			cfg := realtime.DefaultConfig()
+			cfg.Client, cfg.Logger = client, testLogger()
+			cfg.PollInterval = 40 * time.Millisecond
+			cfg.SupervisorInterval = 50 * time.Millisecond
+			cfg.HealthInterval = 5 * time.Millisecond
+			cfg.SessionHysteresis = 0
+			cfg.ReconnectBackoff = 10 * time.Millisecond
+			cfg.TeardownTimeout = time.Second
+			cfg.StartRetryMax = 50 * time.Millisecond
+			cfg.Ladder.StaleAfter = time.Hour
+			cfg.NewTransport = func() (transport.Transport, error) {
+				return transport.New(transport.Config{BaseURL: sim.URL(), Header: realtime.HandshakeHeaders(client, sim.URL()), Logger: testLogger()})
+			}
+			return cfg
+		},
+		RefreshInterval: time.Hour, // tests ask for listings with Relist
+		ReconnectSpread: 30 * time.Millisecond,
+		StartSpread:     time.Millisecond,
+		StartRetryMax:   50 * time.Millisecond,
+	}
+	if tune != nil {
+		tune(&a.cfg)
+	}
+	a.fleet, err = New(a.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stop = cancel
+	go func() { a.done <- a.fleet.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-a.done:
+		case <-time.After(15 * time.Second):
+			t.Error("the fleet did not stop")
+		}
+	})
+	return a
+}
+
+// waitFor polls cond until it holds, or fails after 20 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 20s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// object returns the watched object id's status, nil when not watched.
+func (a *account) object(id int) *ObjectStatus {
+	for _, o := range a.fleet.Status().Objects {
+		if o.Object.ID == id {
+			return &o
+		}
+	}
+	return nil
+}
+
+// healthy: the object's session is up, bound and primed, and its push
+// health has seen live updates.
+func healthy(o *ObjectStatus) bool {
+	return o != nil && o.Gateway != nil && o.Gateway.Session.Up && o.Gateway.Connected && o.Gateway.Binding == 0 &&
+		o.Gateway.Ready && o.Gateway.Push.State == outage.PushHealthy
+}
+
+// waitAllLive drifts the simulator until every object is healthy and every
+// module has live values.
+func (a *account) waitAllLive(t *testing.T) {
+	t.Helper()
+	waitFor(t, "every object primed, bound and live", func() bool {
+		a.sim.Drift()
+		for _, o := range a.sim.Objects() {
+			if o.Hidden {
+				continue
+			}
+			if !healthy(a.object(o.ID)) {
+				return false
+			}
+			stats := a.store.Stats()
+			for _, d := range o.Devids {
+				if stats[d].Params == 0 || stats[d].LastLive.IsZero() {
+					return false
+				}
+			}
+		}
+		return true
+	})
+}
+
+// TestEveryObjectOneLoginOneSessionEach: two and five objects; one login at
+// start; each object's gateway bound by its own session to exactly its own
+// modules with its own group_id; values primed and live for every module.
+func TestEveryObjectOneLoginOneSessionEach(t *testing.T) {
+	for _, n := range []int{2, 5} {
+		t.Run(strings.Repeat("o", n), func(t *testing.T) {
+			a := startAccount(t, n, 2*n, nil, nil)
+			select {
+			case <-a.fleet.Ready():
+			case <-time.After(20 * time.Second):
+				t.Fatal("not ready")
+			}
+			a.waitAllLive(t)
+			if got := a.sim.Logins(); got != 1 {
+				t.Errorf("logins = %d, want 1 for %d objects", got, n)
+			}
+			st := a.fleet.Status()
+			if len(st.Objects) != n {
+				t.Fatalf("watching %d objects, want %d", len(st.Objects), n)
+			}
+			for _, o := range a.sim.Objects() {
+				got := a.object(o.ID)
+				if got.Object.Name != o.Name || !slices.Equal(got.Gateway.Subscribed, o.Devids) {
+					t.Errorf("object %d: name %q modules %v, want %q %v", o.ID, got.Object.Name, got.Gateway.Subscribed, o.Name, o.Devids)
+				}
+				// The simulator's view: the object's live session is bound to
+				// its modules and listens with its id.
+				bound := false
+				for _, s := range a.sim.Sessions() {
+					if s.Connected && s.SID == got.Gateway.NamespaceSID {
+						bound = s.ObjectID == o.ID && slices.Equal(s.Bound, o.Devids)
+					}
+				}
+				if !bound {
+					t.Errorf("object %d: its session %s is not bound to %v in the simulator", o.ID, got.Gateway.NamespaceSID, o.Devids)
+				}
+			}
+			sids := map[string]bool{}
+			for _, o := range st.Objects {
+				sids[o.Gateway.NamespaceSID] = true
+			}
+			if len(sids) != n {
+				t.Errorf("%d objects share %d sessions", n, len(sids))
+			}
+		})
+	}
+}
+
+// TestOneObjectMutedOthersUntouched: one object's session turned zombie
+// (its pushes muted) and then dropped; the other objects stay healthy,
+// keep every value and see no outage, and the muted one's push health
+// alone goes unhealthy.
+func TestOneObjectMutedOthersUntouched(t *testing.T) {
+	a := startAccount(t, 3, 3, func(c *Config) {
+		gw := c.Gateway
+		c.Gateway = func(id int) realtime.Config {
+			cfg := gw(id)
+			cfg.Ladder.StaleAfter = 300 * time.Millisecond
+			cfg.Ladder.ZombiePrimes = 1000 // stay on the first step: the test watches push health
+			return cfg
+		}
+	}, nil)
+	a.waitAllLive(t)
+	objs := a.sim.Objects()
+	victim, others := objs[1], []cloudsim.ObjectInfo{objs[0], objs[2]}
+	before := map[int]uint64{}
+	for _, o := range others {
+		before[o.ID] = a.object(o.ID).Gateway.Session.Outages[outage.ReasonDisconnect]
+	}
+	mute := a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes, ObjectID: victim.ID})
+	waitFor(t, "the muted object's push unhealthy while the others stay healthy", func() bool {
+		a.sim.Drift()
+		for _, o := range others {
+			if !healthy(a.object(o.ID)) {
+				t.Fatalf("object %d lost health while object %d was muted: %+v", o.ID, victim.ID, a.object(o.ID).Gateway.Push)
+			}
+		}
+		v := a.object(victim.ID).Gateway
+		// Its own ladder sees its own silence: the other objects' live
+		// updates do not hide it.
+		return v.Push.State == outage.PushUnhealthy && v.Ladder.Count(ladder.ZombiePrime, ladder.OK) > 0
+	})
+	for _, o := range others {
+		if n := a.object(o.ID).Gateway.Ladder.Count(ladder.ZombiePrime, ladder.OK); n != 0 {
+			t.Errorf("object %d ran %d zombie primes for another object's silence", o.ID, n)
+		}
+	}
+	a.sim.Clear(mute)
+
+	a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultAbortTransport, ObjectID: victim.ID, Count: 1})
+	waitFor(t, "the dropped object back up and live", func() bool {
+		a.sim.Drift()
+		o := a.object(victim.ID)
+		return healthy(o) && o.Gateway.Session.Blinks+sum(o.Gateway.Session.Outages) > 0
+	})
+	for _, o := range others {
+		g := a.object(o.ID).Gateway
+		if g.Session.Blinks != 0 || g.Session.Outages[outage.ReasonDisconnect] != before[o.ID] {
+			t.Errorf("object %d saw the other object's drop: blinks %d, outages %v", o.ID, g.Session.Blinks, g.Session.Outages)
+		}
+		for _, d := range o.Devids {
+			if a.store.Stats()[d].Params == 0 {
+				t.Errorf("module %d/%s lost its values", o.ID, d)
+			}
+		}
+	}
+}
+
+func sum(m map[string]uint64) uint64 {
+	var n uint64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// TestObjectHiddenAndShown: an object the account no longer lists is
+// stopped and its modules leave the store; the others are untouched; shown
+// again, it is watched again without a restart. A listing that fails in
+// between stops nothing.
+func TestObjectHiddenAndShown(t *testing.T) {
+	a := startAccount(t, 2, 3, nil, nil)
+	a.waitAllLive(t)
+	home, cottage := a.sim.Objects()[0], a.sim.Objects()[1]
+	homeSID := a.object(home.ID).Gateway.NamespaceSID
+	homeParams := map[string]int{}
+	for _, d := range home.Devids {
+		homeParams[d] = a.store.Stats()[d].Params
+	}
+
+	// A failing listing proves nothing.
+	failing := a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "GET /v1/objects", Status: 503})
+	a.fleet.Relist()
+	waitFor(t, "the failed listing counted", func() bool { return a.fleet.Status().ListFailureStreak > 0 })
+	if a.object(cottage.ID) == nil {
+		t.Fatal("a failed listing stopped an object")
+	}
+	a.sim.Clear(failing)
+
+	if err := a.sim.HideObject(cottage.ID); err != nil {
+		t.Fatal(err)
+	}
+	a.fleet.Relist()
+	waitFor(t, "the hidden object stopped and forgotten", func() bool {
+		if a.object(cottage.ID) != nil {
+			return false
+		}
+		stats := a.store.Stats()
+		for _, d := range cottage.Devids {
+			if _, ok := stats[d]; ok {
+				return false
+			}
+		}
+		return true
+	})
+	if st := a.fleet.Status(); st.ListFailureStreak != 0 {
+		t.Errorf("list failure streak %d after a trusted listing", st.ListFailureStreak)
+	}
+	h := a.object(home.ID)
+	if !healthy(h) || h.Gateway.NamespaceSID != homeSID {
+		t.Errorf("the other object was disturbed: healthy %v, session %s → %s", healthy(h), homeSID, h.Gateway.NamespaceSID)
+	}
+	for _, d := range home.Devids {
+		if a.store.Stats()[d].Params == 0 {
+			t.Errorf("module %s of the other object lost its values", d)
+		}
+	}
+
+	if err := a.sim.ShowObject(cottage.ID); err != nil {
+		t.Fatal(err)
+	}
+	a.fleet.Relist()
+	a.waitAllLive(t)
+	if got := a.object(cottage.ID); got == nil || !slices.Equal(got.Gateway.Subscribed, cottage.Devids) {
+		t.Fatalf("the object shown again is not watched: %+v", got)
+	}
+	// Starting and stopping one object's gateway never touches the values
+	// of another's modules in the shared store.
+	for d, n := range homeParams {
+		if got := a.store.Stats()[d].Params; got < n {
+			t.Errorf("module %s of the other object holds %d parameters, had %d", d, got, n)
+		}
+	}
+}
+
+// TestStartLoginDuplicateEntryOnce: a login answered 500 ER_DUP_ENTRY once
+// at start is retried by the client and the start goes on: one successful
+// login for every object.
+func TestStartLoginDuplicateEntryOnce(t *testing.T) {
+	a := startAccount(t, 3, 3, nil, func(sim *cloudsim.Cloud) {
+		sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultLoginDupEntry, Count: 1})
+	})
+	a.waitAllLive(t)
+	if got := a.sim.Logins(); got != 1 {
+		t.Errorf("successful logins = %d, want 1", got)
+	}
+	if got := a.sim.Requests("POST /v1/auth/user"); got != 2 {
+		t.Errorf("login requests = %d, want 2 (the duplicate and its retry)", got)
+	}
+}
+
+// TestUnknownObjectAtStart: an object id the account does not list fails
+// the start naming the offered objects.
+func TestUnknownObjectAtStart(t *testing.T) {
+	a := startAccount(t, 2, 3, func(c *Config) { c.Objects = []int{99} }, nil)
+	var err error
+	select {
+	case err = <-a.done:
+		a.done <- err
+	case <-time.After(20 * time.Second):
+		t.Fatal("the start did not fail")
+	}
+	var ue *UnknownObjectsError
+	if !errors.As(err, &ue) {
+		t.Fatalf("Run = %v, want *UnknownObjectsError", err)
+	}
+	for _, o := range a.sim.Objects() {
+		if !strings.Contains(err.Error(), o.Name) {
+			t.Errorf("%q does not offer %s", err, o.Name)
+		}
+	}
+}
+
+// TestChosenObjectsAndModules: --cloud.object-id restricts the objects;
+// --cloud.modules narrows across objects, and an object holding none of the
+// named modules is not watched; a devid no object lists fails the start.
+func TestChosenObjectsAndModules(t *testing.T) {
+	probe := cloudsim.New(cloudsim.Options{Objects: 3, Modules: 3, ParamsPerModule: 30, Seed: cloudsim.DefaultSeed})
+	objs := probe.Objects()
+	t.Run("objects", func(t *testing.T) {
+		a := startAccount(t, 3, 3, func(c *Config) { c.Objects = []int{objs[2].ID} }, nil)
+		a.waitAllLiveOf(t, objs[2])
+		if st := a.fleet.Status(); len(st.Objects) != 1 || st.Objects[0].Object.ID != objs[2].ID {
+			t.Errorf("watching %+v, want only object %d", st.Objects, objs[2].ID)
+		}
+	})
+	t.Run("modules", func(t *testing.T) {
+		a := startAccount(t, 3, 3, func(c *Config) { c.Modules = []string{objs[1].Devids[0]} }, nil)
+		a.waitAllLiveOf(t, objs[1])
+		if st := a.fleet.Status(); len(st.Objects) != 1 || st.Objects[0].Object.ID != objs[1].ID {
+			t.Errorf("watching %+v, want only object %d", st.Objects, objs[1].ID)
+		}
+	})
+	t.Run("unknown module", func(t *testing.T) {
+		a := startAccount(t, 3, 3, func(c *Config) { c.Modules = []string{"TYPO"} }, nil)
+		var err error
+		select {
+		case err = <-a.done:
+			a.done <- err
+		case <-time.After(20 * time.Second):
+			t.Fatal("the start did not fail")
+		}
+		var me *cloudclient.MissingModulesError
+		if !errors.As(err, &me) || !strings.Contains(err.Error(), objs[0].Devids[0]) {
+			t.Fatalf("Run = %v, want a *MissingModulesError naming the offered devids", err)
+		}
+	})
+}
+
+// waitAllLiveOf waits until object o is healthy with live values.
+func (a *account) waitAllLiveOf(t *testing.T, o cloudsim.ObjectInfo) {
+	t.Helper()
+	waitFor(t, "the object live", func() bool {
+		a.sim.Drift()
+		if !healthy(a.object(o.ID)) {
+			return false
+		}
+		for _, d := range o.Devids {
+			if a.store.Stats()[d].LastLive.IsZero() {
+				return false
+			}
+		}
+		return true
+	})
+}
