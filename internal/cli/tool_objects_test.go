@@ -30,6 +30,14 @@ func startTwoObjects(t *testing.T) (sim *cloudsim.Cloud, home, cottage cloudsim.
 // module list of one object with body: one object's list unusable or empty
 // while the others' are whole.
 func moduleListFront(t *testing.T, sim *cloudsim.Cloud, objectID int, body string) string {
+	return answeringFront(t, sim, func(r *http.Request) bool {
+		return r.URL.Path == "/v1/modules" && r.URL.Query().Get("group_id") == strconv.Itoa(objectID)
+	}, body)
+}
+
+// answeringFront passes every request to sim, except that it answers the
+// GET requests answer selects with body.
+func answeringFront(t *testing.T, sim *cloudsim.Cloud, answer func(*http.Request) bool, body string) string {
 	t.Helper()
 	target, err := url.Parse(sim.URL())
 	if err != nil {
@@ -37,7 +45,7 @@ func moduleListFront(t *testing.T, sim *cloudsim.Cloud, objectID int, body strin
 	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && r.URL.Path == "/v1/modules" && r.URL.Query().Get("group_id") == strconv.Itoa(objectID) {
+		if r.Method == http.MethodGet && answer(r) {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(body))
 			return
@@ -46,6 +54,28 @@ func moduleListFront(t *testing.T, sim *cloudsim.Cloud, objectID int, body strin
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// While GET /v1/objects answers a list of an unknown shape, the login
+// answer's objects stand in for it: the tools work on every object, and an
+// unknown id is still refused; check fails (exit 1), since serve starts
+// from a usable object listing.
+func TestToolsWhenTheObjectListIsUnusable(t *testing.T) {
+	sim, home, cottage := startTwoObjects(t)
+	front := answeringFront(t, sim, func(r *http.Request) bool { return r.URL.Path == "/v1/objects" }, `{"weird":true}`)
+	code, out, errOut := runArgs(t, objectArgs(front, "modules")...)
+	if _, rows := table(t, out); code != exitOK || len(rows) != 3 || rows[2]["OBJECT ID"] != strconv.Itoa(cottage.ID) {
+		t.Fatalf("modules: code=%d stderr=%q, want the three modules of both objects:\n%s", code, errOut, out)
+	}
+	code, _, errOut = runArgs(t, objectArgs(front, "modules", "--cloud.object-id=99")...)
+	if code != exitUsage || !strings.Contains(errOut, "(it lists "+strconv.Itoa(home.ID)+" Home, "+strconv.Itoa(cottage.ID)+" Cottage)") {
+		t.Errorf("an unknown id: code=%d stderr=%q", code, errOut)
+	}
+	code, out, errOut = runArgs(t, objectArgs(front, "check")...)
+	const says = "listing the account's objects: the list is of an unknown shape or dropped rows"
+	if code != exitRuntime || !strings.Contains(out, "FAIL: "+says) || !strings.Contains(errOut, says) || !lineWith(out, "Cottage", "yes", "ok") {
+		t.Errorf("check: code=%d stderr=%q, want exit 1 naming the object listing:\n%s", code, errOut, out)
+	}
 }
 
 // objectArgs is a command line addressing the cloud at url with the demo

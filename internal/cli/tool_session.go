@@ -86,8 +86,9 @@ type watchedObject struct {
 type accountView struct {
 	listed  []cloudclient.Object // the account's objects; empty when it listed none
 	watched []watchedObject      // in the order listed
-	// listErr is why GET /v1/objects failed, when the login's list (or the
-	// ids given) stood in for it.
+	// listErr says why the account's listing (GET /v1/objects) cannot be
+	// trusted: it failed, was empty, of an unknown shape or dropped rows.
+	// The login's list, or the ids given, stood in for it.
 	listErr error
 }
 
@@ -97,7 +98,7 @@ type accountView struct {
 // through the client, which bounds the requests in flight. An id the
 // account does not list is a usage error naming the objects it does, as
 // serve refuses it, when the account's listing is usable and non-empty;
-// when it is not, the ids given are watched as given.
+// when it is not, the ids it lacks are watched as given.
 func (s *toolSession) resolveAccount(ctx context.Context, cf *cloudFlags) (*accountView, error) {
 	l, err := s.client.ListObjects(ctx)
 	listing := fleet.ListingOf(l)
@@ -123,23 +124,20 @@ func (s *toolSession) resolveAccount(ctx context.Context, cf *cloudFlags) (*acco
 			a.listed = append(a.listed, o)
 		}
 	}
-	switch {
-	case len(a.listed) > 0:
-		for _, o := range a.listed {
-			if len(wanted) == 0 || slices.Contains(wanted, o.ID) {
-				a.watched = append(a.watched, watchedObject{Object: o})
-			}
-		}
-	case len(wanted) > 0:
-		// The account's listing cannot say whether the ids are right: the
-		// module lists will.
-		for _, id := range wanted {
-			if !slices.ContainsFunc(a.watched, func(w watchedObject) bool { return w.ID == id }) {
-				a.watched = append(a.watched, watchedObject{Object: cloudclient.Object{ID: id}})
-			}
-		}
-	default:
+	if len(wanted) == 0 && len(a.listed) == 0 {
 		return nil, a.listErr
+	}
+	for _, o := range a.listed {
+		if len(wanted) == 0 || slices.Contains(wanted, o.ID) {
+			a.watched = append(a.watched, watchedObject{Object: o})
+		}
+	}
+	// An id a listing that cannot be trusted lacks may still be right: the
+	// module lists will tell.
+	for _, id := range wanted {
+		if !slices.ContainsFunc(a.watched, func(w watchedObject) bool { return w.ID == id }) {
+			a.watched = append(a.watched, watchedObject{Object: cloudclient.Object{ID: id}})
+		}
 	}
 
 	var wg sync.WaitGroup
