@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 )
@@ -76,6 +78,18 @@ func TestToolsWhenTheObjectListIsUnusable(t *testing.T) {
 	if code != exitRuntime || !strings.Contains(out, "FAIL: "+says) || !strings.Contains(errOut, says) || !lineWith(out, "Cottage", "yes", "ok") {
 		t.Errorf("check: code=%d stderr=%q, want exit 1 naming the object listing:\n%s", code, errOut, out)
 	}
+}
+
+// runBounded is runArgs for a command that could run until interrupted
+// (watch): one that does not stop by itself within a minute is
+// interrupted, and its exit then fails the test's expectations.
+func runBounded(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var out, errb syncBuffer
+	code = runContext(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
 }
 
 // objectArgs is a command line addressing the cloud at url with the demo
@@ -245,7 +259,7 @@ func TestObjectIDRestrictsTheObjects(t *testing.T) {
 	want := "bragerone_exporter: --cloud.object-id: object 99 is not one of the account's objects (it lists " +
 		strconv.Itoa(home.ID) + " Home, " + strconv.Itoa(cottage.ID) + " Cottage)\n"
 	for _, cmd := range [][]string{{"check"}, {"modules"}, {"params"}, {"catalog"}, {"set", cottage.Devids[0], "P6.v1=65"}, {"watch"}} {
-		code, _, errOut := runArgs(t, toolArgs(sim, cmd[0], append(cmd[1:], "--cloud.object-id=99,"+strconv.Itoa(home.ID))...)...)
+		code, _, errOut := runBounded(t, toolArgs(sim, cmd[0], append(cmd[1:], "--cloud.object-id=99,"+strconv.Itoa(home.ID))...)...)
 		if code != exitUsage || errOut != want {
 			t.Errorf("%s: code=%d stderr %q, want %q", cmd[0], code, errOut, want)
 		}
@@ -313,7 +327,7 @@ func TestDevidsFindTheirObject(t *testing.T) {
 		{"watch", "--cloud.modules=NOSUCHDEV"},
 	} {
 		primes, writes := sim.Requests("POST /v1/modules/parameters"), commandWrites(sim)
-		code, _, errOut := runArgs(t, toolArgs(sim, args[0], args[1:]...)...)
+		code, _, errOut := runBounded(t, toolArgs(sim, args[0], args[1:]...)...)
 		if want := "module NOSUCHDEV is " + where + offered; code != exitUsage || !strings.Contains(errOut, want) {
 			t.Errorf("%q: code=%d stderr=%q, want exit 2 and %q", args, code, errOut, want)
 		}
