@@ -191,6 +191,9 @@ func TestRunbookHasOneSectionPerAlert(t *testing.T) {
 type unitTests struct {
 	RuleFiles []string `yaml:"rule_files"`
 	Tests     []struct {
+		InputSeries []struct {
+			Series string `yaml:"series"`
+		} `yaml:"input_series"`
 		AlertRuleTest []struct {
 			EvalTime  string `yaml:"eval_time"`
 			Alertname string `yaml:"alertname"`

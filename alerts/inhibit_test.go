@@ -266,7 +266,8 @@ func alertmanager(t *testing.T) string {
 }
 
 // firingAlert is an alert as Prometheus would send it: the labels its rule
-// gives it, with the job and instance of one exporter.
+// gives it, with the job and instance of one exporter, object 1 ("Home") and
+// module M1 where it has them; extra overrides labels in pairs.
 func firingAlert(t *testing.T, labels map[string][]string, name, instance string, extra ...string) map[string]string {
 	t.Helper()
 	ls := map[string]string{"alertname": name}
@@ -293,6 +294,12 @@ func firingAlert(t *testing.T, labels map[string][]string, name, instance string
 			ls[l] = "rejected"
 		case "reason":
 			ls[l] = "rest"
+		case "object_id":
+			ls[l] = "1"
+		case "object":
+			ls[l] = "Home"
+		case "module":
+			ls[l] = "Boiler"
 		default:
 			t.Fatalf("%s: no test value for label %q", name, l)
 		}
@@ -303,8 +310,10 @@ func firingAlert(t *testing.T, labels map[string][]string, name, instance string
 	return ls
 }
 
+// alertKey names an alert by its name, exporter, object and module:
+// alertname{instance,object_id,devid}.
 func alertKey(ls map[string]string) string {
-	return ls["alertname"] + "{" + ls["instance"] + "," + ls["devid"] + "}"
+	return ls["alertname"] + "{" + ls["instance"] + "," + ls["object_id"] + "," + ls["devid"] + "}"
 }
 
 // TestAlertmanagerInhibition posts the alerts of whole faults to a real
@@ -322,29 +331,54 @@ func TestAlertmanagerInhibition(t *testing.T) {
 	}
 	scenarios := []scenario{
 		{
-			name: "cloud outage: the session alert speaks for it; modules the cloud reports offline still notify",
+			name: "cloud outage, every object down: the session alerts speak for it; modules the cloud reports offline still notify",
 			alerts: []map[string]string{
 				a("BragerOneSessionDown", "outage"),
+				a("BragerOneSessionDown", "outage", "object_id", "2", "object", "Cottage"),
+				a("BragerOneAllSessionsDown", "outage"),
 				a("BragerOneModulePollFailing", "outage"),
+				a("BragerOneModulePollFailing", "outage", "object_id", "2", "object", "Cottage"),
 				a("BragerOneModuleNoUpdates", "outage"),
 				a("BragerOneTokenExpiring", "outage"),
 				a("BragerOneUpstreamErrors", "outage"),
 				a("BragerOneRecoveryLadderEscalating", "outage"),
-				a("BragerOneRecoveryQuarantined", "outage"),
+				a("BragerOneRecoveryQuarantined", "outage", "object_id", "2", "object", "Cottage"),
 				a("BragerOneModuleOffline", "outage"),
 				a("BragerOneModuleOfflineLong", "outage", "devid", "M2"),
 			},
 			inhibited: []string{
-				"BragerOneModulePollFailing{outage,}", "BragerOneModuleNoUpdates{outage,M1}",
-				"BragerOneTokenExpiring{outage,}", "BragerOneUpstreamErrors{outage,}",
-				"BragerOneRecoveryLadderEscalating{outage,}", "BragerOneRecoveryQuarantined{outage,}",
+				"BragerOneModulePollFailing{outage,1,}", "BragerOneModulePollFailing{outage,2,}",
+				"BragerOneModuleNoUpdates{outage,1,M1}",
+				"BragerOneTokenExpiring{outage,,}", "BragerOneUpstreamErrors{outage,,}",
+				"BragerOneRecoveryLadderEscalating{outage,1,}", "BragerOneRecoveryQuarantined{outage,2,}",
 			},
 		},
 		{
-			name: "rejected credentials: one page, the session and what follows are silenced",
+			name: "one object's session down: its own poll, update and ladder alerts are silenced, not another object's, nor the account's token and 5xx alerts",
+			alerts: []map[string]string{
+				a("BragerOneSessionDown", "house"),
+				a("BragerOneModulePollFailing", "house"),
+				a("BragerOneModulePollFailing", "house", "object_id", "2", "object", "Cottage"),
+				a("BragerOneModuleNoUpdates", "house"),
+				a("BragerOneModuleNoUpdates", "house", "object_id", "2", "object", "Cottage", "devid", "M2"),
+				a("BragerOneRecoveryLadderEscalating", "house"),
+				a("BragerOneRecoveryLadderEscalating", "house", "object_id", "2", "object", "Cottage"),
+				a("BragerOneRecoveryQuarantined", "house", "object_id", "2", "object", "Cottage"),
+				a("BragerOneTokenExpiring", "house"),
+				a("BragerOneUpstreamErrors", "house"),
+			},
+			inhibited: []string{
+				"BragerOneModulePollFailing{house,1,}", "BragerOneModuleNoUpdates{house,1,M1}",
+				"BragerOneRecoveryLadderEscalating{house,1,}",
+			},
+		},
+		{
+			name: "rejected credentials: one page, every object's session and what follows are silenced",
 			alerts: []map[string]string{
 				a("BragerOneLoginRejected", "creds"),
 				a("BragerOneSessionDown", "creds"),
+				a("BragerOneSessionDown", "creds", "object_id", "2", "object", "Cottage"),
+				a("BragerOneAllSessionsDown", "creds"),
 				a("BragerOneLivePushStale", "creds"),
 				a("BragerOneModulePollFailing", "creds"),
 				a("BragerOneModuleNoUpdates", "creds"),
@@ -353,9 +387,10 @@ func TestAlertmanagerInhibition(t *testing.T) {
 				a("BragerOneRecoveryQuarantined", "creds"),
 			},
 			inhibited: []string{
-				"BragerOneSessionDown{creds,}", "BragerOneLivePushStale{creds,}", "BragerOneModulePollFailing{creds,}",
-				"BragerOneModuleNoUpdates{creds,M1}", "BragerOneTokenExpiring{creds,}",
-				"BragerOneRecoveryLadderEscalating{creds,}", "BragerOneRecoveryQuarantined{creds,}",
+				"BragerOneSessionDown{creds,1,}", "BragerOneSessionDown{creds,2,}", "BragerOneAllSessionsDown{creds,,}",
+				"BragerOneLivePushStale{creds,1,}", "BragerOneModulePollFailing{creds,1,}",
+				"BragerOneModuleNoUpdates{creds,1,M1}", "BragerOneTokenExpiring{creds,,}",
+				"BragerOneRecoveryLadderEscalating{creds,1,}", "BragerOneRecoveryQuarantined{creds,1,}",
 			},
 		},
 		{
@@ -365,13 +400,14 @@ func TestAlertmanagerInhibition(t *testing.T) {
 				a("BragerOneModuleOffline", "plant"),
 				a("BragerOneModuleOffline", "plant", "devid", "M2"),
 			},
-			inhibited: []string{"BragerOneModuleOffline{plant,M1}"},
+			inhibited: []string{"BragerOneModuleOffline{plant,1,M1}"},
 		},
 		{
 			name: "exporter down: its own alerts are silenced, another exporter's are not",
 			alerts: []map[string]string{
 				a("BragerOneExporterDown", "gone"),
 				a("BragerOneSessionDown", "gone"),
+				a("BragerOneAllSessionsDown", "gone"),
 				a("BragerOneLoginRejected", "gone"),
 				a("BragerOneModuleOfflineLong", "gone"),
 				a("BragerOneParameterSeriesDropped", "gone"),
@@ -380,9 +416,9 @@ func TestAlertmanagerInhibition(t *testing.T) {
 				a("BragerOneModulePollFailing", "other2"),
 			},
 			inhibited: []string{
-				"BragerOneModulePollFailing{other,}",
-				"BragerOneSessionDown{gone,}", "BragerOneLoginRejected{gone,}",
-				"BragerOneModuleOfflineLong{gone,M1}", "BragerOneParameterSeriesDropped{gone,M1}",
+				"BragerOneModulePollFailing{other,1,}",
+				"BragerOneSessionDown{gone,1,}", "BragerOneAllSessionsDown{gone,,}", "BragerOneLoginRejected{gone,,}",
+				"BragerOneModuleOfflineLong{gone,1,M1}", "BragerOneParameterSeriesDropped{gone,1,M1}",
 			},
 		},
 	}

@@ -11,7 +11,7 @@ import (
 type ObjectInfo struct {
 	ID     int      `json:"id"`
 	Name   string   `json:"name"`
-	Devids []string `json:"devids"` // its modules, in devid order
+	Devids []string `json:"devids"` // its modules, sorted
 	// Hidden says the account no longer sees the object (HideObject): it is
 	// absent from the object lists and calls naming it or its modules are
 	// refused.
@@ -166,14 +166,4 @@ func parseGroupID(v any) (int, bool) {
 		}
 	}
 	return 0, false
-}
-
-// sortedIDs lists object ids in ascending order.
-func sortedIDs(ids map[int]bool) []int {
-	out := make([]int, 0, len(ids))
-	for id := range ids {
-		out = append(out, id)
-	}
-	slices.Sort(out)
-	return out
 }

@@ -477,7 +477,7 @@ func readModules(w http.ResponseWriter, r *http.Request) (modulesBody, bool) {
 }
 
 // modulesConnect binds a realtime session to modules of one object
-// (docs/spec.md W-2.4). The object is the group_id when the body gives one
+// (docs/spec.md I-4e). The object is the group_id when the body gives one
 // (as a string, or a number), else the one object the modules belong to.
 // The cloud is strict where the reference client never strays: every module
 // must belong to that object (400 otherwise: a devid of another object, an

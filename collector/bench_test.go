@@ -97,3 +97,42 @@ func BenchmarkScrapeParams(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100000, "ns/series")
 }
+
+// BenchmarkCollectObjects measures the series of the objects themselves
+// (session, push, ladder, events: about fifty per object) and of their
+// modules, without parameters, for 50 objects of 2 modules each.
+func BenchmarkCollectObjects(b *testing.B) {
+	snap := healthySnapshot()
+	proto := snap.Objects[0]
+	snap.Objects, snap.Modules = nil, nil
+	for i := range 50 {
+		o := proto
+		o.ID, o.Name = 1000+i, fmt.Sprintf("Object %d", i)
+		snap.Objects = append(snap.Objects, o)
+		for j := range 2 {
+			m := onlineModule(fmt.Sprintf("MOD%02d%d", i, j), "m")
+			m.ObjectID = o.ID
+			snap.Modules = append(snap.Modules, m)
+		}
+	}
+	c := newTestCollector(b, snap, nil, Options{})
+	ch := make(chan prometheus.Metric, 1024)
+	done := make(chan int)
+	go func() {
+		n := 0
+		for range ch {
+			n++
+		}
+		done <- n
+	}()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		c.Collect(ch)
+	}
+	b.StopTimer()
+	close(ch)
+	series := <-done
+	b.ReportMetric(float64(series)/float64(b.N), "series/op")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(series), "ns/series")
+}

@@ -8,11 +8,14 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
 const namespace = "bragerone"
@@ -65,14 +68,42 @@ type descs struct {
 	moduleOnline, moduleConnectedAt, moduleInfo, moduleLastUpdate, moduleAlarms *prometheus.Desc
 	moduleOutage, moduleLastOutage, moduleOutagesTotal                          *prometheus.Desc
 
+	objectInfo, objectListFailureStreak *prometheus.Desc
+
 	sessionUp, sessionOutage, sessionLastOutage, sessionOutagesTotal, sessionBlinks, sessionReconnectFailure *prometheus.Desc
 
 	pushHealthy, liveStale, lastLiveUpdate, lastUpdate *prometheus.Desc
 
 	recoveryActions, recoveryQuarantined, recoveryCooldown, pollFailureStreak, primeFailures *prometheus.Desc
 
+	realtimeEvents *prometheus.Desc
+
 	tokenExpiry *prometheus.Desc
 }
+
+// The event label of bragerone_realtime_events_total is the event kind's
+// name (cloudapi.EventKind.String), the key of ObjectState.Events; the
+// transport maps wire event names to kinds.
+
+// EventOther is the event label of every event kind outside Events' named
+// kinds; a count under a name that is not in Events is exported under it.
+var EventOther = cloudapi.EventOther.String()
+
+// Events lists every value of the event label: the name of every kind in
+// cloudapi.EventKinds, each exported from the first scrape on.
+var Events = eventLabels()
+
+func eventLabels() []string {
+	var out []string
+	for _, k := range cloudapi.EventKinds() {
+		out = append(out, k.String())
+	}
+	return out
+}
+
+// objectLabel is the label of every series of one watched object: the
+// cloud's object id. It comes first, before the labels of the family.
+const objectLabel = "object_id"
 
 func newDescs() descs {
 	d := func(name, help string, labels ...string) *prometheus.Desc {
@@ -87,30 +118,35 @@ func newDescs() descs {
 
 		moduleOnline:       d("module_online", "Module to cloud link: 1 online, 0 offline; absent while unknown.", "devid"),
 		moduleConnectedAt:  d("module_connected_at_timestamp_seconds", "The module's connectedAt in seconds since the epoch; 0 while offline.", "devid"),
-		moduleInfo:         d("module_info", "Module metadata; always 1.", "devid", "name", "title", "version", "gateway_version"),
+		moduleInfo:         d("module_info", "Module metadata and the object the module belongs to; always 1.", "devid", objectLabel, "name", "title", "version", "gateway_version"),
 		moduleLastUpdate:   d("module_last_update_timestamp_seconds", "Last update of any parameter of the module (prime or live), seconds since the epoch.", "devid"),
 		moduleAlarms:       d("module_alarms", "Active alarms of the module from the cloud's alarm quantity.", "devid"),
 		moduleOutage:       d("module_outage_seconds", "Duration of the current module outage; present only while offline.", "devid", "reason"),
 		moduleLastOutage:   d("module_last_outage_seconds", "Duration of the last finished module outage.", "devid", "reason"),
 		moduleOutagesTotal: d("module_outages_total", "Module outages begun, by reason.", "devid", "reason"),
 
-		sessionUp:               d("session_up", "Exporter to cloud Socket.IO session: 1 up, 0 down."),
-		sessionOutage:           d("session_outage_seconds", "Duration of the current session outage; present only while down.", "reason"),
-		sessionLastOutage:       d("session_last_outage_seconds", "Duration of the last finished session outage.", "reason"),
-		sessionOutagesTotal:     d("session_outages_total", "Published session outages by reason (blinks are not outages).", "reason"),
-		sessionBlinks:           d("session_blinks_total", "Session disconnects absorbed by the down-hysteresis."),
-		sessionReconnectFailure: d("session_reconnect_failure_reason", "Always 1; the reason of the latest failed reconnect while the session is down.", "reason"),
+		objectInfo:              d("object_info", "A watched object (installation) of the account and its name; always 1.", objectLabel, "name"),
+		objectListFailureStreak: d("object_list_failure_streak", "Unusable listings of the account's objects in a row."),
 
-		pushHealthy:    d("push_healthy", "Live push health: 1 healthy, 0 unhealthy; absent while unknown."),
-		liveStale:      d("live_stale_seconds", "Seconds without a live update while push is unhealthy and the session is up."),
-		lastLiveUpdate: d("last_live_update_timestamp_seconds", "Last live (pushed) parameter update, seconds since the epoch."),
-		lastUpdate:     d("last_update_timestamp_seconds", "Last parameter update from any source (prime or live), seconds since the epoch."),
+		sessionUp:               d("session_up", "The object's exporter to cloud Socket.IO session: 1 up, 0 down.", objectLabel),
+		sessionOutage:           d("session_outage_seconds", "Duration of the object's current session outage; present only while down.", objectLabel, "reason"),
+		sessionLastOutage:       d("session_last_outage_seconds", "Duration of the object's last finished session outage.", objectLabel, "reason"),
+		sessionOutagesTotal:     d("session_outages_total", "Published session outages of the object by reason (blinks are not outages).", objectLabel, "reason"),
+		sessionBlinks:           d("session_blinks_total", "Session disconnects of the object absorbed by the down-hysteresis.", objectLabel),
+		sessionReconnectFailure: d("session_reconnect_failure_reason", "Always 1; the reason of the latest failed reconnect while the object's session is down.", objectLabel, "reason"),
 
-		recoveryActions:     d("recovery_actions_total", "Recovery ladder actions by step and result.", "step", "result"),
-		recoveryQuarantined: d("recovery_quarantined", "1 while realtime recovery is paused in REST-only quarantine."),
-		recoveryCooldown:    d("recovery_cooldown_seconds", "Seconds left of the recovery cooldown; 0 when none."),
-		pollFailureStreak:   d("module_poll_failure_streak", "Unusable module-list polls in a row."),
-		primeFailures:       d("prime_failures_total", "REST primes that failed after their retries, by trigger.", "trigger"),
+		pushHealthy:    d("push_healthy", "Live push health of the object's session: 1 healthy, 0 unhealthy; absent while unknown.", objectLabel),
+		liveStale:      d("live_stale_seconds", "Seconds without a live update while the object's push is unhealthy and its session is up.", objectLabel),
+		lastLiveUpdate: d("last_live_update_timestamp_seconds", "Last live (pushed) parameter update of the object's modules, seconds since the epoch.", objectLabel),
+		lastUpdate:     d("last_update_timestamp_seconds", "Last parameter update of the object's modules from any source (prime or live), seconds since the epoch.", objectLabel),
+
+		recoveryActions:     d("recovery_actions_total", "Recovery ladder actions of the object's session by step and result.", objectLabel, "step", "result"),
+		recoveryQuarantined: d("recovery_quarantined", "1 while the object's realtime recovery is paused in REST-only quarantine.", objectLabel),
+		recoveryCooldown:    d("recovery_cooldown_seconds", "Seconds left of the object's recovery cooldown; 0 when none.", objectLabel),
+		pollFailureStreak:   d("module_poll_failure_streak", "Unusable module-list polls of the object in a row.", objectLabel),
+		primeFailures:       d("prime_failures_total", "REST primes of the object's modules that failed after their retries, by trigger.", objectLabel, "trigger"),
+
+		realtimeEvents: d("realtime_events_total", "Realtime events received on the object's session, by a fixed set of names plus other.", objectLabel, "event"),
 
 		tokenExpiry: d("token_expiry_timestamp_seconds", "When the current access token expires, seconds since the epoch; absent when it never expires."),
 	}
@@ -121,9 +157,11 @@ func (d *descs) all() []*prometheus.Desc {
 		d.paramValue, d.parameters, d.paramsNonNumeric, d.paramsDropped, d.paramsRefused,
 		d.moduleOnline, d.moduleConnectedAt, d.moduleInfo, d.moduleLastUpdate, d.moduleAlarms,
 		d.moduleOutage, d.moduleLastOutage, d.moduleOutagesTotal,
+		d.objectInfo, d.objectListFailureStreak,
 		d.sessionUp, d.sessionOutage, d.sessionLastOutage, d.sessionOutagesTotal, d.sessionBlinks, d.sessionReconnectFailure,
 		d.pushHealthy, d.liveStale, d.lastLiveUpdate, d.lastUpdate,
 		d.recoveryActions, d.recoveryQuarantined, d.recoveryCooldown, d.pollFailureStreak, d.primeFailures,
+		d.realtimeEvents,
 		d.tokenExpiry,
 	}
 }
@@ -189,16 +227,13 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, direct *directSeries) {
 	}
 	e := emitter{c: c, ch: ch}
 
-	c.collectSession(&e, &s)
-	c.collectPush(&e, &s)
-	c.collectRecovery(&e, &s.Recovery)
-	e.emit(c.pollFailureStreak, prometheus.GaugeValue, float64(s.PollFailureStreak))
-	emitByReason(&e, c.primeFailures, nil, s.PrimeFailures)
+	objects := c.collectObjects(&e, s.Objects)
+	e.emit(c.objectListFailureStreak, prometheus.GaugeValue, float64(s.ObjectListFailureStreak))
 	if !s.TokenExpiry.IsZero() {
 		e.emit(c.tokenExpiry, prometheus.GaugeValue, unixSeconds(s.TokenExpiry))
 	}
 
-	mods := c.collectModules(&e, s.Modules)
+	mods := c.collectModules(&e, s.Modules, objects)
 	c.collectAlarms(&e, s.Modules, mods, cs)
 	c.collectCatalogHealth(&e, cs, mods)
 	c.collectParams(&e, mods, cs, direct)
@@ -214,12 +249,17 @@ type emitter struct {
 	ch       chan<- prometheus.Metric
 	skipped  int
 	firstErr error
+	// labels is the label values of the series being built, reused from
+	// series to series: NewConstMetric copies them, and the caller's
+	// variadic arguments then need no heap allocation of their own.
+	labels []string
 }
 
 // emit sends one const metric. An error (which would mean a label value the
 // sanitiser let through) skips the series instead of failing the scrape.
 func (e *emitter) emit(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
-	m, err := prometheus.NewConstMetric(d, t, v, labels...)
+	e.labels = append(e.labels[:0], labels...)
+	m, err := prometheus.NewConstMetric(d, t, v, e.labels...)
 	if err != nil {
 		e.skipped++
 		if e.firstErr == nil {
@@ -250,25 +290,51 @@ func boolValue(b bool) float64 {
 	return 0
 }
 
-func (c *Collector) collectSession(e *emitter, s *Snapshot) {
-	ss := &s.Session
-	e.emit(c.sessionUp, prometheus.GaugeValue, boolValue(ss.Up))
-	e.emit(c.sessionBlinks, prometheus.CounterValue, float64(ss.Blinks))
+// collectObjects exports the series of every watched object, each labelled
+// with the object's id, and returns the id labels by object id for the
+// modules. An id listed twice is exported once, from its first entry: a
+// duplicate series would fail the whole scrape.
+func (c *Collector) collectObjects(e *emitter, objects []ObjectState) map[int]string {
+	labels := make(map[int]string, len(objects))
+	for i := range objects {
+		o := &objects[i]
+		if _, dup := labels[o.ID]; dup {
+			continue
+		}
+		id := strconv.Itoa(o.ID)
+		labels[o.ID] = id
+
+		e.emit(c.objectInfo, prometheus.GaugeValue, 1, id, LabelValue(o.Name))
+		c.collectSession(e, id, &o.Session)
+		c.collectPush(e, id, &o.Push, o.Session.Up)
+		c.collectRecovery(e, id, &o.Recovery)
+		e.emit(c.pollFailureStreak, prometheus.GaugeValue, float64(o.PollFailureStreak), id)
+		emitByReason(e, c.primeFailures, nil, o.PrimeFailures, id)
+		c.collectEvents(e, id, o.Events)
+	}
+	return labels
+}
+
+func (c *Collector) collectSession(e *emitter, id string, ss *SessionState) {
+	e.emit(c.sessionUp, prometheus.GaugeValue, boolValue(ss.Up), id)
+	e.emit(c.sessionBlinks, prometheus.CounterValue, float64(ss.Blinks), id)
 	if ss.Outage.Down {
-		e.emit(c.sessionOutage, prometheus.GaugeValue, seconds(ss.Outage.DownFor), LabelValue(ss.Outage.Reason))
+		e.emit(c.sessionOutage, prometheus.GaugeValue, seconds(ss.Outage.DownFor), id, LabelValue(ss.Outage.Reason))
 	}
 	if ss.Outage.HasLast {
-		e.emit(c.sessionLastOutage, prometheus.GaugeValue, seconds(ss.Outage.LastDownFor), LabelValue(ss.Outage.LastReason))
+		e.emit(c.sessionLastOutage, prometheus.GaugeValue, seconds(ss.Outage.LastDownFor), id, LabelValue(ss.Outage.LastReason))
 	}
 	if !ss.Up && ss.ReconnectFailure != "" {
-		e.emit(c.sessionReconnectFailure, prometheus.GaugeValue, 1, LabelValue(ss.ReconnectFailure))
+		e.emit(c.sessionReconnectFailure, prometheus.GaugeValue, 1, id, LabelValue(ss.ReconnectFailure))
 	}
-	emitByReason(e, c.sessionOutagesTotal, SessionReasons, ss.OutagesByReason)
+	emitByReason(e, c.sessionOutagesTotal, SessionReasons, ss.OutagesByReason, id)
 }
 
 // emitByReason exports a counter per reason: the known reasons always (0 until
 // they happen), plus any other reason present in counts. Reasons are exported
 // in sorted order of the sanitised value, deduplicated.
+// prefix are the label values before the reason (the module's devid, the
+// object's id).
 func emitByReason(e *emitter, d *prometheus.Desc, known []string, counts map[string]uint64, prefix ...string) {
 	merged := make(map[string]uint64, len(known)+len(counts))
 	for _, r := range known {
@@ -277,28 +343,29 @@ func emitByReason(e *emitter, d *prometheus.Desc, known []string, counts map[str
 	for r, n := range counts {
 		merged[LabelValue(r)] += n
 	}
+	var buf [4]string // the label values, without a heap allocation per series
+	labels := append(buf[:0], prefix...)
 	for _, r := range slices.Sorted(maps.Keys(merged)) {
-		e.emit(d, prometheus.CounterValue, float64(merged[r]), append(prefix[:len(prefix):len(prefix)], r)...)
+		e.emit(d, prometheus.CounterValue, float64(merged[r]), append(labels, r)...)
 	}
 }
 
-func (c *Collector) collectPush(e *emitter, s *Snapshot) {
-	p := &s.Push
+func (c *Collector) collectPush(e *emitter, id string, p *PushState, sessionUp bool) {
 	if p.Known {
-		e.emit(c.pushHealthy, prometheus.GaugeValue, boolValue(p.Healthy))
-		if !p.Healthy && s.Session.Up {
-			e.emit(c.liveStale, prometheus.GaugeValue, seconds(p.StaleFor))
+		e.emit(c.pushHealthy, prometheus.GaugeValue, boolValue(p.Healthy), id)
+		if !p.Healthy && sessionUp {
+			e.emit(c.liveStale, prometheus.GaugeValue, seconds(p.StaleFor), id)
 		}
 	}
 	if !p.LastLiveUpdate.IsZero() {
-		e.emit(c.lastLiveUpdate, prometheus.GaugeValue, unixSeconds(p.LastLiveUpdate))
+		e.emit(c.lastLiveUpdate, prometheus.GaugeValue, unixSeconds(p.LastLiveUpdate), id)
 	}
 	if !p.LastUpdate.IsZero() {
-		e.emit(c.lastUpdate, prometheus.GaugeValue, unixSeconds(p.LastUpdate))
+		e.emit(c.lastUpdate, prometheus.GaugeValue, unixSeconds(p.LastUpdate), id)
 	}
 }
 
-func (c *Collector) collectRecovery(e *emitter, r *RecoveryState) {
+func (c *Collector) collectRecovery(e *emitter, id string, r *RecoveryState) {
 	merged := make(map[ActionKey]uint64, len(RecoverySteps)*len(RecoveryResults)+len(r.Actions))
 	for _, step := range RecoverySteps {
 		for _, res := range RecoveryResults {
@@ -316,10 +383,29 @@ func (c *Collector) collectRecovery(e *emitter, r *RecoveryState) {
 		return cmp.Or(cmp.Compare(a.Step, b.Step), cmp.Compare(a.Result, b.Result))
 	})
 	for _, k := range keys {
-		e.emit(c.recoveryActions, prometheus.CounterValue, float64(merged[k]), k.Step, k.Result)
+		e.emit(c.recoveryActions, prometheus.CounterValue, float64(merged[k]), id, k.Step, k.Result)
 	}
-	e.emit(c.recoveryQuarantined, prometheus.GaugeValue, boolValue(r.Quarantined))
-	e.emit(c.recoveryCooldown, prometheus.GaugeValue, seconds(r.CooldownLeft))
+	e.emit(c.recoveryQuarantined, prometheus.GaugeValue, boolValue(r.Quarantined), id)
+	e.emit(c.recoveryCooldown, prometheus.GaugeValue, seconds(r.CooldownLeft), id)
+}
+
+// collectEvents exports the object's event counters: every name of Events
+// from the first scrape on (0 until it happens); a count under any other
+// name is added to EventOther, so the label set stays fixed.
+func (c *Collector) collectEvents(e *emitter, id string, counts map[string]uint64) {
+	var other uint64
+	for name, n := range counts {
+		if !slices.Contains(Events, name) {
+			other += n
+		}
+	}
+	for _, name := range Events {
+		n := counts[name]
+		if name == EventOther {
+			n += other
+		}
+		e.emit(c.realtimeEvents, prometheus.CounterValue, float64(n), id, name)
+	}
 }
 
 // exportedModule is a module of the snapshot as the parameter pass needs it.
@@ -333,8 +419,9 @@ type exportedModule struct {
 // collectModules exports the per-module series and returns the exported
 // modules by raw devid. A devid listed twice (or two devids that sanitise to
 // the same label value) is exported once, from its first entry: a duplicate
-// series would fail the whole scrape.
-func (c *Collector) collectModules(e *emitter, modules []ModuleState) map[string]*exportedModule {
+// series would fail the whole scrape. objects are the object id labels
+// collectObjects built, reused for module_info.
+func (c *Collector) collectModules(e *emitter, modules []ModuleState, objects map[int]string) map[string]*exportedModule {
 	out := make(map[string]*exportedModule, len(modules))
 	seen := make(map[string]bool, len(modules))
 	for i := range modules {
@@ -346,7 +433,11 @@ func (c *Collector) collectModules(e *emitter, modules []ModuleState) map[string
 		seen[devid] = true
 		out[m.Devid] = &exportedModule{label: devid, devid: m.Devid}
 
-		e.emit(c.moduleInfo, prometheus.GaugeValue, 1, devid,
+		object, ok := objects[m.ObjectID]
+		if !ok {
+			object = strconv.Itoa(m.ObjectID)
+		}
+		e.emit(c.moduleInfo, prometheus.GaugeValue, 1, devid, object,
 			LabelValue(m.Name), LabelValue(m.Title), LabelValue(m.Version), LabelValue(m.GatewayVersion))
 		if m.OnlineKnown {
 			e.emit(c.moduleOnline, prometheus.GaugeValue, boolValue(m.Online), devid)

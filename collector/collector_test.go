@@ -403,14 +403,14 @@ func TestNewRejectsNilSource(t *testing.T) {
 
 func TestNegativeDurationsExportedAsZero(t *testing.T) {
 	s := sessionDownSnapshot()
-	s.Session.Outage.DownFor = -3e9
-	s.Recovery.CooldownLeft = -1
+	home(&s).Session.Outage.DownFor = -3e9
+	home(&s).Recovery.CooldownLeft = -1
 	g := gather(t, newTestCollector(t, s, nil, Options{}))
-	if v := g["bragerone_session_outage_seconds"]["reason=disconnect"]; v != 0 {
-		t.Errorf("session outage = %v, want 0", v)
+	if v, ok := g["bragerone_session_outage_seconds"]["object_id=1001,reason=disconnect"]; !ok || v != 0 {
+		t.Errorf("session outage = %v (present %v), want 0", v, ok)
 	}
-	if v := g["bragerone_recovery_cooldown_seconds"][""]; v != 0 {
-		t.Errorf("cooldown = %v, want 0", v)
+	if v, ok := g["bragerone_recovery_cooldown_seconds"]["object_id=1001"]; !ok || v != 0 {
+		t.Errorf("cooldown = %v (present %v), want 0", v, ok)
 	}
 }
 

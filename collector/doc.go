@@ -6,9 +6,12 @@
 //     package exporter fills in from the gateway's status), read through
 //     [SnapshotSource] and [ParamSource];
 //   - [Collector], a prometheus.Collector that builds const metrics from one
-//     snapshot per scrape, so nothing stale survives a module or parameter that
-//     went away and no sample carries a client-side timestamp;
-//   - [Instrumentation], the exporter's own request, event and login metrics;
+//     snapshot per scrape (every watched object of the account, its session
+//     series labelled with the object's id), so nothing stale survives an
+//     object, module or parameter that went away and no sample carries a
+//     client-side timestamp;
+//   - [Instrumentation], the exporter's own request and login metrics (the
+//     realtime event counters are per object, in the snapshot);
 //   - [DirectScrape], one scrape that keeps the large families
 //     (bragerone_parameter_value and the catalog's parameter families) back
 //     from the registry and writes them itself in the text formats (spelled

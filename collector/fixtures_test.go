@@ -43,9 +43,16 @@ func splitKey(key string) (string, string) {
 	return key, ""
 }
 
+// The fixtures' two objects (installations): Home holds MOD1 (and MOD3 in
+// catalogSnapshot), Cottage holds MOD2.
+const (
+	homeID    = 1001
+	cottageID = 1002
+)
+
 func onlineModule(devid, name string) ModuleState {
 	return ModuleState{
-		Devid: devid, Name: name, Title: name + " boiler room", Version: "3.1.4", GatewayVersion: "V2.08",
+		Devid: devid, ObjectID: homeID, Name: name, Title: name + " boiler room", Version: "3.1.4", GatewayVersion: "V2.08",
 		OnlineKnown: true, Online: true, ConnectedAt: t0.Add(-48 * time.Hour).Unix(),
 		LastUpdate: t0.Add(-2 * time.Second),
 		Params:     5, NonNumeric: 1,
@@ -53,25 +60,53 @@ func onlineModule(devid, name string) ModuleState {
 	}
 }
 
-// healthySnapshot: session up, push healthy, two modules online.
+// healthySnapshot: two objects, each with its session up and push healthy,
+// one module each, online. Home had a 42 s outage and three blinks and has
+// seen more events than Cottage, so each object's series carry its own
+// values.
 func healthySnapshot() Snapshot {
+	mod2 := onlineModule("MOD2", "Garage")
+	mod2.ObjectID = cottageID
 	return Snapshot{
 		Now: t0,
-		Session: SessionState{
-			Up:              true,
-			Outage:          Outage{HasLast: true, LastDownFor: 42 * time.Second, LastReason: "eio_close"},
-			OutagesByReason: map[string]uint64{"eio_close": 1},
-			Blinks:          3,
+		Objects: []ObjectState{
+			{
+				ID: homeID, Name: "Home",
+				Session: SessionState{
+					Up:              true,
+					Outage:          Outage{HasLast: true, LastDownFor: 42 * time.Second, LastReason: "eio_close"},
+					OutagesByReason: map[string]uint64{"eio_close": 1},
+					Blinks:          3,
+				},
+				Push: PushState{
+					Known: true, Healthy: true,
+					LastLiveUpdate: t0.Add(-2 * time.Second), LastUpdate: t0.Add(-2 * time.Second),
+				},
+				PrimeFailures: map[string]uint64{"connect": 0, "memory_updated": 0, "overflow": 0, "tick": 0},
+				Events: map[string]uint64{"connect": 2, "disconnect": 1, "params_change": 120, "snapshot": 2,
+					"connection_status": 1, "memory_updated": 3, "alarms_quantity": 1},
+				Connected: true, Ready: true,
+			},
+			{
+				ID: cottageID, Name: "Cottage",
+				Session: SessionState{Up: true},
+				Push: PushState{
+					Known: true, Healthy: true,
+					LastLiveUpdate: t0.Add(-7 * time.Second), LastUpdate: t0.Add(-7 * time.Second),
+				},
+				PrimeFailures: map[string]uint64{"connect": 0, "memory_updated": 0, "overflow": 0, "tick": 0},
+				Events:        map[string]uint64{"connect": 1, "params_change": 40, "snapshot": 1},
+				Connected:     true, Ready: true,
+			},
 		},
-		Push: PushState{
-			Known: true, Healthy: true,
-			LastLiveUpdate: t0.Add(-2 * time.Second), LastUpdate: t0.Add(-2 * time.Second),
-		},
-		Modules:       []ModuleState{onlineModule("MOD1", "Kitchen"), onlineModule("MOD2", "Garage")},
-		TokenExpiry:   t0.Add(50 * time.Minute),
-		PrimeFailures: map[string]uint64{"connect": 0, "memory_updated": 0, "overflow": 0, "tick": 0},
+		Modules:     []ModuleState{onlineModule("MOD1", "Kitchen"), mod2},
+		TokenExpiry: t0.Add(50 * time.Minute),
 	}
 }
+
+// home and cottage are the fixture's objects of s.
+func home(s *Snapshot) *ObjectState    { return &s.Objects[0] }
+func cottage(s *Snapshot) *ObjectState { return &s.Objects[1] }
 
 func healthyParams() paramList {
 	return paramList{
@@ -84,13 +119,16 @@ func healthyParams() paramList {
 	}
 }
 
-// sessionDownSnapshot: the session ended 95 s ago (a plain disconnect) and
-// every reconnect since was answered 503 at the handshake; push health is
-// false (never a stale true), the modules keep their last state, and two
-// primes of the poll tick failed meanwhile.
+// sessionDownSnapshot: Home's session ended 95 s ago (a plain disconnect)
+// and every reconnect since was answered 503 at the handshake; its push
+// health is false (never a stale true), its module keeps its last state,
+// two primes of its poll tick failed meanwhile and two module-list polls
+// were unusable. Cottage's session stays up and healthy; the account's
+// object list failed once.
 func sessionDownSnapshot() Snapshot {
 	s := healthySnapshot()
-	s.Session = SessionState{
+	h := home(&s)
+	h.Session = SessionState{
 		Up: false,
 		Outage: Outage{
 			Down: true, DownSince: t0.Add(-95 * time.Second), DownFor: 95 * time.Second, Reason: "disconnect",
@@ -100,10 +138,14 @@ func sessionDownSnapshot() Snapshot {
 		Blinks:           3,
 		ReconnectFailure: "handshake_503",
 	}
-	s.PrimeFailures["tick"] = 2
-	s.Push = PushState{Known: true, Healthy: false, StaleFor: 97 * time.Second,
+	h.PrimeFailures["tick"] = 2
+	h.Push = PushState{Known: true, Healthy: false, StaleFor: 97 * time.Second,
 		LastLiveUpdate: t0.Add(-97 * time.Second), LastUpdate: t0.Add(-30 * time.Second)}
-	s.PollFailureStreak = 2
+	h.PollFailureStreak = 2
+	h.Connected = false
+	h.Events["disconnect"]++
+	h.Events["connect_error"] = 4
+	s.ObjectListFailureStreak = 1
 	return s
 }
 
@@ -121,40 +163,46 @@ func moduleOfflineSnapshot() Snapshot {
 	m1.OutagesByReason = map[string]uint64{"rest": 1, "ws": 1}
 	m1.LastUpdate = t0.Add(-10 * time.Minute)
 	m1.Alarms = 2
-	m2 := ModuleState{Devid: "MOD2", Name: "Garage", Params: 0}
+	m2 := ModuleState{Devid: "MOD2", ObjectID: cottageID, Name: "Garage", Params: 0}
 	s.Modules = []ModuleState{m1, m2}
 	return s
 }
 
-// pushUnknownSnapshot: right after a reconnect, no live update in this
-// up-window yet.
+// pushUnknownSnapshot: right after a reconnect of Home's session, no live
+// update in this up-window yet; Cottage's session just came up and has had
+// no update at all.
 func pushUnknownSnapshot() Snapshot {
 	s := healthySnapshot()
-	s.Push = PushState{Known: false, LastUpdate: t0.Add(-5 * time.Second)}
+	home(&s).Push = PushState{Known: false, LastUpdate: t0.Add(-5 * time.Second)}
+	cottage(&s).Push = PushState{}
 	s.TokenExpiry = time.Time{}
 	return s
 }
 
-// zombieSnapshot: session up, no live update for 200 s.
+// zombieSnapshot: Home's session up, no live update for 200 s; Cottage
+// healthy.
 func zombieSnapshot() Snapshot {
 	s := healthySnapshot()
-	s.Push = PushState{Known: true, Healthy: false, StaleFor: 200 * time.Second,
+	h := home(&s)
+	h.Push = PushState{Known: true, Healthy: false, StaleFor: 200 * time.Second,
 		LastLiveUpdate: t0.Add(-200 * time.Second), LastUpdate: t0.Add(-20 * time.Second),
 		LastResumedAfter: 185 * time.Second}
-	s.Recovery = RecoveryState{
+	h.Recovery = RecoveryState{
 		Actions:     map[ActionKey]uint64{{StepZombiePrime, ResultOK}: 1},
 		PrimeStreak: 1,
 	}
 	return s
 }
 
-// quarantineSnapshot: the ladder ran out of rebuilds and paused realtime
-// recovery; the session is up but silent.
+// quarantineSnapshot: the ladder of Home's session ran out of rebuilds and
+// paused realtime recovery; the session is up but silent. Cottage's ladder
+// is in the cooldown after one failed hard restart.
 func quarantineSnapshot() Snapshot {
 	s := zombieSnapshot()
-	s.Push.StaleFor = 2 * time.Hour
-	s.Push.LastLiveUpdate = t0.Add(-2 * time.Hour)
-	s.Recovery = RecoveryState{
+	h := home(&s)
+	h.Push.StaleFor = 2 * time.Hour
+	h.Push.LastLiveUpdate = t0.Add(-2 * time.Hour)
+	h.Recovery = RecoveryState{
 		Actions: map[ActionKey]uint64{
 			{StepZombiePrime, ResultOK}:          8,
 			{StepHardRestart, ResultFailed}:      2,
@@ -168,8 +216,13 @@ func quarantineSnapshot() Snapshot {
 		CooldownLeft:   90 * time.Second,
 		RebuildCount:   3,
 	}
+	cottage(&s).Recovery = RecoveryState{
+		Actions:           map[ActionKey]uint64{{StepZombiePrime, ResultOK}: 2, {StepHardRestart, ResultFailed}: 1},
+		CooldownLeft:      20 * time.Second,
+		HardRestartStreak: 1,
+	}
 	s.Episodes = []Episode{
-		{Layer: LayerCloud, Reason: "force_reconnect", ID: "cloud-0000beef", StartedAt: t0.Add(-90 * time.Minute), EndedAt: t0.Add(-89 * time.Minute), DownFor: time.Minute},
+		{Layer: LayerCloud, ObjectID: homeID, Reason: "force_reconnect", ID: "cloud-0000beef", StartedAt: t0.Add(-90 * time.Minute), EndedAt: t0.Add(-89 * time.Minute), DownFor: time.Minute},
 	}
 	return s
 }

@@ -11,27 +11,6 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
-// The event label of bragerone_realtime_events_total is the event kind's
-// name (cloudapi.EventKind.String); the transport maps wire event names to
-// kinds. Overflow is a marker of lost events, not an event, and is counted
-// as other.
-
-// EventOther is the label of every event outside Events' named kinds.
-var EventOther = cloudapi.EventOther.String()
-
-// Events lists every value of the event label.
-var Events = eventLabels()
-
-func eventLabels() []string {
-	var out []string
-	for _, k := range cloudapi.EventKinds() {
-		if k != cloudapi.EventOverflow {
-			out = append(out, k.String())
-		}
-	}
-	return out
-}
-
 // EndpointOther is the endpoint label of requests beyond the endpoint cap.
 const EndpointOther = "other"
 
@@ -42,19 +21,18 @@ const DefaultMaxEndpoints = 64
 // client's default timeout (8 s) as a bucket boundary.
 var HTTPDurationBuckets = []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 10}
 
-// Instrumentation holds the exporter's own metrics: REST requests, realtime
-// events, logins and the build information. Its methods are safe for
+// Instrumentation holds the exporter's own metrics: REST requests, logins
+// and the build information. (Realtime events are counted per object by the
+// gateways and exported by Collector from the snapshot.) Its methods are safe for
 // concurrent use and never fail.
 type Instrumentation struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
-	events   *prometheus.CounterVec
 	logins   *prometheus.CounterVec
 	// buildInfo is bragerone_exporter_build_info, client_golang's version
 	// collector: labelled from github.com/prometheus/common/version.
 	buildInfo prometheus.Collector
 
-	eventCounters map[string]prometheus.Counter
 	loginCounters map[cloudapi.LoginOutcome]prometheus.Counter
 
 	mu           sync.Mutex
@@ -82,8 +60,8 @@ type InstrumentationOptions struct {
 
 // NewInstrumentation creates the exporter's own metrics and registers them on
 // reg. The series whose label values are known in advance and that alerts
-// take increase() of exist from the start with value 0: logins by result and
-// events by name. Request counters and latency histograms appear per
+// take increase() of exist from the start with value 0: logins by result.
+// Request counters and latency histograms appear per
 // endpoint when it is first called.
 func NewInstrumentation(reg prometheus.Registerer, opts InstrumentationOptions) (*Instrumentation, error) {
 	in := &Instrumentation{
@@ -96,16 +74,11 @@ func NewInstrumentation(reg prometheus.Registerer, opts InstrumentationOptions) 
 			Help:    "REST request latency by endpoint template.",
 			Buckets: HTTPDurationBuckets,
 		}, []string{"endpoint"}),
-		events: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: namespace, Name: "realtime_events_total",
-			Help: "Realtime events received, by a fixed set of names plus other.",
-		}, []string{"event"}),
 		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "logins_total",
 			Help: "Logins to the cloud by result (ok; rejected: the cloud refused the credentials; unreachable: no verdict, the auth endpoint failed or was not reached).",
 		}, []string{"result"}),
 		buildInfo:     versioncollector.NewCollector(namespace+"_exporter", versioncollector.WithExtraConstLabels(opts.buildInfoLabels)),
-		eventCounters: make(map[string]prometheus.Counter, len(Events)),
 		loginCounters: make(map[cloudapi.LoginOutcome]prometheus.Counter, len(cloudapi.LoginOutcomes())),
 		endpoints:     make(map[string]bool),
 		maxEndpoints:  opts.MaxEndpoints,
@@ -113,13 +86,10 @@ func NewInstrumentation(reg prometheus.Registerer, opts InstrumentationOptions) 
 	if in.maxEndpoints <= 0 {
 		in.maxEndpoints = DefaultMaxEndpoints
 	}
-	for _, c := range []prometheus.Collector{in.requests, in.duration, in.events, in.logins, in.buildInfo} {
+	for _, c := range []prometheus.Collector{in.requests, in.duration, in.logins, in.buildInfo} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
-	}
-	for _, ev := range Events {
-		in.eventCounters[ev] = in.events.WithLabelValues(ev)
 	}
 	for _, o := range cloudapi.LoginOutcomes() {
 		in.loginCounters[o] = in.logins.WithLabelValues(string(o))
@@ -166,17 +136,6 @@ func codeLabel(code int) string {
 		return strconv.Itoa(code)
 	}
 	return "other"
-}
-
-// ObserveEvent counts one realtime event by its kind; a kind outside Events
-// (overflow) is counted as other. It has the signature of
-// realtime.Config.OnEvent.
-func (in *Instrumentation) ObserveEvent(kind cloudapi.EventKind) {
-	c, ok := in.eventCounters[kind.String()]
-	if !ok {
-		c = in.eventCounters[EventOther]
-	}
-	c.Inc()
 }
 
 // ObserveLogin counts one login by outcome; an outcome outside

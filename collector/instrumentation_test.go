@@ -19,8 +19,7 @@ import (
 )
 
 // instrumentationFixture registers the self-metrics, with the build
-// information pinned, and records a fixed history of requests, events and
-// logins.
+// information pinned, and records a fixed history of requests and logins.
 func instrumentationFixture(t testing.TB) (*prometheus.Registry, *Instrumentation) {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
@@ -36,10 +35,6 @@ func instrumentationFixture(t testing.TB) (*prometheus.Registry, *Instrumentatio
 	in.ObserveHTTP("GET /v1/modules", 503, 2300*time.Millisecond)
 	in.ObserveHTTP("POST /v1/modules/parameters", 0, 8*time.Second)
 	in.ObserveHTTP("POST /v1/modules/parameters", 408, 9*time.Second)
-	for _, ev := range []cloudapi.EventKind{cloudapi.EventParamsChange, cloudapi.EventParamsChange, cloudapi.EventSnapshot,
-		cloudapi.EventConnect, cloudapi.EventDisconnect, cloudapi.EventMemoryUpdated, cloudapi.EventConnectionStatus, cloudapi.EventOther} {
-		in.ObserveEvent(ev)
-	}
 	in.ObserveLogin(cloudapi.LoginOK)
 	in.ObserveLogin(cloudapi.LoginUnreachable)
 	in.ObserveLogin(cloudapi.LoginUnreachable)
@@ -104,7 +99,7 @@ func TestInstrumentationPreinitialises(t *testing.T) {
 	}
 	for name, want := range map[string]int{
 		"bragerone_logins_total":                  3, // ok, rejected, unreachable
-		"bragerone_realtime_events_total":         len(Events),
+		"bragerone_realtime_events_total":         0, // the collector's, per object
 		"bragerone_http_request_duration_seconds": 0, // a histogram never observed is all zeros, its quantile NaN
 		"bragerone_http_requests_total":           0, // codes are not known in advance
 	} {
@@ -114,37 +109,6 @@ func TestInstrumentationPreinitialises(t *testing.T) {
 		}
 		if n != want {
 			t.Errorf("%s: %d series before any observation, want %d", name, n, want)
-		}
-	}
-}
-
-// TestEventNamesAreBounded checks that every event kind the transport
-// reports is counted under its own name, and that overflow and kinds
-// unknown to the exporter fall into "other", so the label set stays fixed.
-func TestEventNamesAreBounded(t *testing.T) {
-	reg := prometheus.NewPedanticRegistry()
-	in, err := NewInstrumentation(reg, InstrumentationOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 500 {
-		in.ObserveEvent(cloudapi.EventKind(1000 + i))
-	}
-	in.ObserveEvent(cloudapi.EventOverflow)
-	want := map[string]float64{EventOther: 501}
-	for _, k := range cloudapi.EventKinds() {
-		if k == cloudapi.EventOther || k == cloudapi.EventOverflow {
-			continue
-		}
-		in.ObserveEvent(k)
-		want[k.String()] = 1
-	}
-	if n := testutil.CollectAndCount(in.events); n != len(Events) || len(want) != len(Events) {
-		t.Fatalf("event series = %d (expected labels %d), want the fixed %d", n, len(want), len(Events))
-	}
-	for ev, w := range want {
-		if got := testutil.ToFloat64(in.events.WithLabelValues(ev)); got != w {
-			t.Errorf("%s = %v, want %v", ev, got, w)
 		}
 	}
 }

@@ -26,6 +26,14 @@ func hostileSnapshot() Snapshot {
 		mods = append(mods, m)
 	}
 	s.Modules = mods
+	// An object whose name needs escaping and repairing, listed twice, with
+	// events under names outside the vocabulary (counted as other).
+	h := home(&s)
+	h.Name = hostileQuote + "\xff"
+	h.Events["EventKind(1000)"] = 5
+	h.Events[hostileQuote] = 2
+	h.Session.OutagesByReason["weird\nreason"] = 1
+	s.Objects = append(s.Objects, ObjectState{ID: homeID, Name: "the same id again"})
 	return s
 }
 
@@ -95,6 +103,14 @@ func TestHostileLabelsKeepExpositionValid(t *testing.T) {
 	// of P4.v1 plus the hostile key.
 	if n := len(g["bragerone_module_info"]); n != 5 {
 		t.Errorf("module_info series = %d, want 5", n)
+	}
+	// Two distinct object ids (one listed twice): two objects, each with
+	// the fixed event names and nothing else.
+	if n := len(g["bragerone_object_info"]); n != 2 {
+		t.Errorf("object_info series = %d, want 2", n)
+	}
+	if n := len(g["bragerone_realtime_events_total"]); n != 2*len(Events) {
+		t.Errorf("event series = %d, want %d", n, 2*len(Events))
 	}
 	if n := len(g["bragerone_parameter_value"]); n != 6 {
 		t.Errorf("parameter series = %d, want 6", n)

@@ -136,7 +136,7 @@ func TestDescribeMatchesDoc(t *testing.T) {
 	}
 	ch := make(chan *prometheus.Desc, 64)
 	c.Describe(ch)
-	for _, col := range []prometheus.Collector{in.requests, in.duration, in.events, in.logins, in.buildInfo} {
+	for _, col := range []prometheus.Collector{in.requests, in.duration, in.logins, in.buildInfo} {
 		col.Describe(ch)
 	}
 	close(ch)
@@ -168,8 +168,8 @@ func TestDescribeMatchesDoc(t *testing.T) {
 func fullExpositions(t *testing.T) [][]byte {
 	t.Helper()
 	up := moduleOfflineSnapshot()
-	up.Push = zombieSnapshot().Push
-	up.Recovery = quarantineSnapshot().Recovery
+	q := quarantineSnapshot()
+	home(&up).Push, home(&up).Recovery = home(&q).Push, home(&q).Recovery
 	up.Modules[1] = onlineModule("MOD2", "Garage")
 	up.Modules[0].ActiveAlarms, up.Modules[0].ActiveAlarmsKnown = catalogSnapshot().Modules[0].ActiveAlarms, true
 	down := sessionDownSnapshot()

@@ -32,12 +32,12 @@ type servedStore struct {
 func serveStore(t *testing.T, st *store.Store, devids []string, opts collector.Options) *servedStore {
 	t.Helper()
 	snap := func() collector.Snapshot {
-		s := collector.Snapshot{Now: time.Now(), Session: collector.SessionState{Up: true}}
+		s := collector.Snapshot{Now: time.Now(), Objects: []collector.ObjectState{{ID: 1, Session: collector.SessionState{Up: true}}}}
 		stats := st.Stats()
 		for _, d := range devids {
 			ps := stats[d]
 			s.Modules = append(s.Modules, collector.ModuleState{
-				Devid: d, Params: ps.Params, NonNumeric: ps.NonNumeric, LastUpdate: ps.LastUpdate, Refused: ps.Refused,
+				Devid: d, ObjectID: 1, Params: ps.Params, NonNumeric: ps.NonNumeric, LastUpdate: ps.LastUpdate, Refused: ps.Refused,
 			})
 		}
 		return s

@@ -14,10 +14,10 @@ import (
 // bragerone_recovery_actions_total series with those labels.
 func TestRecoveryActionSeriesFollowTheLadder(t *testing.T) {
 	t0 := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
-	s := Snapshot{Now: t0, Recovery: RecoveryState{Actions: map[ActionKey]uint64{}}}
+	s := Snapshot{Now: t0, Objects: []ObjectState{{ID: 7, Recovery: RecoveryState{Actions: map[ActionKey]uint64{}}}}}
 	for _, step := range ladder.RecoverySteps() {
 		for _, o := range ladder.Outcomes() {
-			s.Recovery.Actions[ActionKey{Step: string(step), Result: o.String()}] = 2
+			s.Objects[0].Recovery.Actions[ActionKey{Step: string(step), Result: o.String()}] = 2
 		}
 	}
 	got := gather(t, newTestCollector(t, s, nil, Options{}))["bragerone_recovery_actions_total"]
@@ -27,7 +27,7 @@ func TestRecoveryActionSeriesFollowTheLadder(t *testing.T) {
 	}
 	for _, step := range ladder.RecoverySteps() {
 		for _, o := range ladder.Outcomes() {
-			key := "result=" + o.String() + ",step=" + string(step)
+			key := "object_id=7,result=" + o.String() + ",step=" + string(step)
 			if v, ok := got[key]; !ok || v != 2 {
 				t.Errorf("series {%s} = %v (present %v), want the counted actions", key, v, ok)
 			}
@@ -39,11 +39,12 @@ func TestRecoveryActionSeriesFollowTheLadder(t *testing.T) {
 // zero series for every reason package outage can put on a session or
 // module outage, so increase() sees the first outage of each.
 func TestOutageReasonSeriesPreCreated(t *testing.T) {
-	s := Snapshot{Now: time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC), Modules: []ModuleState{{Devid: "D1"}}}
+	s := Snapshot{Now: time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC),
+		Objects: []ObjectState{{ID: 7}}, Modules: []ModuleState{{Devid: "D1", ObjectID: 7}}}
 	all := gather(t, newTestCollector(t, s, nil, Options{}))
 	session := all["bragerone_session_outages_total"]
 	for _, r := range outage.SessionReasons() {
-		if v, ok := session["reason="+r]; !ok || v != 0 {
+		if v, ok := session["object_id=7,reason="+r]; !ok || v != 0 {
 			t.Errorf("session outage reason %q: series %v (present %v), want 0", r, v, ok)
 		}
 	}

@@ -126,6 +126,7 @@ type lintPanel struct {
 	Title       string          `json:"title"`
 	Description string          `json:"description"`
 	Datasource  *lintDatasource `json:"datasource"`
+	Repeat      string          `json:"repeat"`
 	GridPos     *struct {
 		H, W, X, Y int
 	} `json:"gridPos"`
@@ -150,6 +151,12 @@ type lintVariable struct {
 	Multi      bool            `json:"multi"`
 	IncludeAll bool            `json:"includeAll"`
 	AllValue   string          `json:"allValue"`
+	Hide       int             `json:"hide"`
+}
+
+// queryText is a query variable's PromQL.
+func (v lintVariable) queryText() string {
+	return variable{Name: v.Name, Type: v.Type, Query: v.Query}.query()
 }
 
 func lint(raw []byte, fileName string) []string {
@@ -192,6 +199,29 @@ func lint(raw []byte, fileName string) []string {
 		v, ok := vars[name]
 		if !ok || v.Type != "query" || !v.Multi || !v.IncludeAll || v.AllValue != ".+" {
 			fail("variable %s must be a multi-select query variable with includeAll and allValue .+", name)
+		}
+	}
+	// The object picker: objects by name, several at once, All by default
+	// (allValue .* keeps an object whose name is empty).
+	if v, ok := vars["object"]; !ok || v.Type != "query" || !v.Multi || !v.IncludeAll || v.AllValue != ".*" ||
+		v.queryText() != `label_values(bragerone_object_info{job=~"$job", instance=~"$instance"}, name)` {
+		fail("variable object must be a multi-select query variable with includeAll and allValue .*, " +
+			`reading label_values(bragerone_object_info{job=~"$job", instance=~"$instance"}, name)`)
+	}
+	// A module picker lists the picked objects' modules: label_values takes
+	// a selector, not a join, so it filters on the hidden ids of the objects
+	// picked by name, whose All (no allValue) stands for exactly those ids.
+	if _, ok := vars["module"]; ok {
+		id, ok := vars["object_id"]
+		if !ok || id.Type != "query" || id.Hide != 2 || !id.Multi || !id.IncludeAll || id.AllValue != "" ||
+			!strings.Contains(id.queryText(), `bragerone_object_info{`) || !strings.Contains(id.queryText(), `name=~"${object:regex}"`) {
+			fail("variable object_id must be a hidden multi-select query variable on bragerone_object_info filtered by " +
+				`name=~"${object:regex}", with includeAll and no allValue`)
+		}
+		for _, name := range []string{"module", "devid"} {
+			if !strings.Contains(vars[name].queryText(), `object_id=~"${object_id:regex}"`) {
+				fail("variable %s must be filtered by object_id=~\"${object_id:regex}\" (query %s)", name, vars[name].queryText())
+			}
 		}
 	}
 
@@ -315,6 +345,11 @@ func TestLintCatchesViolations(t *testing.T) {
 		"panel datasource":  {`"uid": "${datasource}"`, `"uid": "prometheus"`, "datasource must be"},
 		"allValue":          {`"allValue": ".+"`, `"allValue": ".*"`, "allValue .+"},
 		"tags":              {`"bragerone",`, `"other",`, "lack \"bragerone\""},
+		"object picker":     {`"name": "object",`, `"name": "site",`, "variable object must be"},
+		"object all value":  {`"allValue": ".*"`, `"allValue": ".+"`, "variable object must be"},
+		"object ids shown":  {`"hide": 2`, `"hide": 0`, "variable object_id must be"},
+		"module picker":     {`object_id=~\"${object_id:regex}\"}, name)`, `}, name)`, "variable module must be filtered"},
+		"devid picker":      {`object_id=~\"${object_id:regex}\", name=~`, `name=~`, "variable devid must be filtered"},
 	} {
 		bad := strings.Replace(string(good), tc.from, tc.to, 1)
 		if bad == string(good) {

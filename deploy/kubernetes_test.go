@@ -185,7 +185,7 @@ func TestKubernetesManifests(t *testing.T) {
 	var dep deploymentSpec
 	decodeSpec(t, objs["Deployment"], &dep)
 	if dep.Replicas != 1 || dep.Strategy.Type != "Recreate" {
-		t.Errorf("Deployment: replicas %d, strategy %q; one session per account wants 1 and Recreate", dep.Replicas, dep.Strategy.Type)
+		t.Errorf("Deployment: replicas %d, strategy %q; one instance per account wants 1 and Recreate", dep.Replicas, dep.Strategy.Type)
 	}
 	if !subset(dep.Selector.MatchLabels, dep.Template.Metadata.Labels) {
 		t.Errorf("Deployment selector %v does not select its pods %v", dep.Selector.MatchLabels, dep.Template.Metadata.Labels)

@@ -98,10 +98,11 @@ func expandVars(t *testing.T, expr string, vars map[string]string) string {
 }
 
 // allVars is how Grafana expands the variables of a dashboard showing all
-// jobs and instances (allValue .+); $__rate_interval is four 1 s scrapes
-// and a margin.
+// jobs and instances (allValue .+) and all objects (the object picker's
+// allValue .*, and its hidden ids, all of them); $__rate_interval is four
+// 1 s scrapes and a margin.
 func allVars() map[string]string {
-	return map[string]string{"job": ".+", "instance": ".+", "__rate_interval": "10s"}
+	return map[string]string{"job": ".+", "instance": ".+", "object": ".*", "object_id": ".+", "__rate_interval": "10s"}
 }
 
 // TestDashboardQueriesOnPrometheus runs every panel query and variable query

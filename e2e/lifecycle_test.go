@@ -50,7 +50,12 @@ func TestHealthReadyAndStatus(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("/status: HTTP %d", code)
 	}
-	rows := regexp.MustCompile(`(?s)<tr\b.*?</tr>`).FindAllString(page, -1)
+	// The rows of the modules tables (one per object); the outage list
+	// names modules too.
+	var rows []string
+	for _, table := range regexp.MustCompile(`(?s)<table class="modules">.*?</table>`).FindAllString(page, -1) {
+		rows = append(rows, regexp.MustCompile(`(?s)<tr\b.*?</tr>`).FindAllString(table, -1)...)
+	}
 	for _, d := range exp.devids {
 		n := 0
 		for _, r := range rows {

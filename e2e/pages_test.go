@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudsim"
 )
 
 // waitModulesListed waits until /status lists every module of the
@@ -42,12 +44,12 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if got := b.texts("h1"); !slices.Equal(got, []string{"bragerone_exporter status"}) {
 		t.Errorf("heading %q", got)
 	}
-	devids := b.texts("#modules tr.module td.devid")
+	devids := b.texts("table.modules tr.module td.devid")
 	slices.Sort(devids)
 	if !slices.Equal(devids, exp.devids) {
 		t.Errorf("module rows show devids %q, want %q", devids, exp.devids)
 	}
-	names := b.texts("#modules tr.module td:nth-child(2)")
+	names := b.texts("table.modules tr.module td:nth-child(2)")
 	for i := range exp.devids {
 		want := fmt.Sprintf("Boiler room %d", i+1)
 		if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, want) }) {
@@ -55,7 +57,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		}
 	}
 	labels := b.texts("#cards .card .label")
-	for _, want := range []string{"cloud session", "live push", "modules", "recovery"} {
+	for _, want := range []string{"cloud sessions", "live push", "modules", "recovery"} {
 		if !slices.ContainsFunc(labels, func(l string) bool { return strings.EqualFold(l, want) }) {
 			t.Errorf("no %q card; cards %q", want, labels)
 		}
@@ -147,13 +149,13 @@ func TestModulePagesInBrowser(t *testing.T) {
 			map[string]string{"Valve 1 temperature": "°C", "Room temperature": "°C", "Room set temperature": "°C"},
 			"Valve 1 pump", []string{"ERROR_MODUL_ROZSZERZEN"}},
 	} {
-		links := b.attrs("#modules tr.module td.name a", "href")
-		names := b.texts("#modules tr.module td.name a")
+		links := b.attrs("table.modules tr.module td.name a", "href")
+		names := b.texts("table.modules tr.module td.name a")
 		i := slices.Index(names, m.name)
 		if i < 0 {
 			t.Fatalf("no module link named %q on /status: %q", m.name, names)
 		}
-		b.click(strings.ReplaceAll(m.name, " ", "-"), fmt.Sprintf(`#modules tr.module td.name a[href=%q]`, links[i]))
+		b.click(strings.ReplaceAll(m.name, " ", "-"), fmt.Sprintf(`table.modules tr.module td.name a[href=%q]`, links[i]))
 		if loc := b.location(); !strings.Contains(loc, "/status/modules/") {
 			t.Fatalf("%s: the link led to %s", m.name, loc)
 		}
@@ -193,5 +195,129 @@ func TestModulePagesInBrowser(t *testing.T) {
 		if h := b.texts("h1"); !slices.Equal(h, []string{"bragerone_exporter status"}) {
 			t.Fatalf("the back link led to %q", h)
 		}
+	}
+}
+
+// objectSection is the HTML of one object's section of /status ("" when
+// the page has none).
+func objectSection(page string, id int) string {
+	for _, part := range strings.Split(page, "<section ")[1:] {
+		tag, _, _ := strings.Cut(part, ">")
+		if strings.Contains(tag, fmt.Sprintf(`id="object-%d"`, id)) {
+			sec, _, _ := strings.Cut(part, "</section>")
+			return sec
+		}
+	}
+	return ""
+}
+
+// cardState is how a section's card of label reads in the page's HTML.
+func cardState(label, state string) string {
+	return `<div class="label">` + label + `</div><div class="state">` + state + `</div>`
+}
+
+// TestStatusPageTwoObjectsInBrowser runs `serve --simulate` with the demo's
+// two objects, Home (two modules) and Cottage (one), mutes Cottage's pushes
+// alone (a zombie session) and reads /status in chromium: one section per
+// object, each with its own session, push and ladder state and its own
+// modules; Cottage's trouble leaves Home's section green, and the headline
+// names Cottage only. Cottage's module page names its object and links back
+// to its section.
+func TestStatusPageTwoObjectsInBrowser(t *testing.T) {
+	t.Parallel()
+	// Drift pushes every 2 s: a 10 s stale threshold keeps Home healthy on a
+	// busy machine; a 10 min cooldown holds Cottage's ladder after its first
+	// step, so the page is steady while the browser reads it.
+	exp := startServeSimulate(t, "--simulate.objects=2", "--poll.interval=200ms", "--session.supervisor-interval=200ms",
+		"--push.stale-after=10s", "--recovery.cooldown=10m", "--recovery.cooldown-max=10m")
+	waitModulesListed(t, exp)
+	objects := exp.sim.state(t).Objects
+	if len(objects) != 2 || objects[0].Name != "Home" || objects[1].Name != "Cottage" {
+		t.Fatalf("the simulated account holds %+v, want Home and Cottage", objects)
+	}
+	home, cottage := objects[0], objects[1]
+
+	exp.sim.inject(t, cloudsim.Fault{Kind: cloudsim.FaultMutePushes, ObjectID: cottage.ID})
+	waitFor(t, 60*time.Second, "/status shows Cottage silent and Home healthy", func() (bool, string) {
+		code, page := httpGet(t, nil, exp.url+"/status")
+		if code != http.StatusOK {
+			return false, fmt.Sprintf("HTTP %d", code)
+		}
+		h, c := objectSection(page, home.ID), objectSection(page, cottage.ID)
+		return strings.Contains(h, cardState("Live push", "HEALTHY")) && strings.Contains(c, cardState("Live push", "UNHEALTHY")),
+			"Home: " + h + "\nCottage: " + c
+	})
+
+	b := newBrowser(t)
+	b.open("status", exp.url+"/status")
+	b.noConsoleErrors()
+
+	homeSec, cottageSec := fmt.Sprintf("object-%d", home.ID), fmt.Sprintf("object-%d", cottage.ID)
+	// The object in trouble first.
+	if got := b.attrs("section.object", "id"); !slices.Equal(got, []string{cottageSec, homeSec}) {
+		t.Errorf("sections %q, want Cottage's then Home's", got)
+	}
+	if got := b.texts("section.object h2.objectname"); !slices.Equal(got, []string{fmt.Sprintf("Cottage object %d", cottage.ID), fmt.Sprintf("Home object %d", home.ID)}) {
+		t.Errorf("section headings %q", got)
+	}
+	if got := b.attrs("#"+homeSec, "class"); !slices.Equal(got, []string{"object ok"}) {
+		t.Errorf("Home's section is %q, want ok: Cottage's trouble must not reach it", got)
+	}
+	if got := b.attrs("#"+cottageSec, "class"); !slices.Equal(got, []string{"object bad"}) {
+		t.Errorf("Cottage's section is %q, want bad", got)
+	}
+	homeCards := b.texts("#" + homeSec + " .objcards .card .state")
+	if !slices.Equal(homeCards, []string{"UP", "HEALTHY", "2/2 online", "IDLE"}) {
+		t.Errorf("Home's cards %q, want UP, HEALTHY, 2/2 online, IDLE", homeCards)
+	}
+	cottageCards := b.texts("#" + cottageSec + " .objcards .card .state")
+	if len(cottageCards) != 4 || cottageCards[0] != "UP" || cottageCards[1] != "UNHEALTHY" || cottageCards[2] != "1/1 online" {
+		t.Errorf("Cottage's cards %q, want UP, UNHEALTHY, 1/1 online (a zombie: up and silent)", cottageCards)
+	}
+	// Each object's modules in its own section.
+	for sec, want := range map[string][]string{homeSec: home.Devids, cottageSec: cottage.Devids} {
+		got := b.texts("#" + sec + " table.modules tr.module td.devid")
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("section %s lists %q, want %q", sec, got, want)
+		}
+	}
+	// Home's panels are folded, Cottage's open; the text of each says its own.
+	if got := b.attrs("section.object details.objdetails", "open"); !slices.Equal(got, []string{"open", ""}) {
+		t.Errorf("details open attributes %q, want Cottage's open and Home's folded", got)
+	}
+	if push := b.texts("#" + cottageSec + " .panel.push"); len(push) != 1 || !strings.Contains(push[0], "no live update for") {
+		t.Errorf("Cottage's push panel %q", push)
+	}
+	// The headline names Cottage, never Home.
+	headline := strings.Join(b.texts("#cards .card"), "\n")
+	if !strings.Contains(headline, "Cottage: no live update for") || strings.Contains(headline, "Home") {
+		t.Errorf("headline %q, want Cottage named and Home not", headline)
+	}
+	if sum := b.texts("#summary"); len(sum) != 1 || !strings.Contains(sum[0], "Watching 2 objects of the account with 2 realtime sessions (2 open now)") {
+		t.Errorf("summary %q", sum)
+	}
+	// The index links to both sections.
+	if got := b.attrs("#objects tr.object td.name a", "href"); !slices.Equal(got, []string{"#" + cottageSec, "#" + homeSec}) {
+		t.Errorf("index links %q", got)
+	}
+
+	// Cottage's module page names Cottage and says its pushes are silent;
+	// its object link leads back to Cottage's section.
+	b.click("cottage-module", "#"+cottageSec+" table.modules tr.module td.name a")
+	if got := b.texts("#object"); !slices.Equal(got, []string{"Cottage"}) {
+		t.Errorf("the module page names object %q, want Cottage", got)
+	}
+	// innerText is as displayed: the label in capitals.
+	if got := b.texts("#objectsession .label, #objectsession .state"); len(got) != 2 || !strings.EqualFold(got[0], "Live push of Cottage") || got[1] != "UNHEALTHY" {
+		t.Errorf("the module page's object card %q", got)
+	}
+	b.noConsoleErrors()
+	b.click("cottage-section", "#object")
+	if loc := b.location(); !strings.HasSuffix(loc, "/status#"+cottageSec) {
+		t.Errorf("the object link led to %s, want /status#%s", loc, cottageSec)
+	}
+	if got := b.texts("section.object:target h2.objectname"); len(got) != 1 || !strings.HasPrefix(got[0], "Cottage") {
+		t.Errorf("the targeted section is %q, want Cottage's", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net/url"
 	"os"
@@ -391,7 +392,7 @@ var readmeClaims = map[string]readmeClaim{
 			return len(want) > 0 && len(got) == len(want), fmt.Sprintf("%d enum parameters; %v", len(want), res[0])
 		},
 	},
-	"Modules offline now, with their names (nothing while every module is online):": {
+	"Modules offline now, with their names and their objects' names (nothing while every module is online):": {
 		queries: 1,
 		healthy: func(t *testing.T, e *queryEnv, at float64, res []result) (bool, string) { return isEmpty(res[0]) },
 		fault: func(t *testing.T, e *queryEnv) func() {
@@ -403,18 +404,24 @@ var readmeClaims = map[string]readmeClaim{
 			if len(info) != 1 || info[0].Metric["name"] == "" {
 				return false, fmt.Sprintf("module info %v", info)
 			}
+			object, ok := e.objectNames(t, at)[info[0].Metric["object_id"]]
+			if !ok {
+				return false, fmt.Sprintf("module info %v names no object of bragerone_object_info", info)
+			}
 			r := res[0]
-			return len(r) == 1 && r[0].Metric["devid"] == e.offline() && r[0].Metric["name"] == info[0].Metric["name"] && r[0].value() == "0",
-				fmt.Sprintf("want %s (%s) with value 0: %v", e.offline(), info[0].Metric["name"], r)
+			return len(r) == 1 && r[0].Metric["devid"] == e.offline() && r[0].Metric["name"] == info[0].Metric["name"] &&
+					r[0].Metric["object"] == object && r[0].value() == "0",
+				fmt.Sprintf("want %s (%s of %s) with value 0: %v", e.offline(), info[0].Metric["name"], object, r)
 		},
 	},
-	"Session availability over the last 24 hours (1 = always up):": {
+	"Session availability of each object over the last 24 hours, with the object's name (1 = always up):": {
 		queries: 1,
 		healthy: func(t *testing.T, e *queryEnv, at float64, res []result) (bool, string) {
-			return len(res[0]) == 1 && res[0][0].value() == "1", res[0].String()
+			return oneForEachObject(t, e, at, res[0], "1")
 		},
 	},
-	"Zombie detection: the session is up, but live updates have stopped (nothing while live updates arrive):": {
+	"Zombie detection: an object's session is up, but its live updates have stopped (nothing while live " +
+		"updates arrive):": {
 		queries: 1,
 		healthy: func(t *testing.T, e *queryEnv, at float64, res []result) (bool, string) { return isEmpty(res[0]) },
 		fault: func(t *testing.T, e *queryEnv) func() {
@@ -423,7 +430,39 @@ var readmeClaims = map[string]readmeClaim{
 		},
 		faulty: func(t *testing.T, e *queryEnv, at float64, res []result) (bool, string) {
 			r := res[0]
-			return len(r) == 1 && r[0].Metric["job"] == "bragerone" && r[0].Metric["instance"] == e.exp.addr && r[0].value() == "0", r.String()
+			objects := e.objectNames(t, at)
+			for _, s := range r {
+				if _, ok := objects[s.Metric["object_id"]]; !ok || s.Metric["job"] != "bragerone" || s.Metric["instance"] != e.exp.addr || s.value() != "0" {
+					return false, fmt.Sprintf("%v is not a zombie object of %v", result{s}, objects)
+				}
+			}
+			return len(r) > 0, r.String()
+		},
+	},
+	"Objects whose session is down now, with their names, and whether every object of the exporter is down " +
+		"at once (the cloud or the exporter's network rather than one installation; nothing while a session is " +
+		"up):": {
+		queries: 2,
+		healthy: func(t *testing.T, e *queryEnv, at float64, res []result) (bool, string) {
+			if ok, seen := isEmpty(res[0]); !ok {
+				return false, seen
+			}
+			return isEmpty(res[1])
+		},
+		// Every object's session dropped, and its reconnects held: the
+		// cloud's realtime service gone.
+		fault: func(t *testing.T, e *queryEnv) func() {
+			stall := e.ctl.inject(t, cloudsim.Fault{Kind: cloudsim.FaultStallHandshake})
+			e.ctl.inject(t, cloudsim.Fault{Kind: cloudsim.FaultCloseTransport})
+			return func() { e.ctl.clear(t, stall) }
+		},
+		faulty: func(t *testing.T, e *queryEnv, at float64, res []result) (bool, string) {
+			if ok, seen := oneForEachObject(t, e, at, res[0], "0"); !ok {
+				return false, seen
+			}
+			r := res[1]
+			return len(r) == 1 && r[0].Metric["job"] == "bragerone" && r[0].Metric["instance"] == e.exp.addr && r[0].value() == "0",
+				"every object down: " + r.String()
 		},
 	},
 	"Share of REST requests to the cloud that failed (non-2xx or transport error), by endpoint: 0 for an " +
@@ -503,18 +542,49 @@ var readmeClaims = map[string]readmeClaim{
 			return finiteAtLeast(res[1], 0)
 		},
 	},
-	"Seconds since the last live update, and module data older than 15 minutes (nothing while data is fresh):": {
+	"Seconds since each object's last live update, and module data older than 15 minutes (nothing while " +
+		"data is fresh):": {
 		queries: 2,
 		healthy: func(t *testing.T, e *queryEnv, at float64, res []result) (bool, string) {
-			if len(res[0]) != 1 {
-				return false, res[0].String()
+			rows, ok := byLabel(res[0], "object_id")
+			objects := e.objectNames(t, at)
+			if !ok || len(objects) == 0 || !sameKeys(rows, slices.Collect(maps.Keys(objects))) {
+				return false, fmt.Sprintf("want one age per object of %v: %v", objects, res[0])
 			}
-			if ok, seen := finiteAtLeast(res[0], 0); !ok || value(res[0][0]) > 60 {
+			if ok, seen := finiteAtLeast(res[0], 0); !ok || slices.ContainsFunc(res[0], func(s promSample) bool { return value(s) > 60 }) {
 				return false, seen
 			}
 			return isEmpty(res[1])
 		},
 	},
+}
+
+// objectNames are the watched objects at time at, by object_id, as
+// bragerone_object_info names them.
+func (e *queryEnv) objectNames(t *testing.T, at float64) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, s := range e.mustQueryAt(t, "bragerone_object_info", at) {
+		out[s.Metric["object_id"]] = s.Metric["name"]
+	}
+	return out
+}
+
+// oneForEachObject checks a per-object result joined with the objects'
+// names: one series for each watched object, named as
+// bragerone_object_info names it, each of value want.
+func oneForEachObject(t *testing.T, e *queryEnv, at float64, r result, want string) (bool, string) {
+	objects := e.objectNames(t, at)
+	rows, ok := byLabel(r, "object_id")
+	if !ok || len(objects) == 0 || !sameKeys(rows, slices.Collect(maps.Keys(objects))) {
+		return false, fmt.Sprintf("want one series for each object of %v: %v", objects, r)
+	}
+	for id, s := range rows {
+		if s.Metric["name"] != objects[id] || s.value() != want {
+			return false, fmt.Sprintf("want object %s named %q with value %s: %v", id, objects[id], want, r)
+		}
+	}
+	return true, r.String()
 }
 
 // offline is the module taken offline for the offline-modules query: not

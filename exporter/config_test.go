@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/fleet"
 )
 
 // validConfig is a configuration Validate accepts: a real cloud's address
@@ -121,5 +124,18 @@ func TestValidateAcceptsWhatItDoesNotUse(t *testing.T) {
 	cfg.Cloud = Cloud{URL: "ftp://x", PasswordFile: "/nonexistent"}
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("simulated cloud: %v", err)
+	}
+}
+
+// TestFleetConfigSpreadsObjects: the assembled fleet spreads the objects'
+// reconnects and starts by its package's defaults, and reads the objects
+// again at the configured interval.
+func TestFleetConfigSpreadsObjects(t *testing.T) {
+	cfg := FleetConfig(Cloud{}, Health{ObjectsRefreshInterval: 7 * time.Minute}, nil, cloudclient.Platform{}, nil, nil)
+	if cfg.ReconnectSpread != fleet.DefaultReconnectSpread || cfg.StartSpread != fleet.DefaultStartSpread || cfg.ReconnectSpread <= 0 || cfg.StartSpread <= 0 {
+		t.Errorf("spreads %v, %v; want the fleet's defaults", cfg.ReconnectSpread, cfg.StartSpread)
+	}
+	if cfg.RefreshInterval != 7*time.Minute {
+		t.Errorf("refresh interval %v", cfg.RefreshInterval)
 	}
 }

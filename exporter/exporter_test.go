@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,7 +83,7 @@ func TestRunServesTheSimulatedCloud(t *testing.T) {
 	waitFor(t, "ready", func() bool { code, _ := get(t, srv, "/-/ready"); return code == http.StatusOK })
 	waitFor(t, "the catalog's names on /metrics", func() bool {
 		_, body := get(t, srv, "/metrics")
-		return strings.Contains(body, "bragerone_session_up 1") && strings.Contains(body, "bragerone_parameter_value{") &&
+		return strings.Contains(body, `bragerone_session_up{object_id="`+strconv.Itoa(sim.ObjectID())+`"} 1`) && strings.Contains(body, "bragerone_parameter_value{") &&
 			strings.Contains(body, "bragerone_parameter_info{")
 	})
 	for _, path := range []string{"/", "/status", "/-/healthy"} {
@@ -131,4 +132,67 @@ func TestRunRejectedLoginIsAConfigError(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Run did not stop on a rejected login")
 	}
+}
+
+// TestRunWatchesEveryObject: the assembled exporter on a simulated account
+// of two objects watches both with one login: each object's session and
+// name on /metrics, each module labelled with its own object.
+func TestRunWatchesEveryObject(t *testing.T) {
+	cfg := simulatedConfig(t)
+	cfg.Simulate.Modules, cfg.Simulate.Objects = 3, 2
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.Handler())
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	objects := e.sim.Objects()
+	if len(objects) != 2 {
+		t.Fatalf("simulated objects %+v", objects)
+	}
+	var want []string
+	for _, o := range objects {
+		id := strconv.Itoa(o.ID)
+		want = append(want, `bragerone_session_up{object_id="`+id+`"} 1`,
+			`bragerone_object_info{name="`+o.Name+`",object_id="`+id+`"} 1`)
+		for _, d := range o.Devids {
+			want = append(want, `devid="`+d+`"`)
+		}
+	}
+	var body string
+	waitFor(t, "both objects' sessions up on /metrics", func() bool {
+		_, body = get(t, srv, "/metrics")
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				return false
+			}
+		}
+		return true
+	})
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.HasPrefix(line, "bragerone_module_info{") {
+			continue
+		}
+		devid := between(line, `devid="`, `"`)
+		if got, want := between(line, `object_id="`, `"`), strconv.Itoa(e.sim.ObjectOf(devid)); got != want {
+			t.Errorf("module %s labelled object %s, want %s", devid, got, want)
+		}
+	}
+	if n := e.sim.Logins(); n != 1 {
+		t.Errorf("logins = %d for two objects, want 1", n)
+	}
+}
+
+// between returns the text of s after the first from and before the next to.
+func between(s, from, to string) string {
+	_, after, _ := strings.Cut(s, from)
+	v, _, _ := strings.Cut(after, to)
+	return v
 }

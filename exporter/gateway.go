@@ -14,17 +14,18 @@ import (
 // FleetConfig is the account half of the exporter: the fleet that watches
 // cloud's objects, each object's gateway configured by GatewayConfig.
 func FleetConfig(cloud Cloud, h Health, client *cloudclient.Client, p cloudclient.Platform, st *store.Store, logger *slog.Logger) fleet.Config {
-	return fleet.Config{
-		Client: client, Store: st, Objects: cloud.ObjectIDs, Modules: cloud.Modules,
-		Gateway: func(int) realtime.Config {
-			c := GatewayConfig(cloud, h, client, p, st, logger)
-			//lint:ignore SA1019 warned about once at start, not once per object
-			c.GetModulesFailOfflineAfter = 0
-			return c
-		},
-		RefreshInterval: h.ObjectsRefreshInterval,
-		Logger:          logger,
+	cfg := fleet.DefaultConfig()
+	cfg.Client, cfg.Store, cfg.Objects, cfg.Modules, cfg.Logger = client, st, cloud.ObjectIDs, cloud.Modules, logger
+	cfg.Gateway = func(int) realtime.Config {
+		c := GatewayConfig(cloud, h, client, p, st, logger)
+		//lint:ignore SA1019 warned about once at start, not once per object
+		c.GetModulesFailOfflineAfter = 0
+		return c
 	}
+	if h.ObjectsRefreshInterval > 0 {
+		cfg.RefreshInterval = h.ObjectsRefreshInterval
+	}
+	return cfg
 }
 
 // GatewayConfig is the gateway half of the exporter: the realtime gateway's

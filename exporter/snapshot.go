@@ -144,11 +144,6 @@ func addObject(s *collector.Snapshot, object cloudclient.Object, st *realtime.St
 			}
 		}
 	}
-	if len(s.Objects) == 0 {
-		// The single-session fields, until every reader reads Objects.
-		s.Session, s.Push, s.Recovery = obj.Session, obj.Push, obj.Recovery
-		s.PollFailureStreak, s.PrimeFailures = obj.PollFailureStreak, obj.PrimeFailures
-	}
 	s.Objects = append(s.Objects, obj)
 	for _, m := range st.Modules {
 		ms := collector.ModuleState{

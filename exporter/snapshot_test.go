@@ -40,38 +40,38 @@ func TestFromStatusRecomputesDurationsAtScrapeTime(t *testing.T) {
 	scrape := t0.Add(20 * time.Second)
 	s := FromStatus(status, stats, scrape)
 
-	if s.Session.Outage.DownFor != 30*time.Second {
-		t.Errorf("session DownFor = %v, want 30s (measured at the scrape)", s.Session.Outage.DownFor)
+	if s.Objects[0].Session.Outage.DownFor != 30*time.Second {
+		t.Errorf("session DownFor = %v, want 30s (measured at the scrape)", s.Objects[0].Session.Outage.DownFor)
 	}
 	m := s.Modules[0]
 	if m.Outage.DownFor != 25*time.Second || m.Outage.Reason != "ws" || m.GatewayVersion != "V2.08" || m.Params != 10 || m.NonNumeric != 2 || !m.AlarmsKnown || m.Alarms != 2 {
 		t.Errorf("module = %+v", m)
 	}
-	if !s.Push.Known || s.Push.Healthy {
-		t.Errorf("push = %+v", s.Push)
+	if !s.Objects[0].Push.Known || s.Objects[0].Push.Healthy {
+		t.Errorf("push = %+v", s.Objects[0].Push)
 	}
-	if !s.Recovery.Quarantined || s.Recovery.QuarantineLeft != 59*time.Minute+40*time.Second {
-		t.Errorf("recovery = %+v", s.Recovery)
+	if !s.Objects[0].Recovery.Quarantined || s.Objects[0].Recovery.QuarantineLeft != 59*time.Minute+40*time.Second {
+		t.Errorf("recovery = %+v", s.Objects[0].Recovery)
 	}
-	if s.Recovery.Actions[collector.ActionKey{Step: collector.StepManagerRebuild, Result: collector.ResultOK}] != 3 {
-		t.Errorf("actions = %v", s.Recovery.Actions)
+	if s.Objects[0].Recovery.Actions[collector.ActionKey{Step: collector.StepManagerRebuild, Result: collector.ResultOK}] != 3 {
+		t.Errorf("actions = %v", s.Objects[0].Recovery.Actions)
 	}
 	if len(s.Episodes) != 1 || s.Episodes[0].Layer != collector.LayerCloud {
 		t.Errorf("episodes = %+v", s.Episodes)
 	}
 	// Copies: changing the snapshot does not reach the gateway's status.
-	s.Session.OutagesByReason["eio_close"] = 99
+	s.Objects[0].Session.OutagesByReason["eio_close"] = 99
 	if status.Session.Outages["eio_close"] != 1 {
 		t.Error("snapshot shares its counters map with the status")
 	}
 }
 
 func TestFromStatusUnknownPushAndNilStatus(t *testing.T) {
-	if s := FromStatus(nil, nil, time.Unix(1, 0)); len(s.Modules) != 0 || s.Session.Up {
+	if s := FromStatus(nil, nil, time.Unix(1, 0)); len(s.Modules) != 0 || len(s.Objects) != 0 {
 		t.Fatalf("nil status: %+v", s)
 	}
 	s := FromStatus(&realtime.Status{Push: outage.PushStatus{State: outage.PushUnknown}}, nil, time.Unix(1, 0))
-	if s.Push.Known {
+	if s.Objects[0].Push.Known {
 		t.Fatal("unknown push exported as known")
 	}
 }
@@ -81,8 +81,8 @@ func TestFromStatusCarriesZombieSilenceToScrapeTime(t *testing.T) {
 	st := &realtime.Status{At: at, Session: outage.SessionSnapshot{Up: true},
 		Push: outage.PushStatus{State: outage.PushUnhealthy, HasStaleFor: true, LiveStaleFor: 200 * time.Second}}
 	s := FromStatus(st, nil, at.Add(5*time.Second))
-	if s.Push.StaleFor != 205*time.Second {
-		t.Fatalf("StaleFor = %v, want 205s", s.Push.StaleFor)
+	if s.Objects[0].Push.StaleFor != 205*time.Second {
+		t.Fatalf("StaleFor = %v, want 205s", s.Objects[0].Push.StaleFor)
 	}
 }
 
@@ -101,13 +101,13 @@ func TestFromStatusCountsEveryLadderAction(t *testing.T) {
 		}
 	}
 	s := FromStatus(&realtime.Status{At: t0, Ladder: st}, nil, t0)
-	if len(s.Recovery.Actions) != len(ladder.RecoverySteps())*len(ladder.Outcomes()) {
+	if len(s.Objects[0].Recovery.Actions) != len(ladder.RecoverySteps())*len(ladder.Outcomes()) {
 		t.Errorf("%d kinds of action, want steps × outcomes = %d: %v",
-			len(s.Recovery.Actions), len(ladder.RecoverySteps())*len(ladder.Outcomes()), s.Recovery.Actions)
+			len(s.Objects[0].Recovery.Actions), len(ladder.RecoverySteps())*len(ladder.Outcomes()), s.Objects[0].Recovery.Actions)
 	}
 	for _, step := range ladder.RecoverySteps() {
 		for _, o := range ladder.Outcomes() {
-			if n := s.Recovery.Actions[collector.ActionKey{Step: string(step), Result: o.String()}]; n < 1 {
+			if n := s.Objects[0].Recovery.Actions[collector.ActionKey{Step: string(step), Result: o.String()}]; n < 1 {
 				t.Errorf("%s %s counted %d times, want the counted action", step, o, n)
 			}
 		}

@@ -27,7 +27,7 @@ const (
 	DefaultReconnectSpread = 3 * time.Second
 	// DefaultStartSpread is the pause between starting two objects'
 	// gateways, so a start with many objects is not one burst of handshakes.
-	DefaultStartSpread = 50 * time.Millisecond
+	DefaultStartSpread = 20 * time.Millisecond
 	// DefaultStartRetryMax caps the pause between attempts to read the
 	// account at start while the cloud answers with errors.
 	DefaultStartRetryMax = time.Minute
@@ -51,14 +51,30 @@ type Config struct {
 	// then sets its ObjectID, Modules, Store and ReconnectOffset.
 	Gateway func(objectID int) realtime.Config
 
+	// RefreshInterval is how often the account's objects are read again
+	// (0: DefaultRefreshInterval).
 	RefreshInterval time.Duration
+	// ReconnectSpread is the range the objects' reconnect offsets are
+	// spread over, StartSpread the pause between starting two objects'
+	// gateways; 0 = none (DefaultConfig has the defaults).
 	ReconnectSpread time.Duration
 	StartSpread     time.Duration
-	StartRetryMax   time.Duration
-	StopTimeout     time.Duration
+	// StartRetryMax caps the pause between attempts at start, StopTimeout
+	// bounds the wait for one gateway to stop (0: their defaults).
+	StartRetryMax time.Duration
+	StopTimeout   time.Duration
 
 	Logger *slog.Logger
 	Now    func() time.Time
+}
+
+// DefaultConfig returns the defaults of every duration; the caller sets
+// Client, Store, Gateway and the objects and modules to watch.
+func DefaultConfig() Config {
+	return Config{
+		RefreshInterval: DefaultRefreshInterval, ReconnectSpread: DefaultReconnectSpread, StartSpread: DefaultStartSpread,
+		StartRetryMax: DefaultStartRetryMax, StopTimeout: DefaultStopTimeout,
+	}
 }
 
 func (c *Config) validate() error {
@@ -111,11 +127,10 @@ type Fleet struct {
 	relist chan struct{} // a listing is wanted now (capacity 1)
 	ready  chan struct{}
 
-	mu            sync.Mutex
-	members       map[int]*member
-	listFailures  int // unusable object listings in a row
-	listed        bool
-	startFailures int // failed attempts of the start, before the first trusted listing
+	mu           sync.Mutex
+	members      map[int]*member
+	listFailures int // unusable object listings in a row
+	listed       bool
 }
 
 // member is one watched object and its gateway.
@@ -214,7 +229,7 @@ func (f *Fleet) ObjectOf(devid string) (cloudclient.Object, bool) {
 // Run logs in, reads the account's objects and runs one gateway per watched
 // object until ctx ends (it then stops them all and returns nil). It returns
 // an error only when the start cannot succeed: a login the cloud rejects
-// (realtime.ErrStartAuth), an account without objects, an object id the
+// (realtime.ErrStartAuth), an object id the
 // account does not list (*UnknownObjectsError), a devid of Modules no
 // object lists (*cloudclient.MissingModulesError), or a gateway failing for
 // one of those reasons.
@@ -360,8 +375,9 @@ func (f *Fleet) logObjects(objects []cloudclient.Object) {
 	}
 }
 
-// retry runs fn until it succeeds, the login is rejected, the account has
-// no objects, or ctx ends, pausing 1 s, 2 s, 4 s, ... up to StartRetryMax.
+// retry runs fn until it succeeds, the login is rejected or ctx ends,
+// pausing 1 s, 2 s, 4 s, ... up to StartRetryMax. An account without
+// objects is retried too: an object added to it is watched when it comes.
 func (f *Fleet) retry(ctx context.Context, fn func() error) error {
 	pause := min(time.Second, f.cfg.StartRetryMax)
 	for {
@@ -371,9 +387,6 @@ func (f *Fleet) retry(ctx context.Context, fn func() error) error {
 		}
 		if isAuthRejected(err) {
 			return fmt.Errorf("%w: %w", realtime.ErrStartAuth, err)
-		}
-		if errors.Is(err, errNoObjects) {
-			return err
 		}
 		f.mu.Lock()
 		f.listFailures++

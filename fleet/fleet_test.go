@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,7 +43,15 @@ type account struct {
 // adjusts the simulator before the fleet starts.
 func startAccount(t *testing.T, objects, modules int, tune func(*Config), before func(*cloudsim.Cloud)) *account {
 	t.Helper()
-	sim := cloudsim.New(cloudsim.Options{Objects: objects, Modules: modules, ParamsPerModule: 30, Seed: cloudsim.DefaultSeed, Logger: testLogger()})
+	return startAccountWith(t, cloudsim.Options{Objects: objects, Modules: modules}, nil, tune, before)
+}
+
+// startAccountWith is startAccount with the simulator's options and the
+// REST client's configuration tuned.
+func startAccountWith(t *testing.T, opts cloudsim.Options, tuneClient func(*cloudclient.Config), tune func(*Config), before func(*cloudsim.Cloud)) *account {
+	t.Helper()
+	opts.ParamsPerModule, opts.Seed, opts.Logger = 30, cloudsim.DefaultSeed, testLogger()
+	sim := cloudsim.New(opts)
 	if err := sim.Start("127.0.0.1:0"); err != nil {
 		t.Fatal(err)
 	}
@@ -50,9 +59,13 @@ func startAccount(t *testing.T, objects, modules int, tune func(*Config), before
 	if before != nil {
 		before(sim)
 	}
-	client, err := cloudclient.New(cloudclient.Config{BaseURL: sim.URL(), AssetsURL: sim.URL(),
+	ccfg := cloudclient.Config{BaseURL: sim.URL(), AssetsURL: sim.URL(),
 		Credentials: cloudclient.StaticCredentials(cloudclient.Credentials{Email: cloudsim.DefaultEmail, Password: cloudsim.DefaultPassword}),
-		Logger:      testLogger()})
+		Logger:      testLogger()}
+	if tuneClient != nil {
+		tuneClient(&ccfg)
+	}
+	client, err := cloudclient.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -428,4 +441,156 @@ func (a *account) waitAllLiveOf(t *testing.T, o cloudsim.ObjectInfo) {
 		}
 		return true
 	})
+}
+
+// TestOneTokenRenewalForAllObjects: every object's gateway renews the
+// shared token ahead of its expiry, and the renewals of all of them are one
+// login each time, not one per object.
+func TestOneTokenRenewalForAllObjects(t *testing.T) {
+	// Expiry times travel in whole seconds (RFC 3339): a renewal every
+	// 1 to 2 s.
+	const ttl, leeway = 4 * time.Second, 2 * time.Second
+	a := startAccountWith(t, cloudsim.Options{Objects: 4, Modules: 4, TokenTTL: ttl},
+		func(c *cloudclient.Config) { c.RefreshLeeway = leeway }, nil, nil)
+	a.waitAllLive(t)
+	start, logins0 := time.Now(), a.sim.Logins()
+	waitFor(t, "several renewals", func() bool { return a.sim.Logins() >= logins0+3 })
+	elapsed, renewals := time.Since(start), a.sim.Logins()-logins0
+	// One login per second at most (plus the one in flight); four objects
+	// renewing each on their own would log in four times as often.
+	if limit := int(elapsed/time.Second) + 2; renewals > limit {
+		t.Errorf("%d logins in %v for 4 objects, want at most %d (one renewal for all)", renewals, elapsed, limit)
+	}
+	for _, o := range a.fleet.Status().Objects {
+		if !healthy(&o) {
+			t.Errorf("object %d not healthy across renewals", o.Object.ID)
+		}
+	}
+}
+
+// TestStartDuringCloudOutage: a fleet started while the cloud fails the
+// login or the object list holds no object and counts every failed attempt
+// as an unusable object listing; once the cloud answers, every object is
+// watched and the streak clears.
+func TestStartDuringCloudOutage(t *testing.T) {
+	for name, path := range map[string]string{"login": "POST /v1/auth/user", "object list": "GET /v1/objects", "empty object list": "GET /v1/objects"} {
+		t.Run(name, func(t *testing.T) {
+			var end func()
+			a := startAccount(t, 2, 2, nil, func(sim *cloudsim.Cloud) {
+				if name == "empty object list" {
+					// Every object hidden: the account lists none (yet).
+					for _, o := range sim.Objects() {
+						if err := sim.HideObject(o.ID); err != nil {
+							t.Fatal(err)
+						}
+					}
+					end = func() {
+						for _, o := range sim.Objects() {
+							_ = sim.ShowObject(o.ID)
+						}
+					}
+					return
+				}
+				fault := sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: path, Status: 503})
+				end = func() { sim.Clear(fault) }
+			})
+			waitFor(t, "failed attempts counted", func() bool { return a.fleet.Status().ListFailureStreak >= 2 })
+			if st := a.fleet.Status(); len(st.Objects) != 0 || st.Listed {
+				t.Fatalf("objects watched during the outage: %+v", st)
+			}
+			select {
+			case <-a.fleet.Ready():
+				t.Fatal("ready during the outage")
+			default:
+			}
+			end()
+			a.waitAllLive(t)
+			if st := a.fleet.Status(); st.ListFailureStreak != 0 || !st.Listed || len(st.Objects) != 2 {
+				t.Fatalf("after the outage: %+v", st)
+			}
+		})
+	}
+}
+
+// dialRecorder wraps a transport and records when each Connect starts.
+type dialRecorder struct {
+	transport.Transport
+	object int
+	mu     *sync.Mutex
+	dials  map[int][]time.Time
+}
+
+func (d dialRecorder) Connect(ctx context.Context) (transport.Session, error) {
+	d.mu.Lock()
+	d.dials[d.object] = append(d.dials[d.object], time.Now())
+	d.mu.Unlock()
+	return d.Transport.Connect(ctx)
+}
+
+// TestOutageEndingForAllIsSpread: when every object's session is dropped
+// at once, the objects redial at their own offsets, spread over the
+// reconnect spread, not all at the same instant.
+func TestOutageEndingForAllIsSpread(t *testing.T) {
+	const spread = 600 * time.Millisecond
+	var mu sync.Mutex
+	dials := map[int][]time.Time{}
+	a := startAccount(t, 6, 6, func(c *Config) {
+		c.ReconnectSpread = spread
+		gw := c.Gateway
+		c.Gateway = func(id int) realtime.Config {
+			cfg := gw(id)
+			newTransport := cfg.NewTransport
+			cfg.NewTransport = func() (transport.Transport, error) {
+				tr, err := newTransport()
+				return dialRecorder{Transport: tr, object: id, mu: &mu, dials: dials}, err
+			}
+			return cfg
+		}
+	}, nil)
+	a.waitAllLive(t)
+	mu.Lock()
+	before := map[int]int{}
+	for id, d := range dials {
+		before[id] = len(d)
+	}
+	mu.Unlock()
+	sids := map[int]string{}
+	for _, o := range a.fleet.Status().Objects {
+		sids[o.Object.ID] = o.Gateway.NamespaceSID
+	}
+	dropped := time.Now()
+	a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultAbortTransport, Count: 1})
+	waitFor(t, "every object on a new session", func() bool {
+		for _, o := range a.fleet.Status().Objects {
+			if o.Gateway.NamespaceSID == sids[o.Object.ID] || !o.Gateway.Connected {
+				return false
+			}
+		}
+		return true
+	})
+	a.waitAllLive(t)
+
+	mu.Lock()
+	defer mu.Unlock()
+	var first, last time.Duration
+	for i, o := range a.sim.Objects() {
+		d := dials[o.ID]
+		if len(d) <= before[o.ID] {
+			t.Fatalf("object %d never redialled", o.ID)
+		}
+		at := d[before[o.ID]].Sub(dropped)
+		// Every redial waits at least the object's own offset.
+		if want := ReconnectOffset(o.ID, spread); at < want {
+			t.Errorf("object %d redialled %v after the drop, before its offset %v", o.ID, at, want)
+		}
+		if i == 0 || at < first {
+			first = at
+		}
+		if at > last {
+			last = at
+		}
+	}
+	if last-first < spread/4 {
+		t.Errorf("6 objects redialled within %v of each other; want them spread over about %v", last-first, spread)
+	}
 }

@@ -182,11 +182,9 @@ func startScenario(t *testing.T, su scenarioSetup) *scenario {
 	}
 	// The exporter's own metrics, fed as serve feeds them.
 	s.reg = prometheus.NewPedanticRegistry()
-	inst, err := collector.NewInstrumentation(s.reg, collector.InstrumentationOptions{})
-	if err != nil {
+	if _, err := collector.NewInstrumentation(s.reg, collector.InstrumentationOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cfg.OnEvent = inst.ObserveEvent
 	if su.gw != nil {
 		su.gw(&cfg)
 	}

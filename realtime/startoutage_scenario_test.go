@@ -38,7 +38,9 @@ func TestScenarioStartDuringCloudOutage(t *testing.T) {
 			}
 			want := []string{}
 			if tc.reason != "" {
-				want = []string{"reason=" + tc.reason}
+				// A gateway that has not read its object yet publishes
+				// under object 0 (the exporter's fleet always names one).
+				want = []string{"object_id=0,reason=" + tc.reason}
 				if !s.is(1, "bragerone_session_reconnect_failure_reason", "reason", tc.reason) {
 					t.Fatalf("reconnect failure reason = %v, want %q at 1", s.labelSets("bragerone_session_reconnect_failure_reason"), tc.reason)
 				}

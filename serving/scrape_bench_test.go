@@ -31,7 +31,7 @@ var scrapeSizes = []struct{ modules, perModule int }{
 func filledStore(modules, perModule int) (*store.Store, collector.Snapshot) {
 	st := store.New()
 	now := time.Unix(1757000000, 0)
-	snap := collector.Snapshot{Now: now, Session: collector.SessionState{Up: true}}
+	snap := collector.Snapshot{Now: now, Objects: []collector.ObjectState{{ID: 1, Name: "Home", Session: collector.SessionState{Up: true}}}}
 	for m := range modules {
 		devid := fmt.Sprintf("FTTC%06d", m)
 		ups := make([]wire.ParamUpdate, 0, perModule)

@@ -141,7 +141,60 @@ func skipBalanced(s string, i int, open, closing byte) int {
 // its _bucket, _sum and _count series and a summary to its own name plus _sum
 // and _count.
 func Contract(metricsMD []byte) (map[string]bool, error) {
-	series := map[string]bool{}
+	rows, _, err := contractTable(metricsMD)
+	if err != nil {
+		return nil, err
+	}
+	series := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		for _, name := range r.series() {
+			series[name] = true
+		}
+	}
+	return series, nil
+}
+
+// ContractLabels returns the label names the metric contract gives each
+// series: the "labels" column (the third) of the table Contract reads, names
+// separated by commas, none for an empty cell. A histogram's series are listed
+// as Contract lists them, with the table's labels (le is not repeated here).
+func ContractLabels(metricsMD []byte) (map[string][]string, error) {
+	rows, labelled, err := contractTable(metricsMD)
+	if err != nil {
+		return nil, err
+	}
+	if !labelled {
+		return nil, fmt.Errorf("METRICS.md: the metric table has no labels column")
+	}
+	out := make(map[string][]string, len(rows))
+	for _, r := range rows {
+		for _, name := range r.series() {
+			out[name] = r.labels
+		}
+	}
+	return out, nil
+}
+
+// contractRow is one row of the metric table.
+type contractRow struct {
+	name, typ string
+	labels    []string
+}
+
+// series returns the series names a row promises.
+func (r contractRow) series() []string {
+	switch r.typ {
+	case "histogram":
+		return []string{r.name + "_bucket", r.name + "_sum", r.name + "_count"}
+	case "summary":
+		return []string{r.name, r.name + "_sum", r.name + "_count"}
+	}
+	return []string{r.name}
+}
+
+// contractTable reads the metric table of METRICS.md, and whether its third
+// column is "labels".
+func contractTable(metricsMD []byte) (rows []contractRow, labelled bool, err error) {
 	sc := bufio.NewScanner(bytes.NewReader(metricsMD))
 	line := 0
 	inTable := false
@@ -158,34 +211,33 @@ func Contract(metricsMD []byte) (map[string]bool, error) {
 		typ := strings.TrimSpace(cells[2])
 		if !inTable {
 			inTable = name == "metric" && typ == "type"
+			labelled = inTable && strings.TrimSpace(cells[3]) == "labels"
 			continue
 		}
 		if strings.Trim(name, "-: ") == "" {
 			continue // separator row
 		}
 		if !strings.HasPrefix(name, "bragerone_") {
-			return nil, fmt.Errorf("METRICS.md line %d: metric %q lacks the bragerone_ prefix", line, name)
+			return nil, false, fmt.Errorf("METRICS.md line %d: metric %q lacks the bragerone_ prefix", line, name)
 		}
 		switch typ {
-		case "gauge", "counter":
-			series[name] = true
-		case "histogram":
-			for _, suf := range []string{"_bucket", "_sum", "_count"} {
-				series[name+suf] = true
-			}
-		case "summary":
-			for _, suf := range []string{"", "_sum", "_count"} {
-				series[name+suf] = true
-			}
+		case "gauge", "counter", "histogram", "summary":
 		default:
-			return nil, fmt.Errorf("METRICS.md line %d: metric %q has unknown type %q", line, name, typ)
+			return nil, false, fmt.Errorf("METRICS.md line %d: metric %q has unknown type %q", line, name, typ)
 		}
+		var labels []string
+		for l := range strings.SplitSeq(cells[3], ",") {
+			if l = strings.Trim(strings.TrimSpace(l), "`"); l != "" {
+				labels = append(labels, l)
+			}
+		}
+		rows = append(rows, contractRow{name: name, typ: typ, labels: labels})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if len(series) == 0 {
-		return nil, fmt.Errorf("METRICS.md: no metric table (header | metric | type | ...) found")
+	if len(rows) == 0 {
+		return nil, false, fmt.Errorf("METRICS.md: no metric table (header | metric | type | ...) found")
 	}
-	return series, nil
+	return rows, labelled, nil
 }

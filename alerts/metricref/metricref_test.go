@@ -68,3 +68,25 @@ func TestContract(t *testing.T) {
 		}
 	}
 }
+
+func TestContractLabels(t *testing.T) {
+	md := "| metric | type | labels | meaning |\n|---|---|---|---|\n" +
+		"| `bragerone_a` | gauge | object_id, devid | a |\n" +
+		"| `bragerone_b_total` | counter | | b |\n" +
+		"| `bragerone_c_seconds` | histogram | endpoint | c |\n"
+	got, err := ContractLabels([]byte(md))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"bragerone_a": {"object_id", "devid"}, "bragerone_b_total": nil,
+		"bragerone_c_seconds_bucket": {"endpoint"}, "bragerone_c_seconds_sum": {"endpoint"}, "bragerone_c_seconds_count": {"endpoint"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ContractLabels = %q, want %q", got, want)
+	}
+	if _, err := ContractLabels([]byte("| metric | type | meaning |\n|---|---|---|\n| `bragerone_a` | gauge | a |\n")); err == nil ||
+		!strings.Contains(err.Error(), "labels column") {
+		t.Errorf("a table without a labels column: error %v", err)
+	}
+}

@@ -54,6 +54,12 @@ type modulePage struct {
 
 	Module moduleView
 
+	// Object names the module's object and links to its section of
+	// /status; Session is that object's session card (the module's values
+	// arrive through it).
+	Object  moduleObject
+	Session card
+
 	Alarms     []alarmView
 	AlarmState string
 	AlarmClass string
@@ -62,6 +68,13 @@ type modulePage struct {
 
 	Menus    []menuView
 	NoParams string
+}
+
+// moduleObject is the object a module page names.
+type moduleObject struct {
+	Name, IDText string
+	Link         string // to the object's section of /status
+	Watched      bool   // false: the module's object is not among the watched ones
 }
 
 type alarmView struct{ Name, Code, Since string }
@@ -155,6 +168,7 @@ func buildModulePage(s collector.Snapshot, params ParamSource, devid string, o O
 	if o.Refresh > 0 {
 		p.RefreshSec = max(1, int(o.Refresh/time.Second))
 	}
+	p.Object, p.Session = moduleObjectOf(s, m.ObjectID, p.Back, now, o.Location)
 
 	p.AlarmState, p.AlarmClass = "unknown", classUnknown
 	if m.AlarmsKnown {
@@ -208,6 +222,35 @@ func buildModulePage(s collector.Snapshot, params ParamSource, devid string, o O
 	}
 	p.Menus = groupByMenu(ps)
 	return p, true
+}
+
+// moduleObjectOf names the module's object and the state of the session
+// its values arrive through, as the object's section of /status shows it:
+// the session while it is down, else live push while that is not healthy
+// (a silent session delivers nothing either), else the session.
+func moduleObjectOf(s collector.Snapshot, id int, status string, now time.Time, loc *time.Location) (moduleObject, card) {
+	for _, obj := range s.Objects {
+		if obj.ID != id {
+			continue
+		}
+		mo := moduleObject{Name: objectName(obj), IDText: "object " + strconv.Itoa(id), Link: status + "#" + objectAnchor(id), Watched: true}
+		var modules []collector.ModuleState
+		for _, m := range s.Modules {
+			if m.ObjectID == id {
+				modules = append(modules, m)
+			}
+		}
+		ov := objectSection(obj, modules, now, loc)
+		c := ov.Cards[cardSession]
+		c.Label = "Session of " + mo.Name
+		if pc := ov.Cards[cardPush]; c.Class == classOK && pc.Class != classOK {
+			c = pc
+			c.Label = "Live push of " + mo.Name
+		}
+		return mo, c
+	}
+	mo := moduleObject{Name: "object " + strconv.Itoa(id), IDText: "not watched", Link: status + "#" + otherAnchor}
+	return mo, card{Label: "Cloud session", State: "NONE", Class: classUnknown, Detail: "the module's object is not watched"}
 }
 
 // groupByMenu keeps the catalog's menu order: menus in order of their first

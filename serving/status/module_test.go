@@ -300,3 +300,66 @@ func TestModuleHandler(t *testing.T) {
 		t.Errorf("POST: %d", resp.StatusCode)
 	}
 }
+
+// TestModulePageNamesItsObject: a module's page names its object (name and
+// id), links to that object's section of /status, and shows the state of
+// the session the module's values arrive through: its own object's, never
+// another's.
+func TestModulePageNamesItsObject(t *testing.T) {
+	for _, tc := range []struct {
+		name, devid             string
+		trouble                 func(*collector.ObjectState)
+		object, id, link        string
+		label, state, cardClass string
+	}{
+		{"healthy object beside a down one", "HOMEBOILER", sessionDown, "Home", "(object 1001)", "../../status#object-1001", "Session of Home", "UP", classOK},
+		{"the down object", "COTTAGE1", sessionDown, "Cottage", "(object 1002)", "../../status#object-1002", "Session of Cottage", "DOWN", classBad},
+		{"the silent object", "COTTAGE1", zombie, "Cottage", "(object 1002)", "../../status#object-1002", "Live push of Cottage", "UNHEALTHY", classBad},
+		{"healthy object beside a silent one", "HOMEVALVE", zombie, "Home", "(object 1001)", "../../status#object-1001", "Session of Home", "UP", classOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := twoObjects(tc.trouble)
+			doc := renderModule(t, s, nil, tc.devid)
+			a := doc.byID("object")
+			if a == nil || strings.TrimSpace(a.Text) != tc.object || a.Attr["href"] != tc.link {
+				t.Fatalf("object link %v, want %q to %q", a, tc.object, tc.link)
+			}
+			if sub := doc.find(tagged("div"))[1].Text; !strings.Contains(sub, "of "+tc.object+" "+tc.id) {
+				t.Errorf("subtitle %q does not name the object with its id", sub)
+			}
+			// The link leads to the object's section on /status.
+			status := parsePage(t, render(t, s, Options{}))
+			if sec := status.byID(strings.SplitN(tc.link, "#", 2)[1]); sec == nil || !strings.Contains(sec.Text, tc.devid) {
+				t.Errorf("the section %s of /status does not list %s", tc.link, tc.devid)
+			}
+			c := doc.byID("objectsession")
+			if c == nil {
+				t.Fatal("no card of the object's session")
+			}
+			if got := strings.TrimSpace(c.byClass("label").Text); got != tc.label {
+				t.Errorf("card label %q, want %q", got, tc.label)
+			}
+			if got := strings.TrimSpace(c.byClass("state").Text); got != tc.state || c.Attr["class"] != "card "+tc.cardClass {
+				t.Errorf("card %q (%s), want %q (%s)", got, c.Attr["class"], tc.state, tc.cardClass)
+			}
+		})
+	}
+}
+
+// TestModulePageOfNoWatchedObject: a module whose object is not watched
+// names the object by its id and links to the Other section.
+func TestModulePageOfNoWatchedObject(t *testing.T) {
+	s := twoObjects(func(*collector.ObjectState) {})
+	s.Modules = append(s.Modules, onlineModule("ORPHAN", 4242, "Barn"))
+	doc := renderModule(t, s, nil, "ORPHAN")
+	a := doc.byID("object")
+	if a == nil || strings.TrimSpace(a.Text) != "object 4242" || a.Attr["href"] != "../../status#"+otherAnchor {
+		t.Fatalf("object link %v", a)
+	}
+	if c := doc.byID("objectsession"); c == nil || c.Attr["class"] != "card "+classUnknown || !strings.Contains(c.Text, "not watched") {
+		t.Errorf("session card %v", c)
+	}
+	if parsePage(t, render(t, s, Options{})).byID(otherAnchor) == nil {
+		t.Error("the link's target is missing on /status")
+	}
+}

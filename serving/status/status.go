@@ -1,14 +1,19 @@
 // Package status serves /status: a server-rendered HTML page (no JavaScript)
-// showing the exporter's health at a glance: the cloud session and its
-// outages, live push health, the recovery ladder, one row per module, and a
-// timeline of recent outage episodes drawn as inline SVG. Each module row
-// links to the module's own page (ModuleHandler): its link state, its active
-// alarms by name, and its parameters grouped by the menus of the
-// controller's app, with names, units and displayed values.
+// showing the exporter's health at a glance for the whole account: how many
+// objects (installations) and realtime sessions it holds and why, headline
+// cards naming the objects in trouble, and one section per object with its
+// own session and outages, live push health, recovery ladder and one row
+// per module (modules of no watched object under "Other modules"), then a
+// timeline of recent outage episodes drawn as inline SVG and a list of them,
+// each naming its object. Each module row links to the module's own page
+// (ModuleHandler): its object and that object's session state, its link
+// state, its active alarms by name, and its parameters grouped by the menus
+// of the controller's app, with names, units and displayed values.
 //
-// Everything on the page comes from one collector.Snapshot per request and is
-// escaped by html/template; values from the cloud are additionally cleaned of
-// control characters and shortened for display.
+// Everything on the page comes from one collector.Snapshot per request (its
+// Objects, never the deprecated single-session fields) and is escaped by
+// html/template; values from the cloud are additionally cleaned of control
+// characters and shortened for display.
 package status
 
 import (

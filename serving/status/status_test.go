@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,53 +23,63 @@ var t0 = time.Date(2026, 11, 21, 14, 0, 0, 0, time.UTC)
 
 const hostileDevid = `<script>alert("x")</script>&"'` + "\x01"
 
-// scenario: the session is down for 95 s, one module offline with a last
-// outage, one online, one not known yet, one with a hostile devid; episodes
-// on every lane, one older than the window.
+// homeID is the object of the one-object scenario.
+const homeID = 101
+
+// scenario: one object, "Home", whose session is down for 95 s, one module
+// offline with a last outage, one online, one not known yet, one with a
+// hostile devid; episodes on every lane, one older than the window.
 func scenario() collector.Snapshot {
 	return collector.Snapshot{
 		Now: t0,
-		Session: collector.SessionState{
-			Up: false,
-			Outage: collector.Outage{Down: true, DownSince: t0.Add(-95 * time.Second), DownFor: 95 * time.Second, Reason: "handshake_503",
-				HasLast: true, LastDownFor: 42 * time.Second, LastReason: "eio_close"},
-			OutagesByReason: map[string]uint64{"eio_close": 2, "handshake_503": 1},
-			Blinks:          4,
-		},
-		Push: collector.PushState{Known: true, Healthy: false, StaleFor: 97 * time.Second,
-			LastLiveUpdate: t0.Add(-97 * time.Second), LastUpdate: t0.Add(-40 * time.Second), LastResumedAfter: 190 * time.Second},
+		Objects: []collector.ObjectState{{
+			ID: homeID, Name: "Home",
+			Session: collector.SessionState{
+				Up: false,
+				Outage: collector.Outage{Down: true, DownSince: t0.Add(-95 * time.Second), DownFor: 95 * time.Second, Reason: "handshake_503",
+					HasLast: true, LastDownFor: 42 * time.Second, LastReason: "eio_close"},
+				OutagesByReason: map[string]uint64{"eio_close": 2, "handshake_503": 1},
+				Blinks:          4,
+			},
+			Push: collector.PushState{Known: true, Healthy: false, StaleFor: 97 * time.Second,
+				LastLiveUpdate: t0.Add(-97 * time.Second), LastUpdate: t0.Add(-40 * time.Second), LastResumedAfter: 190 * time.Second},
+			Recovery: collector.RecoveryState{
+				Actions: map[collector.ActionKey]uint64{
+					{Step: collector.StepZombiePrime, Result: collector.ResultOK}:      6,
+					{Step: collector.StepHardRestart, Result: collector.ResultFailed}:  2,
+					{Step: collector.StepHardRestart, Result: collector.ResultAborted}: 1,
+				},
+				CooldownLeft: 75 * time.Second, PrimeStreak: 1, HardRestartStreak: 2,
+			},
+			PollFailureStreak: 1,
+			PrimeFailures:     map[string]uint64{"bind": 0, "zombie": 3},
+		}},
 		Modules: []collector.ModuleState{
-			{Devid: "MOD2", Name: "Garage", Title: "Garage boiler", Version: "3.1.4", GatewayVersion: "V2.08",
+			{Devid: "MOD2", ObjectID: homeID, Name: "Garage", Title: "Garage boiler", Version: "3.1.4", GatewayVersion: "V2.08",
 				OnlineKnown: true, Online: true, ConnectedAt: t0.Add(-26 * time.Hour).Unix(), LastUpdate: t0.Add(-40 * time.Second),
 				Params: 812, NonNumeric: 12, AlarmsKnown: true},
-			{Devid: "MOD1", Name: "Kitchen", Title: "Kitchen boiler", Version: "3.1.4",
+			{Devid: "MOD1", ObjectID: homeID, Name: "Kitchen", Title: "Kitchen boiler", Version: "3.1.4",
 				OnlineKnown: true, Online: false, ConnectedAt: 0, LastUpdate: t0.Add(-10 * time.Minute),
 				Outage: collector.Outage{Down: true, DownSince: t0.Add(-10 * time.Minute), DownFor: 10 * time.Minute, Reason: "ws",
 					HasLast: true, LastDownFor: 8 * time.Second, LastReason: "rest"},
 				Params: 790, NonNumeric: 10, Alarms: 2, AlarmsKnown: true},
-			{Devid: "MOD3", Name: "Cellar", Params: 0},
-			{Devid: hostileDevid, Name: `<img src=x onerror=alert(1)>`, OnlineKnown: true, Online: true, ConnectedAt: t0.Add(-time.Hour).Unix()},
+			{Devid: "MOD3", ObjectID: homeID, Name: "Cellar", Params: 0},
+			{Devid: hostileDevid, ObjectID: homeID, Name: `<img src=x onerror=alert(1)>`, OnlineKnown: true, Online: true, ConnectedAt: t0.Add(-time.Hour).Unix()},
 		},
-		Recovery: collector.RecoveryState{
-			Actions: map[collector.ActionKey]uint64{
-				{Step: collector.StepZombiePrime, Result: collector.ResultOK}:      6,
-				{Step: collector.StepHardRestart, Result: collector.ResultFailed}:  2,
-				{Step: collector.StepHardRestart, Result: collector.ResultAborted}: 1,
-			},
-			CooldownLeft: 75 * time.Second, PrimeStreak: 1, HardRestartStreak: 2,
-		},
-		PollFailureStreak: 1,
-		TokenExpiry:       t0.Add(50 * time.Minute),
+		TokenExpiry: t0.Add(50 * time.Minute),
 		Episodes: []collector.Episode{
-			{Layer: collector.LayerCloud, Reason: "eio_close", ID: "cloud-00000001", StartedAt: t0.Add(-3 * time.Hour), EndedAt: t0.Add(-3*time.Hour + 42*time.Second), DownFor: 42 * time.Second},
-			{Layer: collector.LayerModule, Devid: "MOD1", Reason: "rest", ID: "module-00000002", StartedAt: t0.Add(-2 * time.Hour), EndedAt: t0.Add(-2*time.Hour + 8*time.Second), DownFor: 8 * time.Second},
-			{Layer: collector.LayerLiveStale, Reason: "live_stale", ID: "live_stale-00000003", StartedAt: t0.Add(-5 * time.Hour), EndedAt: t0.Add(-5*time.Hour + 190*time.Second), DownFor: 190 * time.Second},
-			{Layer: collector.LayerModule, Devid: hostileDevid, Reason: "derived", ID: "module-00000004", StartedAt: t0.Add(-4 * time.Hour), EndedAt: t0.Add(-4*time.Hour + 30*time.Minute), DownFor: 30 * time.Minute},
+			{Layer: collector.LayerCloud, ObjectID: homeID, Reason: "eio_close", ID: "cloud-00000001", StartedAt: t0.Add(-3 * time.Hour), EndedAt: t0.Add(-3*time.Hour + 42*time.Second), DownFor: 42 * time.Second},
+			{Layer: collector.LayerModule, ObjectID: homeID, Devid: "MOD1", Reason: "rest", ID: "module-00000002", StartedAt: t0.Add(-2 * time.Hour), EndedAt: t0.Add(-2*time.Hour + 8*time.Second), DownFor: 8 * time.Second},
+			{Layer: collector.LayerLiveStale, ObjectID: homeID, Reason: "live_stale", ID: "live_stale-00000003", StartedAt: t0.Add(-5 * time.Hour), EndedAt: t0.Add(-5*time.Hour + 190*time.Second), DownFor: 190 * time.Second},
+			{Layer: collector.LayerModule, ObjectID: homeID, Devid: hostileDevid, Reason: "derived", ID: "module-00000004", StartedAt: t0.Add(-4 * time.Hour), EndedAt: t0.Add(-4*time.Hour + 30*time.Minute), DownFor: 30 * time.Minute},
 			// Older than the 6 h window: not drawn.
-			{Layer: collector.LayerCloud, Reason: "stop", ID: "cloud-00000005", StartedAt: t0.Add(-9 * time.Hour), EndedAt: t0.Add(-8 * time.Hour), DownFor: time.Hour},
+			{Layer: collector.LayerCloud, ObjectID: homeID, Reason: "stop", ID: "cloud-00000005", StartedAt: t0.Add(-9 * time.Hour), EndedAt: t0.Add(-8 * time.Hour), DownFor: time.Hour},
 		},
 	}
 }
+
+// home is the scenario's one object, to change in a test.
+func home(s *collector.Snapshot) *collector.ObjectState { return &s.Objects[0] }
 
 // node is a parsed element of the page.
 type node struct {
@@ -100,6 +111,41 @@ func (n *node) byID(id string) *node {
 	}
 	return found[0]
 }
+
+// byClass is the first element below n whose class list holds class.
+func (n *node) byClass(class string) *node {
+	found := n.find(func(x *node) bool { return slices.Contains(strings.Fields(x.Attr["class"]), class) })
+	if len(found) == 0 {
+		return nil
+	}
+	return found[0]
+}
+
+// part is the element of class class in the page's section id (an
+// object's "object-<id>"), failing the test when either is missing.
+func part(t *testing.T, doc *node, id, class string) *node {
+	t.Helper()
+	sec := doc.byID(id)
+	if sec == nil {
+		t.Fatalf("no section %q", id)
+	}
+	if class == "" {
+		return sec
+	}
+	n := sec.byClass(class)
+	if n == nil {
+		t.Fatalf("section %q has no %q", id, class)
+	}
+	return n
+}
+
+// moduleRows are the module rows of a section.
+func moduleRows(t *testing.T, doc *node, id string) []*node {
+	t.Helper()
+	return part(t, doc, id, "modules").find(func(n *node) bool { return n.Name == "tr" && strings.HasPrefix(n.Attr["class"], "module ") })
+}
+
+var homeSection = objectAnchor(homeID)
 
 func tagged(name string) func(*node) bool { return func(x *node) bool { return x.Name == name } }
 
@@ -164,19 +210,30 @@ func TestScenarioPage(t *testing.T) {
 	if cards == nil {
 		t.Fatal("no cards")
 	}
-	for _, want := range []string{"Cloud session", "DOWN", "down 1m35s · handshake_503", "UNHEALTHY", "2/4 online", "1 offline", "COOLDOWN", "1m15s left"} {
+	for _, want := range []string{"Cloud session", "DOWN", "Home: down 1m35s · handshake_503", "UNHEALTHY", "2/4 online", "1 offline · Home", "COOLDOWN", "Home: 1m15s left"} {
 		if !strings.Contains(cards.Text, want) {
 			t.Errorf("cards lack %q: %q", want, cards.Text)
 		}
 	}
+	if sum := part(t, doc, "summary", "").Text; !strings.Contains(sum, "Watching 1 object of the account with 1 realtime session (0 open now)") ||
+		!strings.Contains(sum, "2026-11-21 14:50:00 UTC (in 50m00s)") {
+		t.Errorf("summary = %q", sum)
+	}
+	if doc.byID("objects") != nil {
+		t.Error("an index of objects for one object")
+	}
+	if h := part(t, doc, homeSection, "objectname").Text; h != "Home object 101" {
+		t.Errorf("section heading %q", h)
+	}
 
-	session := doc.byID("session").Text
-	for _, want := range []string{"DOWN", "1m35s", "handshake_503", "since 2026-11-21 13:58:25 UTC", "42s", "eio_close", "eio_close 2, handshake_503 1", "blinks absorbed4", "2026-11-21 14:50:00 UTC (in 50m00s)"} {
+	session := part(t, doc, homeSection, "session").Text
+	for _, want := range []string{"DOWN", "1m35s", "handshake_503", "since 2026-11-21 13:58:25 UTC", "42s", "eio_close", "eio_close 2, handshake_503 1", "blinks absorbed4",
+		"failed polls in a row1", "failed primeszombie 3", "realtimenot open"} {
 		if !strings.Contains(session, want) {
 			t.Errorf("session panel lacks %q: %q", want, session)
 		}
 	}
-	push := doc.byID("push").Text
+	push := part(t, doc, homeSection, "push").Text
 	for _, want := range []string{"UNHEALTHY", "1m37s ago (2026-11-21 13:58:23 UTC)", "40s ago", "3m10s"} {
 		if !strings.Contains(push, want) {
 			t.Errorf("push panel lacks %q: %q", want, push)
@@ -186,7 +243,7 @@ func TestScenarioPage(t *testing.T) {
 		t.Errorf("push panel shows a stale age while the session is down: %q", push)
 	}
 
-	actions := doc.byID("actions").find(tagged("tr"))
+	actions := part(t, doc, homeSection, "actions").find(tagged("tr"))
 	if len(actions) != 1+len(collector.RecoverySteps) {
 		t.Fatalf("action rows = %d, want header + %d steps", len(actions), len(collector.RecoverySteps))
 	}
@@ -194,7 +251,7 @@ func TestScenarioPage(t *testing.T) {
 		t.Errorf("hard_restart row = %v", got)
 	}
 
-	rows := doc.byID("modules").find(func(n *node) bool { return n.Name == "tr" && strings.HasPrefix(n.Attr["class"], "module ") })
+	rows := moduleRows(t, doc, homeSection)
 	if len(rows) != 4 {
 		t.Fatalf("module rows = %d, want 4", len(rows))
 	}
@@ -231,22 +288,23 @@ func TestScenarioPage(t *testing.T) {
 // beside a table with 0 failed; the Recovery card reads the same row.
 func TestRecoveryStreakAndResultsAreOneRecord(t *testing.T) {
 	s := collector.Snapshot{
-		Now: t0, Session: collector.SessionState{Up: true},
-		Recovery: collector.RecoveryState{
-			Actions: map[collector.ActionKey]uint64{
-				{Step: collector.StepZombiePrime, Result: collector.ResultOK}:      2,
-				{Step: collector.StepHardRestart, Result: collector.ResultAborted}: 1,
+		Now: t0, Objects: []collector.ObjectState{{ID: homeID, Session: collector.SessionState{Up: true},
+			Recovery: collector.RecoveryState{
+				Actions: map[collector.ActionKey]uint64{
+					{Step: collector.StepZombiePrime, Result: collector.ResultOK}:      2,
+					{Step: collector.StepHardRestart, Result: collector.ResultAborted}: 1,
+				},
+				HardRestartStreak: 1,
 			},
-			HardRestartStreak: 1,
-		},
+		}},
 	}
 	doc := parsePage(t, render(t, s, Options{}))
-	panel := doc.byID("recovery").Text
+	panel := part(t, doc, homeSection, "recovery").Text
 	if strings.Contains(panel, "failed hard restarts") || strings.Contains(panel, "failed recycles") || strings.Contains(panel, "streak") {
 		t.Errorf("the recovery panel keeps a summary apart from the table: %q", panel)
 	}
 	rows := map[string]string{}
-	for _, tr := range doc.byID("actions").find(tagged("tr"))[1:] {
+	for _, tr := range part(t, doc, homeSection, "actions").find(tagged("tr"))[1:] {
 		cells := cellTexts(tr)
 		rows[cells[0]] = strings.Join(cells[1:], "|")
 	}
@@ -261,7 +319,7 @@ func TestRecoveryStreakAndResultsAreOneRecord(t *testing.T) {
 			t.Errorf("%s row (in a row|ok|failed|aborted) = %q, want %q", step, rows[step], want)
 		}
 	}
-	if cards := doc.byID("cards").Text; !strings.Contains(cards, "RECOVERING") || !strings.Contains(cards, "hard_restart 1 in a row") {
+	if cards := doc.byID("cards").Text; !strings.Contains(cards, "RECOVERING") || !strings.Contains(cards, "object 101: hard_restart 1 in a row") {
 		t.Errorf("the Recovery card does not read the table's row: %q", cards)
 	}
 }
@@ -270,18 +328,18 @@ func TestRecoveryStreakAndResultsAreOneRecord(t *testing.T) {
 // connected"), not the wire's 0, and not the time of a connection it no
 // longer has (a listing that left it out keeps its last connectedAt).
 func TestOfflineModuleIsNotConnected(t *testing.T) {
-	s := collector.Snapshot{Now: t0, Session: collector.SessionState{Up: true}, Modules: []collector.ModuleState{
-		{Devid: "ZERO", OnlineKnown: true, Online: false, ConnectedAt: 0},
-		{Devid: "KEPT", OnlineKnown: true, Online: false, ConnectedAt: t0.Add(-time.Hour).Unix()},
-		{Devid: "UP", OnlineKnown: true, Online: true, ConnectedAt: t0.Add(-time.Hour).Unix()},
-		{Devid: "NEW"},
+	s := collector.Snapshot{Now: t0, Objects: []collector.ObjectState{{ID: homeID, Session: collector.SessionState{Up: true}}}, Modules: []collector.ModuleState{
+		{Devid: "ZERO", ObjectID: homeID, OnlineKnown: true, Online: false, ConnectedAt: 0},
+		{Devid: "KEPT", ObjectID: homeID, OnlineKnown: true, Online: false, ConnectedAt: t0.Add(-time.Hour).Unix()},
+		{Devid: "UP", ObjectID: homeID, OnlineKnown: true, Online: true, ConnectedAt: t0.Add(-time.Hour).Unix()},
+		{Devid: "NEW", ObjectID: homeID},
 	}}
 	doc := parsePage(t, render(t, s, Options{}))
-	if h := cellTexts(doc.byID("modules").find(tagged("tr"))[0]); h[3] != "connected since" {
+	if h := cellTexts(part(t, doc, homeSection, "modules").find(tagged("tr"))[0]); h[3] != "connected since" {
 		t.Errorf("header %q", h)
 	}
 	got := map[string]string{}
-	for _, tr := range doc.byID("modules").find(func(n *node) bool { return n.Name == "tr" && strings.HasPrefix(n.Attr["class"], "module ") }) {
+	for _, tr := range moduleRows(t, doc, homeSection) {
 		c := cellTexts(tr)
 		got[c[0]] = c[3]
 	}
@@ -347,11 +405,11 @@ func TestTimeline(t *testing.T) {
 		t.Errorf("ongoing bars = %d, want 2", ongoing)
 	}
 	for _, want := range []string{
-		"cloud · eio_close · 11:00:00 → 11:00:42 · 42s",
-		"module MOD1 · rest · 12:00:00 → 12:00:08 · 8s",
-		"cloud · handshake_503 · 13:58:25 → now (ongoing) · 1m35s",
-		"module MOD1 · ws · 13:50:00 → now (ongoing) · 10m00s",
-		"live_stale · live_stale · 09:00:00 → 09:03:10 · 3m10s",
+		"cloud · Home (object 101) · eio_close · 11:00:00 → 11:00:42 · 42s",
+		"module MOD1 · Home (object 101) · rest · 12:00:00 → 12:00:08 · 8s",
+		"cloud · Home (object 101) · handshake_503 · 13:58:25 → now (ongoing) · 1m35s",
+		"module MOD1 · Home (object 101) · ws · 13:50:00 → now (ongoing) · 10m00s",
+		"live_stale · Home (object 101) · live_stale · 09:00:00 → 09:03:10 · 3m10s",
 	} {
 		if !strings.Contains(titles, want) {
 			t.Errorf("no bar titled %q in:\n%s", want, titles)
@@ -378,8 +436,8 @@ func TestTimeline(t *testing.T) {
 
 func TestZombieDrawsOngoingLiveStale(t *testing.T) {
 	s := scenario()
-	s.Session = collector.SessionState{Up: true}
-	s.Push = collector.PushState{Known: true, Healthy: false, StaleFor: 20 * time.Minute}
+	home(&s).Session = collector.SessionState{Up: true}
+	home(&s).Push = collector.PushState{Known: true, Healthy: false, StaleFor: 20 * time.Minute}
 	doc := parsePage(t, render(t, s, Options{}))
 	bars := doc.byID("timeline").find(func(n *node) bool {
 		return n.Name == "rect" && n.Attr["data-layer"] == collector.LayerLiveStale && strings.Contains(n.Attr["class"], "ongoing")
@@ -387,7 +445,7 @@ func TestZombieDrawsOngoingLiveStale(t *testing.T) {
 	if len(bars) != 1 || !strings.Contains(bars[0].Text, "13:40:00 → now (ongoing) · 20m00s") {
 		t.Fatalf("ongoing live stale bars: %d %v", len(bars), bars)
 	}
-	if push := doc.byID("push").Text; !strings.Contains(push, "no live update for20m00s") {
+	if push := part(t, doc, homeSection, "push").Text; !strings.Contains(push, "no live update for20m00s") {
 		t.Errorf("push panel lacks the stale age: %q", push)
 	}
 }
@@ -399,7 +457,7 @@ func TestZombieDrawsOngoingLiveStale(t *testing.T) {
 // the alarm.
 func TestEveryModuleOfflineHoldsBackTheZombie(t *testing.T) {
 	offline := func(devid string) collector.ModuleState {
-		return collector.ModuleState{Devid: devid, OnlineKnown: true, Online: false,
+		return collector.ModuleState{Devid: devid, ObjectID: homeID, OnlineKnown: true, Online: false,
 			Outage: collector.Outage{Down: true, DownFor: 20 * time.Minute, Reason: "ws"}}
 	}
 	cases := []struct {
@@ -408,18 +466,18 @@ func TestEveryModuleOfflineHoldsBackTheZombie(t *testing.T) {
 		heldBack bool
 	}{
 		{"every module offline", []collector.ModuleState{offline("M1"), offline("M2")}, true},
-		{"one module still online", []collector.ModuleState{offline("M1"), {Devid: "M2", OnlineKnown: true, Online: true}}, false},
-		{"one module not known yet", []collector.ModuleState{offline("M1"), {Devid: "M2"}}, false},
+		{"one module still online", []collector.ModuleState{offline("M1"), {Devid: "M2", ObjectID: homeID, OnlineKnown: true, Online: true}}, false},
+		{"one module not known yet", []collector.ModuleState{offline("M1"), {Devid: "M2", ObjectID: homeID}}, false},
 		{"no modules", nil, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			s := scenario()
-			s.Session = collector.SessionState{Up: true}
-			s.Push = collector.PushState{Known: true, Healthy: false, StaleFor: 20 * time.Minute}
+			home(&s).Session = collector.SessionState{Up: true}
+			home(&s).Push = collector.PushState{Known: true, Healthy: false, StaleFor: 20 * time.Minute}
 			s.Modules = tc.modules
 			doc := parsePage(t, render(t, s, Options{}))
-			push := doc.byID("push")
+			push := part(t, doc, homeSection, "push")
 			pill := push.find(func(n *node) bool { return strings.Contains(n.Attr["class"], "pill") })
 			if len(pill) != 1 || !strings.Contains(pill[0].Text, "UNHEALTHY") {
 				t.Fatalf("push pill = %v: the signal itself must stay unhealthy", pill)
@@ -430,7 +488,7 @@ func TestEveryModuleOfflineHoldsBackTheZombie(t *testing.T) {
 				if alarmed {
 					t.Errorf("push pill raises the zombie's alarm while every module is offline: class %q", pill[0].Attr["class"])
 				}
-				if !strings.Contains(push.Text, "every module is offline") {
+				if !strings.Contains(push.Text, "every module of this object is offline") {
 					t.Errorf("push panel does not say why: %q", push.Text)
 				}
 				if !strings.Contains(cards, "no live update for 20m00s · every module offline") {
@@ -465,9 +523,9 @@ func TestSessionPanelSaysWhyStillDown(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := scenario()
-			s.Session = tc.session
+			home(&s).Session = tc.session
 			doc := parsePage(t, render(t, s, Options{}))
-			session := doc.byID("session").Text
+			session := part(t, doc, homeSection, "session").Text
 			if cards := doc.byID("cards").Text; !tc.session.Up && !tc.session.Outage.Down && !strings.Contains(cards, "not up yet · "+tc.session.ReconnectFailure) {
 				t.Errorf("the Cloud session card does not say why the session never came up: %q", cards)
 			}
@@ -499,7 +557,7 @@ func TestHostileValuesAreEscaped(t *testing.T) {
 		t.Errorf("page has %d img elements", len(n))
 	}
 	// The value is shown, as text.
-	rows := doc.byID("modules").find(func(n *node) bool { return n.Name == "tr" && strings.HasPrefix(n.Attr["class"], "module ") })
+	rows := moduleRows(t, doc, homeSection)
 	var last []string
 	for _, r := range rows {
 		if c := cellTexts(r); strings.HasPrefix(c[0], "<script>") {
@@ -520,13 +578,13 @@ func TestHostileValuesAreEscaped(t *testing.T) {
 func TestLongDevidIsShortened(t *testing.T) {
 	s := scenario()
 	long := strings.Repeat("D", 10*1024)
-	s.Modules = []collector.ModuleState{{Devid: long, OnlineKnown: true, Online: true}}
+	s.Modules = []collector.ModuleState{{Devid: long, ObjectID: homeID, OnlineKnown: true, Online: true}}
 	page := render(t, s, Options{})
 	if len(page) > 40*1024 {
 		t.Errorf("page is %d bytes for one module", len(page))
 	}
 	doc := parsePage(t, page)
-	rows := doc.byID("modules").find(func(n *node) bool { return n.Name == "tr" && strings.HasPrefix(n.Attr["class"], "module ") })
+	rows := moduleRows(t, doc, homeSection)
 	cell := cellTexts(rows[0])[0]
 	if !strings.HasSuffix(cell, "…") || len([]rune(cell)) != maxShown {
 		t.Errorf("long devid shown as %d runes %q…", len([]rune(cell)), cell[:10])
@@ -538,13 +596,16 @@ func TestLongDevidIsShortened(t *testing.T) {
 
 func TestEmptySnapshotRenders(t *testing.T) {
 	doc := parsePage(t, render(t, collector.Snapshot{Now: t0}, Options{Window: time.Hour, Refresh: -1}))
-	if !strings.Contains(doc.byID("modules").Text, "no modules") {
-		t.Error("empty module table not explained")
+	if n := doc.byID("noobjects"); n == nil || !strings.Contains(n.Text, "No object and no module") {
+		t.Error("an empty page not explained")
+	}
+	if sum := part(t, doc, "summary", "").Text; !strings.Contains(sum, "No object of the account is watched yet") {
+		t.Errorf("summary = %q", sum)
 	}
 	if len(doc.find(func(n *node) bool { return n.Name == "meta" && n.Attr["http-equiv"] == "refresh" })) != 0 {
 		t.Error("refresh present although disabled")
 	}
-	if cards := doc.byID("cards").Text; !strings.Contains(cards, "UNKNOWN") || !strings.Contains(cards, "IDLE") {
+	if cards := doc.byID("cards").Text; !strings.Contains(cards, "NONE") || !strings.Contains(cards, "no object watched") || !strings.Contains(cards, "no modules") {
 		t.Errorf("cards = %q", cards)
 	}
 	if ticks := doc.byID("timeline").find(func(n *node) bool { return n.Attr["class"] == "ticklabel" }); len(ticks) != 4 {

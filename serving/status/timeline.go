@@ -1,7 +1,11 @@
 package status
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/collector"
@@ -16,6 +20,9 @@ const (
 	tlLaneHeight = 30
 	tlBarHeight  = 18
 	tlMinBar     = 2 // a blink of a second still shows
+	// tlMaxTitleLines bounds the hover text of a bar that stands for
+	// several outages drawn over one another.
+	tlMaxTitleLines = 8
 )
 
 type timeline struct {
@@ -42,10 +49,27 @@ type tick struct {
 
 type bar struct {
 	Layer   string
+	Object  string // the anchor of the object's section, "" when none or several
 	X, W    float64
 	Y       int
 	Ongoing bool
 	Title   string
+
+	lane    int
+	outages []outageText // every outage the bar stands for
+}
+
+// outageText is what a bar's hover text says of one outage; it is worded
+// only for the outages a bar shows (a merged bar lists a few).
+type outageText struct {
+	layer, devid, object, reason string
+	start, end                   time.Time
+	d                            time.Duration
+	ongoing                      bool
+}
+
+func (t outageText) String(loc *time.Location) string {
+	return episodeTitle(t.layer, t.devid, t.object, t.reason, t.start, t.end, t.d, t.ongoing, loc)
 }
 
 var laneDefs = []struct{ name, label string }{
@@ -54,7 +78,7 @@ var laneDefs = []struct{ name, label string }{
 	{collector.LayerLiveStale, "live push"},
 }
 
-func buildTimeline(s collector.Snapshot, now time.Time, o Options) timeline {
+func buildTimeline(s collector.Snapshot, objects objectNames, now time.Time, o Options) timeline {
 	from := now.Add(-o.Window)
 	tl := timeline{
 		Width:     tlWidth,
@@ -76,7 +100,8 @@ func buildTimeline(s collector.Snapshot, now time.Time, o Options) timeline {
 		return float64(tl.PlotLeft) + float64(t.Sub(from))/float64(o.Window)*plot
 	}
 
-	add := func(layer string, start, end time.Time, ongoing bool, title string) {
+	add := func(object string, t outageText) {
+		layer, start, end := t.layer, t.start, t.end
 		i, ok := laneIndex[layer]
 		if !ok || end.Before(from) || start.After(now) {
 			return
@@ -93,44 +118,129 @@ func buildTimeline(s collector.Snapshot, now time.Time, o Options) timeline {
 			x0 = float64(tl.PlotRight) - w
 		}
 		tl.Bars = append(tl.Bars, bar{
-			Layer: layer, X: round1(x0), W: round1(w),
+			Layer: layer, Object: object, X: round1(x0), W: round1(w),
 			Y:       tl.Lanes[i].Y + (tlLaneHeight-tlBarHeight)/2,
-			Ongoing: ongoing, Title: title,
+			Ongoing: t.ongoing, lane: i, outages: []outageText{t},
 		})
-		tl.Lanes[i].Bars++
 	}
 
 	for _, e := range s.Episodes {
-		start, end := e.StartedAt, e.EndedAt
-		if start.IsZero() && !end.IsZero() {
-			start = end.Add(-e.DownFor)
-		}
-		if end.IsZero() && !start.IsZero() {
-			end = start.Add(e.DownFor)
-		}
-		if start.IsZero() || end.Before(start) {
+		start, end, ok := episodeSpan(e)
+		if !ok {
 			continue
 		}
-		add(e.Layer, start, end, false, episodeTitle(e.Layer, e.Devid, e.Reason, start, end, end.Sub(start), false, o.Location))
+		obj := objects.of(e.ObjectID)
+		add(obj.anchor, outageText{layer: e.Layer, devid: e.Devid, object: obj.label, reason: e.Reason, start: start, end: end, d: end.Sub(start)})
 	}
 
-	if so := s.Session.Outage; !s.Session.Up && so.Down {
-		start := outageStart(so, now)
-		add(collector.LayerCloud, start, now, true, episodeTitle(collector.LayerCloud, "", so.Reason, start, now, so.DownFor, true, o.Location))
+	for _, obj := range s.Objects {
+		name := objects.of(obj.ID)
+		if so := obj.Session.Outage; !obj.Session.Up && so.Down {
+			add(name.anchor, outageText{layer: collector.LayerCloud, object: name.label, reason: so.Reason,
+				start: outageStart(so, now), end: now, d: so.DownFor, ongoing: true})
+		}
+		if p := obj.Push; p.Known && !p.Healthy && obj.Session.Up && p.StaleFor > 0 {
+			add(name.anchor, outageText{layer: collector.LayerLiveStale, object: name.label, reason: "live_stale",
+				start: now.Add(-p.StaleFor), end: now, d: p.StaleFor, ongoing: true})
+		}
 	}
 	for _, m := range s.Modules {
 		if mo := m.Outage; mo.Down {
-			start := outageStart(mo, now)
-			add(collector.LayerModule, start, now, true, episodeTitle(collector.LayerModule, m.Devid, mo.Reason, start, now, mo.DownFor, true, o.Location))
+			name := objects.of(m.ObjectID)
+			add(name.anchor, outageText{layer: collector.LayerModule, devid: m.Devid, object: name.label, reason: mo.Reason,
+				start: outageStart(mo, now), end: now, d: mo.DownFor, ongoing: true})
 		}
 	}
-	if s.Push.Known && !s.Push.Healthy && s.Session.Up && s.Push.StaleFor > 0 {
-		start := now.Add(-s.Push.StaleFor)
-		add(collector.LayerLiveStale, start, now, true, episodeTitle(collector.LayerLiveStale, "", "live_stale", start, now, s.Push.StaleFor, true, o.Location))
-	}
 
+	tl.Bars = mergeBars(tl.Bars, o.Location)
+	for i := range tl.Bars {
+		tl.Lanes[tl.Bars[i].lane].Bars++
+	}
 	tl.Ticks = ticks(from, now, o, x)
 	return tl
+}
+
+// mergeBars draws outages that overlap on the plot of one lane as one bar:
+// the plot cannot tell them apart (an outage of the whole cloud is one at
+// each object at once), and one bar whose hover text lists them says more
+// than a stack of which only the top one can be hovered. It also keeps the
+// page small for an account of many objects.
+func mergeBars(bars []bar, loc *time.Location) []bar {
+	slices.SortStableFunc(bars, func(a, b bar) int {
+		return cmp.Or(cmp.Compare(a.lane, b.lane), cmp.Compare(a.X, b.X))
+	})
+	var out []bar
+	for _, b := range bars {
+		if n := len(out); n > 0 && out[n-1].lane == b.lane && b.X <= out[n-1].X+out[n-1].W {
+			last := &out[n-1]
+			last.W = round1(max(last.X+last.W, b.X+b.W) - last.X)
+			last.Ongoing = last.Ongoing || b.Ongoing
+			if last.Object != b.Object {
+				last.Object = ""
+			}
+			last.outages = append(last.outages, b.outages...)
+			continue
+		}
+		out = append(out, b)
+	}
+	for i := range out {
+		b := &out[i]
+		if len(b.outages) == 1 {
+			b.Title = b.outages[0].String(loc)
+			continue
+		}
+		lines := []string{fmt.Sprintf("%d outages", len(b.outages))}
+		for _, t := range b.outages[:min(len(b.outages), tlMaxTitleLines)] {
+			lines = append(lines, t.String(loc))
+		}
+		b.Title = strings.Join(lines, "\n")
+		if more := len(b.outages) - tlMaxTitleLines; more > 0 {
+			b.Title += fmt.Sprintf("\n… and %d more", more)
+		}
+	}
+	return out
+}
+
+// episodeSpan is when an episode began and ended, completing one from the
+// other and its length.
+func episodeSpan(e collector.Episode) (start, end time.Time, ok bool) {
+	start, end = e.StartedAt, e.EndedAt
+	if start.IsZero() && !end.IsZero() {
+		start = end.Add(-e.DownFor)
+	}
+	if end.IsZero() && !start.IsZero() {
+		end = start.Add(e.DownFor)
+	}
+	return start, end, !start.IsZero() && !end.Before(start)
+}
+
+// episodeObj is how an episode or a bar names its object, and the section
+// it links to ("" when the object is not watched).
+type episodeObj struct{ label, anchor string }
+
+// objectNames are the names of the watched objects by ID, worded once per
+// page however many outages name them.
+type objectNames map[int]episodeObj
+
+func namesOf(objects []collector.ObjectState) objectNames {
+	names := make(objectNames, len(objects))
+	for _, obj := range objects {
+		if _, dup := names[obj.ID]; !dup {
+			names[obj.ID] = episodeObj{objectLabel(obj), objectAnchor(obj.ID)}
+		}
+	}
+	return names
+}
+
+func (n objectNames) of(id int) episodeObj {
+	if name, ok := n[id]; ok {
+		return name
+	}
+	if id == 0 {
+		return episodeObj{}
+	}
+	// An object that has left the account since (or was never watched).
+	return episodeObj{label: "object " + strconv.Itoa(id) + " (not watched)"}
 }
 
 func outageStart(o collector.Outage, now time.Time) time.Time {
@@ -140,16 +250,75 @@ func outageStart(o collector.Outage, now time.Time) time.Time {
 	return now.Add(-o.DownFor)
 }
 
-func episodeTitle(layer, devid, reason string, start, end time.Time, d time.Duration, ongoing bool, loc *time.Location) string {
+func episodeTitle(layer, devid, object, reason string, start, end time.Time, d time.Duration, ongoing bool, loc *time.Location) string {
 	what := layer
 	if devid != "" {
 		what += " " + clean(devid, maxShown)
+	}
+	if object != "" {
+		what += " · " + object
 	}
 	until := end.In(loc).Format("15:04:05")
 	if ongoing {
 		until = "now (ongoing)"
 	}
 	return fmt.Sprintf("%s · %s · %s → %s · %s", what, clean(reason, maxShown), start.In(loc).Format("15:04:05"), until, fmtDuration(d))
+}
+
+// maxEpisodeRows bounds the list of recent outages under the timeline; the
+// ring of every object together may hold many more.
+const maxEpisodeRows = 50
+
+type episodeList struct {
+	Rows []episodeRow
+	More int // finished outages in the window not listed
+}
+
+type episodeRow struct {
+	Ended, Layer, Module, Reason, For string
+	Object, ObjectLink                string
+}
+
+// buildEpisodes lists the finished outages of the window, newest first,
+// each naming its object and linking to its section.
+func buildEpisodes(eps []collector.Episode, objects objectNames, now time.Time, o Options) episodeList {
+	from := now.Add(-o.Window)
+	type dated struct {
+		e          collector.Episode
+		start, end time.Time
+	}
+	var in []dated
+	for _, e := range eps {
+		start, end, ok := episodeSpan(e)
+		if !ok || end.Before(from) || start.After(now) {
+			continue
+		}
+		in = append(in, dated{e, start, end})
+	}
+	slices.SortFunc(in, func(a, b dated) int {
+		return cmp.Or(b.end.Compare(a.end), cmp.Compare(a.e.ID, b.e.ID))
+	})
+	var l episodeList
+	if len(in) > maxEpisodeRows {
+		l.More = len(in) - maxEpisodeRows
+		in = in[:maxEpisodeRows]
+	}
+	for _, d := range in {
+		obj := objects.of(d.e.ObjectID)
+		row := episodeRow{
+			Ended:  fmtTime(d.end, o.Location),
+			Layer:  clean(d.e.Layer, maxShown),
+			Module: clean(d.e.Devid, maxShown),
+			Reason: clean(d.e.Reason, maxShown),
+			For:    fmtDuration(d.end.Sub(d.start)),
+			Object: obj.label,
+		}
+		if obj.anchor != "" {
+			row.ObjectLink = "#" + obj.anchor
+		}
+		l.Rows = append(l.Rows, row)
+	}
+	return l
 }
 
 // ticks places time labels at round steps across the window.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -35,17 +36,29 @@ type page struct {
 	RefreshSec int
 	Now        string
 
-	Cards    []card
-	Session  sessionView
-	Push     pushView
-	Recovery recoveryView
-	Modules  []moduleView
+	// Summary says what the exporter holds: how many objects and realtime
+	// sessions, and why one session per object.
+	Summary summaryView
+	// Cards are the headline: each names the objects that are wrong.
+	Cards []card
+	// Index lists the sections with their state, when there is more than one.
+	Index    []objectView
+	Objects  []objectView
 	Timeline timeline
+	Episodes episodeList
 }
 
-// card is one big state box at the top of the page.
+// card is one big state box.
 type card struct {
 	Label, State, Class, Detail string
+}
+
+type summaryView struct {
+	Text  string
+	Token string
+	// ObjectListFails is the object listing's failure streak, shown while
+	// it is not 0 (the watched objects stay watched meanwhile).
+	ObjectListFails int
 }
 
 type outageView struct {
@@ -66,10 +79,13 @@ type sessionView struct {
 	// ConnectFailure is why the latest connect attempt failed while the
 	// session is down: why it is still down, or has not come up since start.
 	ConnectFailure string
-	Blinks         uint64
-	ByReason       []reasonCount
-	PollFails      int
-	Token          string
+	// Realtime is the Socket.IO connection's state: open or not, binding,
+	// primed.
+	Realtime      string
+	Blinks        uint64
+	ByReason      []reasonCount
+	PollFails     int
+	PrimeFailures []reasonCount
 }
 
 type pushView struct {
@@ -79,7 +95,8 @@ type pushView struct {
 	LastResumedAfter  string
 	HasResumedAfter   bool
 	// ModulesOffline is set while push is unhealthy with the session up and
-	// every module offline: the silence is the modules' outage, not a zombie.
+	// every module of the object offline: the silence is the modules'
+	// outage, not a zombie.
 	ModulesOffline bool
 }
 
@@ -97,8 +114,42 @@ type actionRow struct {
 type recoveryView struct {
 	Quarantined                  bool
 	QuarantineLeft, CooldownLeft string
+	InFlight                     string // the step running now, "" when none
 	Actions                      []actionRow
+	// Ran is false while no step has run since start: the page says so in
+	// a line instead of a table of zeros (most objects of a large account).
+	Ran bool
 }
+
+// objectView is one section of the page: a watched object (installation)
+// with its own session, live push, recovery ladder and modules, or the
+// section of modules that belong to no watched object (Other).
+type objectView struct {
+	ID     int
+	Anchor string // the section's id, the fragment links point at
+	Name   string // the object's name, or "object <id>" when it has none
+	IDText string // "object 12"
+	Other  bool
+	Class  string // the worst of its cards
+	// Cards are the section's states: session, live push, modules, recovery
+	// (only modules for Other).
+	Cards    []card
+	Open     bool // the session, push and recovery panels start unfolded
+	Session  sessionView
+	Push     pushView
+	Recovery recoveryView
+	Modules  []moduleView
+
+	online, offline, unknown int
+}
+
+// The order of an object's cards.
+const (
+	cardSession = iota
+	cardPush
+	cardModules
+	cardRecovery
+)
 
 type moduleView struct {
 	Devid, DevidFull   string
@@ -114,6 +165,40 @@ type moduleView struct {
 	Version            string
 }
 
+// otherAnchor is the id of the section of modules that belong to no
+// watched object.
+const otherAnchor = "object-other"
+
+func objectAnchor(id int) string { return "object-" + strconv.Itoa(id) }
+
+// objectName is how the page names an object: its name in the account, or
+// its id when the listing gave no name.
+func objectName(o collector.ObjectState) string {
+	if n := clean(strings.TrimSpace(o.Name), maxShown); n != "" {
+		return n
+	}
+	return "object " + strconv.Itoa(o.ID)
+}
+
+// objectLabel names an object with its id: "Home (object 12)".
+func objectLabel(o collector.ObjectState) string {
+	id := "object " + strconv.Itoa(o.ID)
+	if n := objectName(o); n != id {
+		return n + " (" + id + ")"
+	}
+	return id
+}
+
+// classRank orders states by how much they need attention.
+var classRank = map[string]int{classBad: 0, classWarn: 1, classUnknown: 2, classOK: 3}
+
+func worse(a, b string) string {
+	if classRank[b] < classRank[a] {
+		return b
+	}
+	return a
+}
+
 func buildPage(s collector.Snapshot, o Options) page {
 	now := s.Now
 	if now.IsZero() {
@@ -127,144 +212,369 @@ func buildPage(s collector.Snapshot, o Options) page {
 		p.RefreshSec = max(1, int(o.Refresh/time.Second))
 	}
 
-	p.Session = sessionView{
-		Up:        s.Session.Up,
-		Outage:    outage(s.Session.Outage, o.Location),
-		Blinks:    s.Session.Blinks,
-		PollFails: s.PollFailureStreak,
-		Token:     "never expires",
-	}
-	if !s.Session.Up {
-		p.Session.ConnectFailure = clean(s.Session.ReconnectFailure, maxShown)
-	}
-	for r, n := range s.Session.OutagesByReason {
-		p.Session.ByReason = append(p.Session.ByReason, reasonCount{clean(r, maxShown), n})
-	}
-	slices.SortFunc(p.Session.ByReason, func(a, b reasonCount) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reason, b.Reason))
-	})
-	if !s.TokenExpiry.IsZero() {
-		p.Session.Token = fmtTime(s.TokenExpiry, o.Location) + " (in " + fmtDuration(s.TokenExpiry.Sub(now)) + ")"
-	}
-
-	p.Push = pushView{LastLive: "never", LastAny: "never"}
-	switch {
-	case !s.Push.Known:
-		p.Push.State, p.Push.Class = "UNKNOWN", classUnknown
-	case s.Push.Healthy:
-		p.Push.State, p.Push.Class = "HEALTHY", classOK
-	default:
-		p.Push.State, p.Push.Class = "UNHEALTHY", classBad
-		if s.Session.Up {
-			p.Push.StaleFor = fmtDuration(s.Push.StaleFor)
+	// Modules by object, in the snapshot's order; those of no watched
+	// object go to the Other section rather than disappear.
+	index := make(map[int]int, len(s.Objects))
+	for i, obj := range s.Objects {
+		if _, dup := index[obj.ID]; !dup {
+			index[obj.ID] = i
 		}
 	}
-	if !s.Push.LastLiveUpdate.IsZero() {
-		p.Push.LastLive = fmtAge(s.Push.LastLiveUpdate, now, o.Location)
-	}
-	if !s.Push.LastUpdate.IsZero() {
-		p.Push.LastAny = fmtAge(s.Push.LastUpdate, now, o.Location)
-	}
-	if s.Push.LastResumedAfter > 0 {
-		p.Push.HasResumedAfter = true
-		p.Push.LastResumedAfter = fmtDuration(s.Push.LastResumedAfter)
-	}
-
-	r := s.Recovery
-	p.Recovery = recoveryView{
-		Quarantined:    r.Quarantined,
-		QuarantineLeft: fmtDuration(r.QuarantineLeft),
-		CooldownLeft:   fmtDuration(r.CooldownLeft),
-		Actions:        actionRows(r.Actions, streaks(r)),
-	}
-
-	online, offline, unknown := 0, 0, 0
+	byObject := make([][]collector.ModuleState, len(s.Objects))
+	var other []collector.ModuleState
 	for _, m := range s.Modules {
-		mv := module(m, now, o.Location)
-		switch {
-		case !m.OnlineKnown:
-			unknown++
-		case m.Online:
-			online++
-		default:
-			offline++
+		if i, ok := index[m.ObjectID]; ok {
+			byObject[i] = append(byObject[i], m)
+		} else {
+			other = append(other, m)
 		}
-		p.Modules = append(p.Modules, mv)
 	}
-	// Offline first, then unknown, then online: what needs attention is on top.
-	rank := map[string]int{classBad: 0, classUnknown: 1, classOK: 2}
-	slices.SortStableFunc(p.Modules, func(a, b moduleView) int {
-		return cmp.Or(cmp.Compare(rank[a.Class], rank[b.Class]), cmp.Compare(a.DevidFull, b.DevidFull))
+	open := 0
+	for i, obj := range s.Objects {
+		if index[obj.ID] != i {
+			continue // the snapshot's objects are unique by ID; a duplicate shows once
+		}
+		if obj.Connected {
+			open++
+		}
+		p.Objects = append(p.Objects, objectSection(obj, byObject[i], now, o.Location))
+	}
+	// What needs attention is on top; then the snapshot's order (by ID).
+	slices.SortStableFunc(p.Objects, func(a, b objectView) int {
+		return cmp.Compare(classRank[a.Class], classRank[b.Class])
 	})
-
-	// The ladder's rule (outage.Modules.AllOffline): at least one module and
-	// every one known offline; a module not known yet counts as online. Then
-	// nothing is there to push, the ladder holds back and so does the
-	// page: the push state stays as defined, without the zombie's alarm.
-	if p.Push.StaleFor != "" && offline > 0 && online == 0 && unknown == 0 {
-		p.Push.ModulesOffline, p.Push.Class = true, classUnknown
+	if len(other) > 0 {
+		p.Objects = append(p.Objects, otherSection(other, now, o.Location))
+	}
+	if len(p.Objects) > 1 {
+		p.Index = p.Objects
 	}
 
-	p.Cards = cards(s, online, offline, unknown, p)
-	p.Timeline = buildTimeline(s, now, o)
+	p.Summary = summary(s, len(index), open, len(other), now, o.Location)
+	p.Cards = headline(p.Objects)
+	names := namesOf(s.Objects)
+	p.Timeline = buildTimeline(s, names, now, o)
+	p.Episodes = buildEpisodes(s.Episodes, names, now, o)
 	return p
 }
 
-func cards(s collector.Snapshot, online, offline, unknown int, p page) []card {
-	var out []card
-	if s.Session.Up {
-		out = append(out, card{"Cloud session", "UP", classOK, ""})
+func summary(s collector.Snapshot, objects, open, other int, now time.Time, loc *time.Location) summaryView {
+	sv := summaryView{Token: "never expires", ObjectListFails: s.ObjectListFailureStreak}
+	if !s.TokenExpiry.IsZero() {
+		sv.Token = fmtTime(s.TokenExpiry, loc) + " (in " + fmtDuration(s.TokenExpiry.Sub(now)) + ")"
+	}
+	if objects == 0 {
+		sv.Text = "No object of the account is watched yet, so no realtime session is held: the object listing has not given one."
 	} else {
-		d := "no outage recorded"
-		switch {
-		case s.Session.Outage.Down:
-			d = "down " + p.Session.Outage.For + " · " + p.Session.Outage.Reason
-		case p.Session.ConnectFailure != "":
-			// Never up since start: the failed connect says why.
-			d = "not up yet · " + p.Session.ConnectFailure
-		}
-		out = append(out, card{"Cloud session", "DOWN", classBad, d})
+		sv.Text = fmt.Sprintf("Watching %s of the account with %s (%d open now), one per object: "+
+			"the cloud binds a Socket.IO session to the modules of one object (its group_id), "+
+			"so each object needs a session of its own; the login and its access token are shared by all.",
+			plural(objects, "object", "objects"), plural(objects, "realtime session", "realtime sessions"), open)
 	}
-	pd := ""
-	if p.Push.StaleFor != "" {
-		pd = "no live update for " + p.Push.StaleFor
-		if p.Push.ModulesOffline {
-			pd += " · every module offline"
-		}
-	} else if p.Push.Class == classUnknown {
-		pd = "no live update yet since the session came up"
+	if other > 0 {
+		sv.Text += " " + plural(other, "module belongs", "modules belong") + " to no watched object (listed under Other modules)."
 	}
-	out = append(out, card{"Live push", p.Push.State, p.Push.Class, pd})
+	return sv
+}
 
-	total := online + offline + unknown
-	mc := card{Label: "Modules", State: fmt.Sprintf("%d/%d online", online, total), Class: classOK}
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func objectSection(obj collector.ObjectState, modules []collector.ModuleState, now time.Time, loc *time.Location) objectView {
+	ov := objectView{
+		ID:     obj.ID,
+		Anchor: objectAnchor(obj.ID),
+		Name:   objectName(obj),
+		IDText: "object " + strconv.Itoa(obj.ID),
+	}
+	ss := obj.Session
+	ov.Session = sessionView{
+		Up:        ss.Up,
+		Outage:    outage(ss.Outage, loc),
+		Blinks:    ss.Blinks,
+		PollFails: obj.PollFailureStreak,
+		Realtime:  realtimeState(obj),
+	}
+	if !ss.Up {
+		ov.Session.ConnectFailure = clean(ss.ReconnectFailure, maxShown)
+	}
+	ov.Session.ByReason = counts(ss.OutagesByReason)
+	ov.Session.PrimeFailures = counts(obj.PrimeFailures)
+
+	ps := obj.Push
+	ov.Push = pushView{LastLive: "never", LastAny: "never"}
 	switch {
-	case offline > 0:
-		mc.Class, mc.Detail = classBad, fmt.Sprintf("%d offline", offline)
-	case unknown > 0:
-		mc.Class, mc.Detail = classUnknown, fmt.Sprintf("%d not known yet", unknown)
+	case !ps.Known:
+		ov.Push.State, ov.Push.Class = "UNKNOWN", classUnknown
+	case ps.Healthy:
+		ov.Push.State, ov.Push.Class = "HEALTHY", classOK
+	default:
+		ov.Push.State, ov.Push.Class = "UNHEALTHY", classBad
+		if ss.Up {
+			ov.Push.StaleFor = fmtDuration(ps.StaleFor)
+		}
+	}
+	if !ps.LastLiveUpdate.IsZero() {
+		ov.Push.LastLive = fmtAge(ps.LastLiveUpdate, now, loc)
+	}
+	if !ps.LastUpdate.IsZero() {
+		ov.Push.LastAny = fmtAge(ps.LastUpdate, now, loc)
+	}
+	if ps.LastResumedAfter > 0 {
+		ov.Push.HasResumedAfter = true
+		ov.Push.LastResumedAfter = fmtDuration(ps.LastResumedAfter)
+	}
+
+	r := obj.Recovery
+	ov.Recovery = recoveryView{
+		Quarantined:    r.Quarantined,
+		QuarantineLeft: fmtDuration(r.QuarantineLeft),
+		CooldownLeft:   fmtDuration(r.CooldownLeft),
+		InFlight:       clean(obj.Recovering, maxShown),
+		Actions:        actionRows(r.Actions, streaks(r)),
+	}
+	for _, a := range ov.Recovery.Actions {
+		if a.Streak > 0 || a.OK+a.Failed+a.Aborted+a.Other > 0 {
+			ov.Recovery.Ran = true
+		}
+	}
+
+	ov.addModules(modules, now, loc)
+	// The ladder's rule (outage.Modules.AllOffline), per object: at least
+	// one module and every one known offline; a module not known yet counts
+	// as online. Then nothing is there to push, the ladder holds back and so
+	// does the page: the push state stays as defined, without the zombie's
+	// alarm.
+	if ov.Push.StaleFor != "" && ov.offline > 0 && ov.online == 0 && ov.unknown == 0 {
+		ov.Push.ModulesOffline, ov.Push.Class = true, classUnknown
+	}
+
+	ov.Cards = []card{cardSession: sessionCard(ov), cardPush: pushCard(ov), cardModules: modulesCard(ov), cardRecovery: recoveryCard(ov, r)}
+	ov.Class = classOK
+	for _, c := range ov.Cards {
+		ov.Class = worse(ov.Class, c.Class)
+	}
+	// The panels of a healthy object stay folded; a long account reads as
+	// its problems.
+	ov.Open = ov.Cards[cardSession].Class != classOK || ov.Cards[cardPush].Class != classOK || ov.Cards[cardRecovery].Class != classOK
+	return ov
+}
+
+func otherSection(modules []collector.ModuleState, now time.Time, loc *time.Location) objectView {
+	ov := objectView{Anchor: otherAnchor, Name: "Other modules", Other: true}
+	ov.addModules(modules, now, loc)
+	ov.Cards = []card{modulesCard(ov)}
+	ov.Class = ov.Cards[0].Class
+	return ov
+}
+
+func (ov *objectView) addModules(modules []collector.ModuleState, now time.Time, loc *time.Location) {
+	for _, m := range modules {
+		switch {
+		case !m.OnlineKnown:
+			ov.unknown++
+		case m.Online:
+			ov.online++
+		default:
+			ov.offline++
+		}
+		ov.Modules = append(ov.Modules, module(m, now, loc))
+	}
+	// Offline first, then unknown, then online: what needs attention is on top.
+	rank := map[string]int{classBad: 0, classUnknown: 1, classOK: 2}
+	slices.SortStableFunc(ov.Modules, func(a, b moduleView) int {
+		return cmp.Or(cmp.Compare(rank[a.Class], rank[b.Class]), cmp.Compare(a.DevidFull, b.DevidFull))
+	})
+}
+
+// realtimeState words the object's Socket.IO connection: whether it is
+// open, and whether the object's modules are bound and primed on it.
+func realtimeState(obj collector.ObjectState) string {
+	switch {
+	case !obj.Connected:
+		return "not open"
+	case obj.Binding > 0:
+		return fmt.Sprintf("open · binding the modules (%d in flight)", obj.Binding)
+	case !obj.Ready:
+		return "open · no parameter snapshot stored yet"
+	default:
+		return "open · modules bound, parameters primed"
+	}
+}
+
+// counts lists a counter map, largest first, without zeros.
+func counts(m map[string]uint64) []reasonCount {
+	var out []reasonCount
+	for r, n := range m {
+		if n > 0 {
+			out = append(out, reasonCount{clean(r, maxShown), n})
+		}
+	}
+	slices.SortFunc(out, func(a, b reasonCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Reason, b.Reason))
+	})
+	return out
+}
+
+func sessionCard(ov objectView) card {
+	if ov.Session.Up {
+		return card{"Cloud session", "UP", classOK, ""}
+	}
+	d := "no outage recorded"
+	switch {
+	case ov.Session.Outage.Down:
+		d = "down " + ov.Session.Outage.For + " · " + ov.Session.Outage.Reason
+	case ov.Session.ConnectFailure != "":
+		// Never up since start: the failed connect says why.
+		d = "not up yet · " + ov.Session.ConnectFailure
+	}
+	return card{"Cloud session", "DOWN", classBad, d}
+}
+
+func pushCard(ov objectView) card {
+	d := ""
+	if ov.Push.StaleFor != "" {
+		d = "no live update for " + ov.Push.StaleFor
+		if ov.Push.ModulesOffline {
+			d += " · every module offline"
+		}
+	} else if ov.Push.Class == classUnknown {
+		d = "no live update yet since the session came up"
+	}
+	return card{"Live push", ov.Push.State, ov.Push.Class, d}
+}
+
+func modulesCard(ov objectView) card {
+	total := ov.online + ov.offline + ov.unknown
+	mc := card{Label: "Modules", State: fmt.Sprintf("%d/%d online", ov.online, total), Class: classOK}
+	switch {
+	case ov.offline > 0:
+		mc.Class, mc.Detail = classBad, fmt.Sprintf("%d offline", ov.offline)
+	case ov.unknown > 0:
+		mc.Class, mc.Detail = classUnknown, fmt.Sprintf("%d not known yet", ov.unknown)
 	case total == 0:
 		mc.Class, mc.Detail = classUnknown, "no modules"
 	}
-	out = append(out, mc)
+	return mc
+}
 
+func recoveryCard(ov objectView, r collector.RecoveryState) card {
 	rc := card{Label: "Recovery", State: "IDLE", Class: classOK}
 	switch {
-	case s.Recovery.Quarantined:
-		rc.State, rc.Class, rc.Detail = "QUARANTINE", classBad, p.Recovery.QuarantineLeft+" left, REST only"
-	case s.Recovery.CooldownLeft > 0:
-		rc.State, rc.Class, rc.Detail = "COOLDOWN", classWarn, p.Recovery.CooldownLeft+" left"
+	case r.Quarantined:
+		rc.State, rc.Class, rc.Detail = "QUARANTINE", classBad, ov.Recovery.QuarantineLeft+" left, REST only"
+	case r.CooldownLeft > 0:
+		rc.State, rc.Class, rc.Detail = "COOLDOWN", classWarn, ov.Recovery.CooldownLeft+" left"
 	default:
 		// The highest step with a streak, as the table's "in a row" says it.
-		for _, a := range p.Recovery.Actions {
+		for _, a := range ov.Recovery.Actions {
 			if a.Streak > 0 {
 				rc.State, rc.Class = "RECOVERING", classWarn
 				rc.Detail = fmt.Sprintf("%s %d in a row", a.Step, a.Streak)
 			}
 		}
+		if ov.Recovery.InFlight != "" {
+			rc.State, rc.Class = "RECOVERING", classWarn
+			rc.Detail = strings.TrimPrefix(rc.Detail+" · "+ov.Recovery.InFlight+" running", " · ")
+		}
 	}
-	out = append(out, rc)
-	return out
+	return rc
+}
+
+// headlineNames bounds how many objects a headline card names.
+const headlineNames = 3
+
+// headline is the page's "what is wrong": one card per kind of state over
+// every object, as bad as the worst object's, naming the objects in that
+// state so that one object's outage is not read as every object's.
+func headline(objects []objectView) []card {
+	var sections []objectView
+	for _, ov := range objects {
+		if !ov.Other {
+			sections = append(sections, ov)
+		}
+	}
+	if len(sections) == 0 {
+		return []card{
+			{Label: "Cloud sessions", State: "NONE", Class: classUnknown, Detail: "no object watched"},
+			modulesHeadline(objects),
+		}
+	}
+	return []card{
+		objectsHeadline("Cloud sessions", sections, cardSession),
+		objectsHeadline("Live push", sections, cardPush),
+		modulesHeadline(objects),
+		objectsHeadline("Recovery", sections, cardRecovery),
+	}
+}
+
+func objectsHeadline(label string, objects []objectView, kind int) card {
+	worst := classOK
+	for _, ov := range objects {
+		worst = worse(worst, ov.Cards[kind].Class)
+	}
+	var at []objectView
+	for _, ov := range objects {
+		if ov.Cards[kind].Class == worst {
+			at = append(at, ov)
+		}
+	}
+	// The states of the objects in the worst class, which may differ
+	// within it (recovering and cooling down are both warnings).
+	var states []string
+	for _, ov := range at {
+		if st := ov.Cards[kind].State; !slices.Contains(states, st) {
+			states = append(states, st)
+		}
+	}
+	hc := card{Label: label, Class: worst, State: strings.Join(states, " · ")}
+	if len(at) < len(objects) {
+		hc.State = fmt.Sprintf("%d/%d %s", len(at), len(objects), hc.State)
+	}
+	if worst == classOK {
+		if len(objects) > 1 {
+			hc.Detail = "every object"
+		}
+		return hc
+	}
+	var named []string
+	for _, ov := range at[:min(len(at), headlineNames)] {
+		n := ov.Name
+		if d := ov.Cards[kind].Detail; d != "" {
+			n += ": " + d
+		}
+		named = append(named, n)
+	}
+	hc.Detail = strings.Join(named, "; ")
+	if more := len(at) - headlineNames; more > 0 {
+		hc.Detail += fmt.Sprintf("; and %d more", more)
+	}
+	return hc
+}
+
+func modulesHeadline(objects []objectView) card {
+	var all objectView
+	var offlineIn []string
+	for _, ov := range objects {
+		all.online += ov.online
+		all.offline += ov.offline
+		all.unknown += ov.unknown
+		if ov.offline > 0 {
+			offlineIn = append(offlineIn, ov.Name)
+		}
+	}
+	mc := modulesCard(all)
+	if len(offlineIn) > 0 {
+		if len(offlineIn) > headlineNames {
+			offlineIn = append(offlineIn[:headlineNames], fmt.Sprintf("%d more", len(offlineIn)-headlineNames))
+		}
+		mc.Detail += " · " + strings.Join(offlineIn, ", ")
+	}
+	return mc
 }
 
 // streaks are the ladder's streaks by step: the steps run since live
