@@ -156,7 +156,8 @@ func New(cfg Config) (*Fleet, error) {
 }
 
 // Ready is closed once every object watched from the start has stored its
-// first parameter snapshot.
+// first parameter snapshot (an object whose module list names no module has
+// nothing to store, and does not hold it back).
 func (f *Fleet) Ready() <-chan struct{} { return f.ready }
 
 // Relist asks for a fresh reading of the account's objects (after a login:
@@ -438,7 +439,7 @@ func (f *Fleet) launch(ctx context.Context, objects []launched, exited chan<- *m
 			f.log.Error("could not start an object's gateway", "object_id", l.object.ID, "err", err)
 			continue
 		}
-		readies = append(readies, m.gateway.Ready())
+		readies = append(readies, m.gateway.Settled())
 		dones = append(dones, m.done)
 	}
 	if first {
