@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -202,29 +201,6 @@ func (f *Fleet) Status() *Status {
 		st.TokenExpiry = tok.ExpiresAt
 	}
 	return st
-}
-
-// Gateways returns the watched objects' gateways by object ID.
-func (f *Fleet) Gateways() map[int]*realtime.Gateway {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make(map[int]*realtime.Gateway, len(f.members))
-	for id, m := range f.members {
-		out[id] = m.gateway
-	}
-	return out
-}
-
-// ObjectOf returns the object that watches devid, and whether one does.
-func (f *Fleet) ObjectOf(devid string) (cloudclient.Object, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, m := range f.members {
-		if slices.Contains(m.gateway.Status().Subscribed, devid) {
-			return m.object, true
-		}
-	}
-	return cloudclient.Object{}, false
 }
 
 // Run logs in, reads the account's objects and runs one gateway per watched
