@@ -194,6 +194,58 @@ type ModuleState struct {
 	// was read.
 	ActiveAlarms      []Alarm
 	ActiveAlarmsKnown bool
+
+	// History is what the module's alarm history and activity (change) log
+	// said since the exporter began watching the module; nil until the
+	// module's history was first read.
+	History *ModuleHistory
+}
+
+// ModuleHistory is the past of one module as the cloud's alarm history and
+// activity log tell it, read incrementally. Counts only grow while the
+// module is watched; rows older than the start of the watch are shown (in
+// Alarms and Changes) but never counted.
+type ModuleHistory struct {
+	// AlarmCounts counts alarm occurrences by alarm code ("38") that began
+	// since the watch began, whether seen active, only in the history, or
+	// both (counted once).
+	AlarmCounts map[string]uint64
+	// AlarmLastDuration is the duration of the last finished occurrence of
+	// each alarm code.
+	AlarmLastDuration map[string]time.Duration
+	// Alarms are the most recent occurrences, newest first, bounded.
+	Alarms []AlarmOccurrence
+	// ChangesByState counts changes of the activity log by outcome (the
+	// row's state token: "success", "failed", …) since the watch began.
+	ChangesByState map[string]uint64
+	// LastChange is when the newest change of the log was made; zero when
+	// none is known.
+	LastChange time.Time
+	// Changes are the most recent changes, newest first, bounded.
+	Changes []Change
+	// RowsDropped counts history and activity rows that could not be used
+	// (missing or wrong-typed fields, future timestamps), by list
+	// ("alarm_history", "activity").
+	RowsDropped map[string]uint64
+}
+
+// AlarmOccurrence is one occurrence of a module's alarm.
+type AlarmOccurrence struct {
+	Code   string    // the alarm type code, e.g. "38"
+	Symbol string    // the cloud's symbolic name, "" when none
+	Start  time.Time // when it began
+	End    time.Time // when it finished; zero while active
+}
+
+// Change is one entry of a module's activity (change) log.
+type Change struct {
+	At       time.Time
+	Register string // "P6.v8" when the row names one, else ""
+	Symbol   string // the catalog symbol or the row's i18n token's key ("PARAM_6_8")
+	Old, New string // the raw values as the row gives them, as text; "" when absent
+	Unit     int    // the row's unit code
+	User     string // who made it, as the cloud names them (never a label value)
+	State    string // outcome token ("success", "failed", …)
 }
 
 // Alarm is one active alarm of a module.
