@@ -119,3 +119,14 @@ func register(s *simSymbol, p *simProfile) Register {
 
 // HighWord is the address of a wide value's high word: "P5.v41".
 func (r Register) HighWord() string { return r.Pool + ".v" + strconv.Itoa(r.Index+1) }
+
+// AlarmByID returns the alarm with the given type code (the rows' id); the
+// zero Alarm when the catalogue has none.
+func AlarmByID(id int) Alarm {
+	for _, a := range simAlarms {
+		if a.id == id {
+			return Alarm{ID: a.id, Code: a.code, EN: a.en, PL: a.pl}
+		}
+	}
+	return Alarm{}
+}
