@@ -185,21 +185,26 @@ func (c *Collector) collectAlarms(e *emitter, modules []ModuleState, mods map[st
 				continue
 			}
 			seen[code] = true
-			name := a.Symbol
-			if cs != nil && cs.AlarmName != nil {
-				if n, ok := cs.AlarmName(a.Code, a.Symbol); ok && n != "" {
-					name = n
-				}
-			}
-			if name == "" {
-				name = a.Code
-			}
-			e.emit(c.cat.alarmActive, prometheus.GaugeValue, 1, em.label, code, LabelValue(name))
+			e.emit(c.cat.alarmActive, prometheus.GaugeValue, 1, em.label, code, LabelValue(alarmName(cs, a.Code, a.Symbol)))
 			if !a.Since.IsZero() {
 				e.emit(c.cat.alarmSince, prometheus.GaugeValue, unixSeconds(a.Since), em.label, code)
 			}
 		}
 	}
+}
+
+// alarmName is an alarm's name label: the catalog's translation, else the
+// cloud's symbol, else its code.
+func alarmName(cs *CatalogState, code, symbol string) string {
+	if cs != nil && cs.AlarmName != nil {
+		if n, ok := cs.AlarmName(code, symbol); ok && n != "" {
+			return n
+		}
+	}
+	if symbol == "" {
+		return code
+	}
+	return symbol
 }
 
 // sortedModules returns the exported modules in order of their devid label,
