@@ -72,12 +72,13 @@ func TestGatewayCountsAlarmRaisedAndClearedBetweenPolls(t *testing.T) {
 	id := h.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/modules/alarms", Status: 503})
 	h.mustRaise(devid, 57)
 	h.mustClear(devid, 57)
-	hist := h.waitHistory("the occurrence counted", devid, func(hist *History) bool { return hist.Alarms.Counts["57"] > 0 })
+	h.waitHistory("the occurrence counted", devid, func(hist *History) bool { return hist.Alarms.Counts["57"] > 0 })
 	h.sim.Clear(id)
-	n := h.sim.Requests("POST /v1/modules/alarms/history")
-	h.waitUntil("two more history reads", func() bool { return h.historyReadSince(n + 1) })
-	h.waitFor("active list read again", func(st *Status) bool { return h.sim.Requests("POST /v1/modules/alarms") > 0 })
-	hist = moduleHistoryOf(h.gw.Status(), devid)
+	n, active := h.sim.Requests("POST /v1/modules/alarms/history"), h.sim.Requests("POST /v1/modules/alarms")
+	h.waitUntil("two more reads of both lists", func() bool {
+		return h.historyReadSince(n+1) && h.sim.Requests("POST /v1/modules/alarms") > active+1
+	})
+	hist := moduleHistoryOf(h.gw.Status(), devid)
 	if got := hist.Alarms.Counts["57"]; got != 1 {
 		t.Fatalf("alarm 57 counted %d times, want 1", got)
 	}
@@ -148,7 +149,7 @@ func TestGatewayRestartDoesNotCountOldHistory(t *testing.T) {
 	}
 	h2.mustRaise(devid, 57)
 	h2.mustClear(devid, 57)
-	hist = h2.waitHistory("the new occurrence counted", devid, func(hist *History) bool { return hist.Alarms.Counts["57"] > 0 })
+	h2.waitHistory("the new occurrence counted", devid, func(hist *History) bool { return hist.Alarms.Counts["57"] > 0 })
 	n := h2.sim.Requests("POST /v1/modules/alarms/history")
 	h2.waitUntil("two more history reads", func() bool { return h2.historyReadSince(n + 1) })
 	if got := moduleHistoryOf(h2.gw.Status(), devid).Alarms.Counts["57"]; got != 1 {
