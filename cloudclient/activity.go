@@ -57,4 +57,3 @@ func (r ListRequest) body() map[string]any {
 	}
 	return map[string]any{"modules": sortedUnique(r.Modules), "page": page, "limit": limit}
 }
-

@@ -66,7 +66,9 @@ func TestActivityRowFields(t *testing.T) {
 					a.Snapshot[0].Pool == "P4" && a.Snapshot[1].Index == 219 && a.Snapshot[1].Channels["u"] == 38.0
 			}, ""},
 		{"snapshot entries of other shapes are left out", `{"devid":"D1","name":"p.X","prev_value":{"X1":{"1":{"v":1}},"P":{"1":{"v":1}},"P2":{"a":{"v":1},"3":5},"P3":[1]},"created_at":"2026-03-01T10:30:00Z"}`,
-			func(a cloudclient.ActivityRow) bool { return len(a.Snapshot) == 0 && a.Register() == "" && a.Old() == nil }, ""},
+			func(a cloudclient.ActivityRow) bool {
+				return len(a.Snapshot) == 0 && a.Register() == "" && a.Old() == nil
+			}, ""},
 		{"user as a string", `{"devid":"D1","name":"p.X","user":" Ola ","created_at":"2026-03-01T10:30:00Z"}`,
 			func(a cloudclient.ActivityRow) bool { return a.User == "Ola" && a.UserID == 0 }, ""},
 		{"user of a wrong type", `{"devid":"D1","name":"p.X","user":17,"created_at":"2026-03-01T10:30:00Z"}`,
@@ -366,4 +368,3 @@ func FuzzDecodeAlarmRows(f *testing.F) {
 		}
 	})
 }
-
