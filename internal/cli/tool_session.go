@@ -125,6 +125,68 @@ func (s *toolSession) namedModules(ctx context.Context, cf *cloudFlags, want []s
 	return objectID, modules, err
 }
 
+// foundModule is a module and the object that lists it.
+type foundModule struct {
+	ObjectID int
+	Module   cloudclient.Module
+}
+
+// findModules finds the modules named in want in the objects of
+// --cloud.object-id, else in every object of the account, stopping once
+// all are found: a devid is unique across objects, so it needs no object
+// named with it. With want empty it returns every module of those objects.
+// A named devid none of them lists is a usage error naming the objects
+// searched and what they list (see selectModules).
+func (s *toolSession) findModules(ctx context.Context, cf *cloudFlags, want []string, source string) ([]foundModule, error) {
+	ids := slices.Clone(cf.ObjectIDs)
+	if len(ids) == 0 {
+		objects, err := s.client.Objects(ctx)
+		if err != nil || len(objects) == 0 {
+			if s.login != nil && len(s.login.Objects) > 0 {
+				objects = s.login.Objects
+			} else if err != nil {
+				return nil, fmt.Errorf("listing the account's objects: %w", err)
+			}
+		}
+		for _, o := range objects {
+			ids = append(ids, o.ID)
+		}
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("the account has no objects (installations)")
+		}
+	}
+	var searched []cloudclient.ObjectModules
+	var found []foundModule
+	for _, id := range ids {
+		all, err := s.listModules(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		searched = append(searched, cloudclient.ObjectModules{ObjectID: id, Modules: all})
+		for _, m := range all {
+			if (len(want) == 0 || slices.Contains(want, m.Devid)) && !slices.ContainsFunc(found, func(f foundModule) bool { return f.Module.Devid == m.Devid }) {
+				found = append(found, foundModule{ObjectID: id, Module: m})
+			}
+		}
+		if len(want) > 0 && cloudclient.MissingModulesAcross(searched, want) == nil {
+			break
+		}
+	}
+	if err := cloudclient.MissingModulesAcross(searched, want); err != nil {
+		if source != "" {
+			return nil, usageErrorf("%s: %w", source, err)
+		}
+		return nil, usageError{err}
+	}
+	if len(want) > 0 {
+		// In the order named.
+		slices.SortStableFunc(found, func(a, b foundModule) int {
+			return slices.Index(want, a.Module.Devid) - slices.Index(want, b.Module.Devid)
+		})
+	}
+	return found, nil
+}
+
 // modulesFlag is the flag that names the modules to watch.
 const modulesFlag = "--cloud.modules"
 
