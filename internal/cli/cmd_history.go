@@ -27,7 +27,7 @@ type historyCmd struct {
 	catalogCommonFlags `embed:""`
 	devidArgs          `embed:""`
 
-	Limit int    `name:"limit" default:"50" help:"Rows read of each list (changes, alarms) per module, newest first."`
+	Limit int    `name:"limit" default:"50" help:"Rows read of each list (changes, active alarms, finished alarms) per module, newest first."`
 	Since string `name:"since" help:"Only rows from this time on: a duration back from now (24h, 90m) or an RFC 3339 time."`
 }
 
