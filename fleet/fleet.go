@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -156,7 +155,8 @@ func New(cfg Config) (*Fleet, error) {
 }
 
 // Ready is closed once every object watched from the start has stored its
-// first parameter snapshot.
+// first parameter snapshot (an object whose module list names no module has
+// nothing to store, and does not hold it back).
 func (f *Fleet) Ready() <-chan struct{} { return f.ready }
 
 // Relist asks for a fresh reading of the account's objects (after a login:
@@ -201,29 +201,6 @@ func (f *Fleet) Status() *Status {
 		st.TokenExpiry = tok.ExpiresAt
 	}
 	return st
-}
-
-// Gateways returns the watched objects' gateways by object ID.
-func (f *Fleet) Gateways() map[int]*realtime.Gateway {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make(map[int]*realtime.Gateway, len(f.members))
-	for id, m := range f.members {
-		out[id] = m.gateway
-	}
-	return out
-}
-
-// ObjectOf returns the object that watches devid, and whether one does.
-func (f *Fleet) ObjectOf(devid string) (cloudclient.Object, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, m := range f.members {
-		if slices.Contains(m.gateway.Status().Subscribed, devid) {
-			return m.object, true
-		}
-	}
-	return cloudclient.Object{}, false
 }
 
 // Run logs in, reads the account's objects and runs one gateway per watched
@@ -438,7 +415,7 @@ func (f *Fleet) launch(ctx context.Context, objects []launched, exited chan<- *m
 			f.log.Error("could not start an object's gateway", "object_id", l.object.ID, "err", err)
 			continue
 		}
-		readies = append(readies, m.gateway.Ready())
+		readies = append(readies, m.gateway.Settled())
 		dones = append(dones, m.done)
 	}
 	if first {

@@ -594,3 +594,23 @@ func TestOutageEndingForAllIsSpread(t *testing.T) {
 		t.Errorf("6 objects redialled within %v of each other; want them spread over about %v", last-first, spread)
 	}
 }
+
+// TestObjectWithoutModulesDoesNotHoldBackReadiness: objects whose module
+// lists, read in full, name no module have nothing to prime: the fleet is
+// ready regardless, and once the modules appear they are watched.
+func TestObjectWithoutModulesDoesNotHoldBackReadiness(t *testing.T) {
+	var empty int
+	a := startAccount(t, 2, 2, nil, func(sim *cloudsim.Cloud) {
+		empty = sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultListing, Path: "GET /v1/modules", Body: `{"data":[]}`})
+	})
+	select {
+	case <-a.fleet.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("objects without modules hold back readiness")
+	}
+	if n := len(a.store.Stats()); n != 0 {
+		t.Fatalf("%d modules stored while every list was empty", n)
+	}
+	a.sim.Clear(empty)
+	a.waitAllLive(t)
+}

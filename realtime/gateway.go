@@ -34,6 +34,11 @@ type Gateway struct {
 	done    chan struct{}
 	ready   chan struct{}
 	readyMu sync.Once
+	// settled is closed once the first prime is stored or the object's
+	// module list, read in full, was empty: there is nothing to wait for.
+	settled   chan struct{}
+	settledMu sync.Once
+	emptySeen bool // an empty module list was logged (once a start)
 
 	status atomic.Pointer[Status]
 
@@ -116,6 +121,7 @@ func New(cfg Config) (*Gateway, error) {
 		results:  make(chan func(), 64),
 		done:     make(chan struct{}),
 		ready:    make(chan struct{}),
+		settled:  make(chan struct{}),
 		meta:     map[string]cloudclient.Module{},
 		missing:  map[string]time.Time{},
 		alarms:   map[string]int{},
@@ -145,6 +151,15 @@ func New(cfg Config) (*Gateway, error) {
 
 // Ready is closed once the first prime has been stored.
 func (g *Gateway) Ready() <-chan struct{} { return g.ready }
+
+// Settled is closed once the first prime has been stored, or the object's
+// module list was read in full and named no module: an installation without
+// modules has nothing to prime, and must not hold back an account's
+// readiness. The gateway keeps reading the list, and watches the modules
+// once there are some.
+func (g *Gateway) Settled() <-chan struct{} { return g.settled }
+
+func (g *Gateway) settle() { g.settledMu.Do(func() { close(g.settled) }) }
 
 // Status returns the latest published health picture. Safe for any goroutine.
 func (g *Gateway) Status() *Status { return g.status.Load() }
@@ -263,6 +278,14 @@ func (g *Gateway) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		if listing.Recognised && listing.Dropped == 0 && len(listing.Modules) == 0 && len(g.cfg.Modules) == 0 {
+			g.settle()
+			if !g.emptySeen {
+				g.emptySeen = true
+				g.log.Info("the object lists no modules yet; waiting for some")
+			}
+			return errNoModules
+		}
 		if !listing.Recognised || len(listing.Modules) == 0 && len(g.cfg.Modules) == 0 {
 			return errUnusableListing
 		}
@@ -290,6 +313,7 @@ func (g *Gateway) start(ctx context.Context) error {
 var (
 	errNoObjects       = errors.New("the account has no objects (installations)")
 	errUnusableListing = errors.New("the module list is empty or of an unknown shape")
+	errNoModules       = errors.New("the object lists no modules")
 )
 
 // startFailed publishes one failed attempt of the start. Each is a module
@@ -337,7 +361,12 @@ func (g *Gateway) retry(ctx context.Context, fn func() error, login bool) error 
 		if errors.Is(err, errNoObjects) {
 			return err
 		}
-		g.log.Warn("cloud not ready, retrying", "err", err, "in", pause)
+		if errors.Is(err, errNoModules) {
+			// Said once at INFO: an installation without modules is no fault.
+			g.log.Debug("the object lists no modules; reading again", "in", pause)
+		} else {
+			g.log.Warn("cloud not ready, retrying", "err", err, "in", pause)
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -162,6 +162,7 @@ func (g *Gateway) primeNow(ctx context.Context, modules []string, mark store.Pri
 		g.lastAny.Store(now.UnixNano())
 	}
 	g.readyMu.Do(func() { close(g.ready) })
+	g.settle()
 	return n, nil
 }
 

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"slices"
 	"strings"
 
@@ -35,17 +35,18 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	defer s.close()
 
-	objectID, modules, err := s.namedModules(ctx, &c.cloudFlags, c.or(c.Modules), c.namedBy())
+	located, err := s.locate(ctx, &c.cloudFlags, c.or(c.Modules), c.namedBy())
 	if err != nil {
 		return err
 	}
-	if len(modules) == 0 {
-		return fmt.Errorf("object %d lists no modules", objectID)
+	if len(located) == 0 {
+		return errors.New("the watched objects list no modules")
 	}
+	modules := rows(located)
 	slices.SortFunc(modules, func(a, b cloudclient.Module) int { return strings.Compare(a.Devid, b.Devid) })
 	modules = slices.CompactFunc(modules, func(a, b cloudclient.Module) bool { return a.Devid == b.Devid })
 
-	st, err := s.prime(ctx, devidsOf(modules))
+	st, err := s.prime(ctx, devidsOfRows(modules))
 	if err != nil {
 		return err
 	}
@@ -119,7 +120,7 @@ every parameter each module's own menu and permissions show: its symbol, registe
 now (scaled, or the label of a state) with its unit, and its menu. Parameters the app hides now are marked (hidden).
 
 Examples:
-  catalog                         every module of the object
+  catalog                         every module of the watched objects
   catalog DEVID...                these modules
   catalog DEVID -o json           with raw values, limits, visibility and whether each is writable
   catalog --catalog.language=pl   names in Polish`

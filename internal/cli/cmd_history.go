@@ -72,22 +72,19 @@ func (c *historyCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	defer s.close()
 
-	found, err := s.findModules(ctx, &c.cloudFlags, c.or(c.Modules), c.namedBy())
+	found, err := s.locate(ctx, &c.cloudFlags, c.or(c.Modules), c.namedBy())
 	if err != nil {
 		return err
 	}
 	if len(found) == 0 {
-		return errors.New("the account lists no modules")
+		return errors.New("the watched objects list no modules")
 	}
-	var modules []cloudclient.Module
-	for _, f := range found {
-		modules = append(modules, f.Module)
-	}
+	modules := rows(found)
 	// The current values give the catalog the module's menu and the unit
 	// registers a displayed value depends on; without them the registers
 	// are shown raw.
 	var cat *catalog.Catalog
-	st, err := s.prime(ctx, devidsOf(modules))
+	st, err := s.prime(ctx, devidsOf(found))
 	if err != nil {
 		g.Logger.Warn("the modules' values could not be read: changes are shown by register, with raw values", "err", err)
 		st = store.New()
@@ -98,7 +95,7 @@ func (c *historyCmd) Run(ctx context.Context, g *Globals) error {
 	doc := make([]orderedObject, 0, len(found))
 	var changeRows, alarmRows []orderedObject
 	for _, f := range found {
-		h := historyReader{client: s.client, devid: f.Module.Devid, limit: c.Limit, since: since}
+		h := historyReader{client: s.client, devid: f.Devid, limit: c.Limit, since: since}
 		acts, err := h.activity(ctx)
 		if err != nil {
 			return fmt.Errorf("module %s: the activity log: %w", h.devid, err)
@@ -132,7 +129,7 @@ func (c *historyCmd) Run(ctx context.Context, g *Globals) error {
 			g.Logger.Warn("rows the cloud sent that cannot be used are left out", "devid", h.devid, "rows", h.leftOut, "first_problem", h.firstProblem)
 		}
 		doc = append(doc, orderedObject{
-			{keyDevid, h.devid}, {keyName, orNull(f.Module.Name)}, {keyObjectID, f.ObjectID},
+			{keyDevid, h.devid}, {keyName, orNull(f.Name)}, {keyObjectID, f.object.ID},
 			{keyChanges, changes}, {keyAlarms, alarmRecs}, {keyRowsLeftOut, h.leftOut},
 		})
 	}

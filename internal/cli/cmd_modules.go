@@ -6,7 +6,8 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 )
 
-// modulesCmd lists the modules of the object as the cloud reports them.
+// modulesCmd lists the modules of every watched object as the cloud
+// reports them, each with its object.
 type modulesCmd struct {
 	cloudFlags `embed:""`
 	outputFlag `embed:""`
@@ -18,19 +19,25 @@ func (c *modulesCmd) Run(ctx context.Context, g *Globals) error {
 		return err
 	}
 	defer s.close()
-	objectID, modules, err := s.namedModules(ctx, &c.cloudFlags, c.Modules, modulesFlag)
+	_, modules, err := s.namedModules(ctx, &c.cloudFlags, c.Modules, modulesFlag)
 	if err != nil {
 		return err
 	}
 
 	rows := make([]orderedObject, 0, len(modules))
 	for _, m := range modules {
-		rows = append(rows, moduleRecord(m))
+		rows = append(rows, locatedRecord(m))
 	}
 	if c.json() {
-		return writeJSON(g.Stdout, orderedObject{{keyObjectID, objectID}, {keyModules, rows}})
+		return writeJSON(g.Stdout, orderedObject{{keyModules, rows}})
 	}
-	return writeTable(g.Stdout, []string{keyDevid, keyName, keyTitle, keyVersion, keyState, keyConnectedAt, keyGatewayAddress, keyGatewayVersion}, rows)
+	return writeTable(g.Stdout, []string{keyObjectID, keyDevid, keyName, keyTitle, keyVersion, keyState, keyConnectedAt, keyGatewayAddress, keyGatewayVersion}, rows)
+}
+
+// locatedRecord is a module with its object, as `modules` and `check` print
+// it.
+func locatedRecord(m locatedModule) orderedObject {
+	return append(orderedObject{{keyObjectID, m.object.ID}, {keyObjectName, orNull(m.object.Name)}}, moduleRecord(m.Module)...)
 }
 
 // moduleRecord is a module as `modules` prints it: its state is online or

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
@@ -14,7 +13,7 @@ import (
 
 // paramsCmd prints the prime snapshot (POST /v1/modules/parameters) of the
 // modules named as arguments, else --cloud.modules, else every module of the
-// object. With the parameter catalog (unless --catalog.disable) each
+// watched objects (each devid finds its object by itself). With the parameter catalog (unless --catalog.disable) each
 // register the catalog describes is named, with the value the app displays
 // and its unit. Registers the cloud reports without a value are left out
 // and counted, unless --include-null.
@@ -39,15 +38,12 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	defer s.close()
 
-	// The module list says which modules there are, whether the named ones
+	// The module lists say which modules there are, whether the named ones
 	// are among them, and (for the catalog) which menu and permissions each
-	// has. Named modules are read without it when it cannot be read.
+	// has. Named modules are read without them when they cannot be read.
 	devids := slices.Compact(slices.Sorted(slices.Values(c.or(c.Modules))))
 	var modules []cloudclient.Module
-	objectID, _, err := s.chooseObject(ctx, &c.cloudFlags)
-	if err == nil {
-		modules, err = s.listModules(ctx, objectID)
-	}
+	located, err := s.locate(ctx, &c.cloudFlags, devids, c.namedBy())
 	var usage usageError
 	switch {
 	case err != nil && (len(devids) == 0 || errors.As(err, &usage)):
@@ -55,15 +51,12 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	case err != nil:
 		g.Logger.Warn("the module list could not be read: the named modules are not checked against it, and parameters are shown without names", "err", err)
 	case len(devids) > 0:
-		if modules, err = selectModules(modules, devids, objectID, c.namedBy()); err != nil {
-			return err
-		}
+		modules = rows(located)
 	default:
-		for _, m := range modules {
-			devids = append(devids, m.Devid)
-		}
+		modules = rows(located)
+		devids = devidsOf(located)
 		if len(devids) == 0 {
-			return fmt.Errorf("object %d lists no modules", objectID)
+			return errors.New("the watched objects list no modules")
 		}
 	}
 	slices.Sort(devids)
@@ -165,7 +158,7 @@ and the value the app displays, with its unit. Registers the cloud reports witho
 counted (a line on stderr, null_left_out in JSON); --include-null lists them.
 
 Examples:
-  params                          every module of the object
+  params                          every module of the watched objects
   params DEVID --filter='P4.v*'   one module's P4 value registers
   params DEVID -o json            as JSON: raw values, symbols, names, displayed values and the cloud's meta`
 }

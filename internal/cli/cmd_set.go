@@ -40,7 +40,7 @@ type setCmd struct {
 	Value        *string `name:"value" env:"-" help:"Value of a raw --command (a JSON number or boolean, a quoted JSON string, or else text)."`
 	Unit         *int    `name:"unit" env:"-" help:"Unit code sent with a parameter write."`
 	ParamName    string  `name:"parameter-name" env:"-" help:"Parameter name sent with a parameter write (default: the catalog's symbol)."`
-	Force        bool    `name:"force" env:"-" help:"Write even when the module is offline or not in the object's module list (a module that is not listed has no catalog: a register write to it also needs --raw-unchecked)."`
+	Force        bool    `name:"force" env:"-" help:"Write even when the module is offline or in no watched object's module list (a module that is not listed has no catalog: a register write to it also needs --raw-unchecked)."`
 	RawUnchecked bool    `name:"raw-unchecked" env:"-" help:"Write a register's VALUE as given (a JSON number or boolean, a quoted JSON string, or else text), without the catalog's checks: for a register the catalog does not describe or the module does not report, or when the catalog is disabled."`
 
 	raw float64 // the raw number of a checked register write
@@ -181,29 +181,28 @@ func (c *setCmd) Run(ctx context.Context, g *Globals) error {
 	return nil
 }
 
-// module finds the module in the object's module list. A devid the list
-// lacks is a usage error naming the devids it offers; an offline module is
-// refused unless --force.
+// module finds the module in the watched objects' module lists, whichever
+// object lists it. A devid no list holds is a usage error naming the devids
+// they offer; an offline module is refused unless --force.
 func (c *setCmd) module(ctx context.Context, s *toolSession) (cloudclient.Module, error) {
-	objectID, _, err := s.chooseObject(ctx, &c.cloudFlags)
-	if err != nil {
+	located, err := s.locate(ctx, &c.cloudFlags, []string{c.Devid}, "")
+	var usage usageError
+	var missing *cloudclient.MissingModulesError
+	switch {
+	case errors.As(err, &usage) && !errors.As(err, &missing):
 		return cloudclient.Module{}, err
-	}
-	modules, err := s.listModules(ctx, objectID)
-	if err != nil {
-		if c.Command == "" && !c.RawUnchecked {
-			return cloudclient.Module{}, fmt.Errorf("cannot read the module list to check the write to module %s: %w; nothing written", c.Devid, err)
-		}
-		return cloudclient.Module{}, fmt.Errorf("cannot confirm that module %s is online (--force writes anyway): %w", c.Devid, err)
-	}
-	if _, err := selectModules(modules, []string{c.Devid}, objectID, ""); err != nil {
+	case errors.As(err, &usage):
 		if _, register := store.ParseKey(c.key()); c.Force && register {
 			// Without its row the catalog cannot check a write.
 			return cloudclient.Module{}, usageErrorf("%v; nothing written (--force writes to a module the list lacks only with --raw-unchecked)", err)
 		}
 		return cloudclient.Module{}, usageErrorf("%v; nothing written", err)
+	case err != nil && c.Command == "" && !c.RawUnchecked:
+		return cloudclient.Module{}, fmt.Errorf("cannot read the module list to check the write to module %s: %w; nothing written", c.Devid, err)
+	case err != nil:
+		return cloudclient.Module{}, fmt.Errorf("cannot confirm that module %s is online (--force writes anyway): %w", c.Devid, err)
 	}
-	m := modules[slices.IndexFunc(modules, func(m cloudclient.Module) bool { return m.Devid == c.Devid })]
+	m := located[0].Module
 	if !m.Online() && !c.Force {
 		return cloudclient.Module{}, fmt.Errorf("module %s is offline (connectedAt 0); nothing written (--force writes anyway)", c.Devid)
 	}
@@ -528,7 +527,8 @@ the symbol as the parameter name, and says what it means.
 without any of these checks: for a register the catalog does not describe or the module does not report, or with
 --catalog.disable. Nothing else writes such a register.
 
-The module must be online in the object's module list (GET /v1/modules); --force skips that check. A module the list
-lacks has no catalog, so a parameter write to it also needs --raw-unchecked. Writes pass the client's write rate
+The module must be online in the module list of its object, whichever watched object lists it (GET /v1/modules);
+--force skips that check. A module no list holds has no catalog, so a parameter write to it also needs
+--raw-unchecked. Writes pass the client's write rate
 limiter.`
 }

@@ -244,37 +244,49 @@ func TestUnknownDevidIsAUsageErrorListingTheOffered(t *testing.T) {
 	}
 }
 
-// The README's set examples are what set prints, in their order, against
-// the standalone simulator's world (simulate's defaults, without drift).
+// The README's set examples are what set prints, and its examples of the
+// other tools refusing a command line are the line they print, in their
+// order, against the standalone simulator's world (simulate's defaults,
+// without drift).
 func TestREADMESetExamplesAreTrue(t *testing.T) {
 	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := startToolCloud(t, func(o *cloudsim.Options) { o.Modules, o.ParamsPerModule, o.Seed = 3, 800, 1 })
+	sim := startToolCloud(t, func(o *cloudsim.Options) {
+		o.Modules, o.Objects, o.ParamsPerModule, o.Seed = cloudsim.DefaultModules, cloudsim.DemoObjects, 800, 1
+	})
 	lines := strings.Split(string(readme), "\n")
-	examples := 0
+	sets, refusals := 0, 0
 	for i, line := range lines {
-		cmdline, ok := strings.CutPrefix(line, "$ bragerone_exporter set ")
-		if !ok {
+		cmdline, ok := strings.CutPrefix(line, "$ bragerone_exporter ")
+		if !ok || i+1 >= len(lines) {
 			continue
 		}
-		examples++
 		args, ok := shellWords(cmdline)
-		if !ok || i+1 >= len(lines) {
-			t.Fatalf("README line %d: cannot read %q and its output", i+1, line)
+		if !ok || len(args) == 0 {
+			t.Fatalf("README line %d: cannot read %q", i+1, line)
 		}
-		code, out, errOut := runArgs(t, toolArgs(sim, "set", args...)...)
+		want := lines[i+1]
+		switch {
+		case args[0] == "set":
+			sets++
+		case strings.HasPrefix(want, "bragerone_exporter: ") && args[0] != "simulate":
+			refusals++
+		default:
+			continue // output that depends on the time and the place
+		}
+		code, out, errOut := runArgs(t, toolArgs(sim, args[0], args[1:]...)...)
 		got := strings.TrimSpace(out)
 		if code != exitOK {
 			got = strings.TrimSpace(errOut)
 		}
-		if want := lines[i+1]; got != want {
+		if got != want {
 			t.Errorf("README line %d: %s\nprints (exit %d) %q\nREADME %q", i+1, line, code, got, want)
 		}
 	}
-	if examples < 4 {
-		t.Fatalf("found %d set examples in the README", examples)
+	if sets < 4 || refusals < 2 {
+		t.Fatalf("found %d set examples and %d refusals of other tools in the README", sets, refusals)
 	}
 }
 

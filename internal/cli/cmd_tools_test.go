@@ -168,8 +168,8 @@ func TestCheckPasses(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if !lineWith(out, "*", " "+strconv.Itoa(sim.ObjectID())+" ") {
-		t.Errorf("the chosen object %d is not marked:\n%s", sim.ObjectID(), out)
+	if !lineWith(out, strconv.Itoa(sim.ObjectID())+"  ", "Home", "yes", "2  ", "ok") {
+		t.Errorf("no row of the watched object %d with its two modules online:\n%s", sim.ObjectID(), out)
 	}
 	for _, d := range sim.Devids() {
 		if !lineWith(out, d, "online") {
@@ -239,7 +239,7 @@ func TestCheckFailures(t *testing.T) {
 	})
 	t.Run("object id not on the account", func(t *testing.T) {
 		code, _, errOut := runArgs(t, toolArgs(sim, "check", "--cloud.object-id=999999")...)
-		if code != exitUsage || !strings.Contains(errOut, "--cloud.object-id 999999") {
+		if code != exitUsage || !strings.Contains(errOut, "--cloud.object-id: object 999999 is not one of the account's objects") {
 			t.Fatalf("code=%d stderr=%q", code, errOut)
 		}
 		oneLine(t, errOut)
@@ -291,7 +291,7 @@ func TestModulesTableAndJSON(t *testing.T) {
 		t.Fatalf("code=%d stderr=%q", code, errOut)
 	}
 	header, rows := table(t, out)
-	if want := []string{"DEVID", "NAME", "TITLE", "VERSION", "STATE", "CONNECTED AT", "GATEWAY ADDRESS", "GATEWAY VERSION"}; !slices.Equal(header, want) || len(rows) != len(devids) {
+	if want := []string{"OBJECT ID", "DEVID", "NAME", "TITLE", "VERSION", "STATE", "CONNECTED AT", "GATEWAY ADDRESS", "GATEWAY VERSION"}; !slices.Equal(header, want) || len(rows) != len(devids) {
 		t.Fatalf("header %q, want %q:\n%s", header, want, out)
 	}
 	if !lineWith(out, devids[0], "online") || !lineWith(out, devids[1], "offline") {
@@ -303,8 +303,9 @@ func TestModulesTableAndJSON(t *testing.T) {
 		t.Fatalf("json: code=%d", code)
 	}
 	var doc struct {
-		ObjectID int `json:"object_id"`
-		Modules  []struct {
+		Modules []struct {
+			ObjectID       int     `json:"object_id"`
+			ObjectName     *string `json:"object_name"`
 			Devid          string  `json:"devid"`
 			Name           *string `json:"name"`
 			Version        *string `json:"version"`
@@ -316,10 +317,13 @@ func TestModulesTableAndJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("json output: %v\n%s", err, out)
 	}
-	if doc.ObjectID != sim.ObjectID() || len(doc.Modules) != len(devids) {
+	if len(doc.Modules) != len(devids) {
 		t.Fatalf("doc = %+v", doc)
 	}
 	for i, m := range doc.Modules {
+		if m.ObjectID != sim.ObjectID() || m.ObjectName == nil || *m.ObjectName != "Home" {
+			t.Errorf("module %d: object %d %v, want %d Home", i, m.ObjectID, m.ObjectName, sim.ObjectID())
+		}
 		online := i == 0
 		if m.Devid != devids[i] || m.State != map[bool]string{true: "online", false: "offline"}[online] || (m.ConnectedAt != nil) != online {
 			t.Errorf("module %d = %+v, want devid %s online %v", i, m, devids[i], online)

@@ -5,23 +5,29 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
+	"github.com/bragerone/bragerone_exporter/cloudapi"
+	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/exporter"
+	"github.com/bragerone/bragerone_exporter/fleet"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
-// watchCmd runs the realtime gateway, as serve does, and prints every live
-// parameter change, and every change of state of the session, a module or
-// live push, until interrupted: one line each, stamped with the time it was
-// seen, as text or as one JSON object. The gateway re-binds and re-primes
-// across reconnects, so the stream resumes by itself. Once the parameter
+// watchCmd runs a realtime gateway for each watched object (those holding
+// the devids of --cloud.modules, else every object of --cloud.object-id or
+// of the account), as serve does, and prints every live parameter change,
+// and every change of state of a session, a module or live push, until
+// interrupted: one line each, stamped with the time it was seen, as text or
+// as one JSON object. The gateways re-bind and re-prime across reconnects,
+// so the stream resumes by itself. Once the parameter
 // catalog is read (after the first snapshot; unless --catalog.disable) each
 // change of a described register also carries the parameter's name and the
 // value the app displays, with its unit.
@@ -96,25 +102,21 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 	if _, err := c.overrides(); err != nil {
 		return err
 	}
-	client, platform, err := c.cloudFlags.newClient(g, nil)
+	var fl *fleet.Fleet // set below, before anything logs in
+	client, platform, err := c.cloudFlags.newClient(g, func(cfg *cloudclient.Config) {
+		cfg.LoginObserver = func(o cloudapi.LoginOutcome) {
+			if o == cloudapi.LoginOK && fl != nil {
+				fl.Relist() // a login is when objects change hands: read them again, as serve does
+			}
+		}
+	})
 	if err != nil {
 		return err
 	}
-	// Log in before starting the gateway, so wrong credentials and an
-	// unreachable cloud fail at once instead of being retried.
-	if _, err := client.Login(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil // interrupted while logging in
-		}
-		return exporter.LoginError(err)
-	}
-	defer client.LogoutOnExit()
-
-	q := newEventQueue(maxQueuedEvents)
 	st := store.New()
+	q := newEventQueue(maxQueuedEvents)
 	var cat atomic.Pointer[catalog.Catalog] // nil until read
-	cfg := c.healthFlags.gatewayConfig(&c.cloudFlags, client, platform, st, g.Logger)
-	cfg.OnLive = func(updates []wire.ParamUpdate) {
+	onLive := func(updates []wire.ParamUpdate) {
 		now := time.Now()
 		events := make([]watchEvent, 0, len(updates))
 		named := cat.Load()
@@ -127,10 +129,32 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		}
 		q.push(events...)
 	}
-	gw, err := realtime.New(cfg)
-	if err != nil {
+	// The objects are watched as serve watches them: one gateway an object
+	// (those holding the devids of --cloud.modules, else every object of
+	// --cloud.object-id or of the account), all sharing the login and the
+	// store, following objects that join or leave the account.
+	fcfg := exporter.FleetConfig(c.cloud(), c.health(), client, platform, st, g.Logger)
+	gateway := fcfg.Gateway
+	fcfg.Gateway = func(objectID int) realtime.Config {
+		cfg := gateway(objectID)
+		cfg.OnLive = onLive
+		return cfg
+	}
+	if fl, err = fleet.New(fcfg); err != nil {
 		return usageError{err}
 	}
+	if _, err := realtime.New(c.healthFlags.gatewayConfig(&c.cloudFlags, client, platform, st, g.Logger)); err != nil {
+		return usageError{err}
+	}
+	// Log in before starting the gateways, so wrong credentials and an
+	// unreachable cloud fail at once instead of being retried.
+	if _, err := client.Login(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // interrupted while logging in
+		}
+		return exporter.LoginError(err)
+	}
+	defer client.LogoutOnExit()
 
 	printed := make(chan struct{})
 	go func() {
@@ -143,7 +167,7 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 	}()
 
 	done := make(chan error, 1)
-	go func() { done <- gw.Run(ctx) }()
+	go func() { done <- fl.Run(ctx) }()
 	if !c.Disable {
 		// Stopped with the command, however it ends, before the printer.
 		catCtx, stopCatalog := context.WithCancel(ctx)
@@ -154,26 +178,55 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		}()
 		go func() {
 			defer close(loaded)
-			c.readCatalog(catCtx, gw, client, st, &cat, q, g)
+			c.readCatalog(catCtx, fl, client, st, &cat, q, g)
 		}()
 	}
-	var states stateTracker
-	states.hysteresis = c.SessionHysteresis
+	states := objectTrackers{hysteresis: c.SessionHysteresis}
 	ticker := time.NewTicker(watchStatusTick)
 	defer ticker.Stop()
 	for {
 		select {
 		case err := <-done:
 			if !c.NoState {
-				q.push(states.observe(gw.Status(), st, time.Now())...)
+				q.push(states.observe(fl.Status(), st, time.Now())...)
 			}
 			return exporter.StartError(err)
 		case <-ticker.C:
 			if !c.NoState {
-				q.push(states.observe(gw.Status(), st, time.Now())...)
+				q.push(states.observe(fl.Status(), st, time.Now())...)
 			}
 		}
 	}
+}
+
+// objectTrackers follow the watched objects' gateways, a stateTracker
+// each.
+type objectTrackers struct {
+	hysteresis time.Duration
+	byObject   map[int]*stateTracker
+}
+
+// observe turns the account's status into the events of each object's
+// changes; while several objects are watched, their sessions' lines name
+// them.
+func (o *objectTrackers) observe(s *fleet.Status, st *store.Store, now time.Time) []watchEvent {
+	if o.byObject == nil {
+		o.byObject = map[int]*stateTracker{}
+	}
+	var events []watchEvent
+	for _, obj := range s.Objects {
+		t := o.byObject[obj.Object.ID]
+		if t == nil {
+			t = &stateTracker{hysteresis: o.hysteresis, objectID: obj.Object.ID}
+			o.byObject[obj.Object.ID] = t
+		}
+		t.object = ""
+		if len(s.Objects) > 1 {
+			t.object = "object " + objectRef(obj.Object)
+		}
+		events = append(events, t.observe(obj.Gateway, st, now)...)
+	}
+	return events
 }
 
 // changeEvent is a live change of a register, named by the catalog (nil
@@ -195,17 +248,22 @@ func changeEvent(now time.Time, u wire.ParamUpdate, cat *catalog.Catalog, st *st
 	}}
 }
 
-// readCatalog reads the parameter catalog once the first snapshot is
-// stored, for the modules the listing described, and hands it to the event
-// printer; a failure leaves the events without names.
-func (c *watchCmd) readCatalog(ctx context.Context, gw *realtime.Gateway, fetch catalog.Fetcher, st *store.Store,
+// readCatalog reads the parameter catalog once every object watched from
+// the start has stored its first snapshot, for the modules the listings
+// described, and hands it to the event printer; a failure leaves the events
+// without names.
+func (c *watchCmd) readCatalog(ctx context.Context, fl *fleet.Fleet, fetch catalog.Fetcher, st *store.Store,
 	cat *atomic.Pointer[catalog.Catalog], q *eventQueue, g *Globals) {
 	select {
-	case <-gw.Ready():
+	case <-fl.Ready():
 	case <-ctx.Done():
 		return
 	}
-	loaded, err := c.load(ctx, fetch, exporter.ModuleSpecs(gw.Status(), st), false, g.Logger)
+	var specs []catalog.ModuleSpec
+	for _, o := range fl.Status().Objects {
+		specs = append(specs, exporter.ModuleSpecs(o.Gateway, st)...)
+	}
+	loaded, err := c.load(ctx, fetch, specs, false, g.Logger)
 	if err != nil || loaded == nil {
 		if err != nil && ctx.Err() == nil {
 			g.Logger.Warn("parameters are shown without names", "err", err)
@@ -230,6 +288,8 @@ func (c *watchCmd) readCatalog(ctx context.Context, gw *realtime.Gateway, fetch 
 // reported, from the outage and blink counters.
 type stateTracker struct {
 	hysteresis time.Duration
+	objectID   int    // the gateway's object, in the JSON of its session's events
+	object     string // names it in their text when watch runs several ("object 5747 Home")
 	ready      bool
 
 	session        string // "", "up", "pending", "down", "stopped"
@@ -259,6 +319,16 @@ func stateEvent(now time.Time, kind, text string, fields ...orderedMember) watch
 	return watchEvent{at: now, kind: kind, text: text, fields: fields}
 }
 
+// sessionEvent is a change of the tracker's session or live push seen at
+// now: its JSON names the object, and so does its text when watch runs
+// several.
+func (t *stateTracker) sessionEvent(now time.Time, kind, text string, fields ...orderedMember) watchEvent {
+	if t.object != "" {
+		text = "# " + t.object + ": " + strings.TrimPrefix(text, "# ")
+	}
+	return stateEvent(now, kind, text, append([]orderedMember{{keyObjectID, t.objectID}}, fields...)...)
+}
+
 func (t *stateTracker) observe(s *realtime.Status, st *store.Store, now time.Time) []watchEvent {
 	if s == nil {
 		return nil
@@ -267,8 +337,9 @@ func (t *stateTracker) observe(s *realtime.Status, st *store.Store, now time.Tim
 	if s.Ready && !t.ready {
 		t.ready = true
 		params := 0
-		for _, ms := range st.Stats() {
-			params += ms.Params
+		stats := st.Stats()
+		for _, d := range s.Subscribed {
+			params += stats[d].Params
 		}
 		modules := make([]orderedObject, len(s.Subscribed))
 		for i, d := range s.Subscribed {
@@ -294,7 +365,7 @@ func (t *stateTracker) observe(s *realtime.Status, st *store.Store, now time.Tim
 				text += fmt.Sprintf(" (no live update for %s)", s.Push.LiveStaleFor.Round(time.Second))
 				stale = s.Push.LiveStaleFor.Seconds()
 			}
-			events = append(events, stateEvent(now, eventPush, text, orderedMember{keyState, push}, orderedMember{keyStaleSeconds, stale}))
+			events = append(events, t.sessionEvent(now, eventPush, text, orderedMember{keyState, push}, orderedMember{keyStaleSeconds, stale}))
 		}
 		t.push = push
 	}
@@ -316,7 +387,7 @@ func (t *stateTracker) observeSession(s *realtime.Status, now time.Time) []watch
 		session = "stopped"
 	}
 	one := func(kind, text string, fields ...orderedMember) []watchEvent {
-		return []watchEvent{stateEvent(now, kind, text, fields...)}
+		return []watchEvent{t.sessionEvent(now, kind, text, fields...)}
 	}
 	if session == t.session {
 		if session != "up" || t.session == "" {

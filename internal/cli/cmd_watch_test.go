@@ -37,38 +37,38 @@ func trackerSteps() []trackerStep {
 		name:   "connected",
 		status: realtime.Status{Connected: true, Session: up, Modules: online(0, outage.Record{})},
 		text:   []string{"# session up", "# module D1 online"},
-		json:   []string{`"event":"session_up"}`, `"event":"module_online","devid":"D1"}`},
+		json:   []string{`"event":"session_up","object_id":5747}`, `"event":"module_online","devid":"D1"}`},
 	}, {
 		name: "ready, push healthy",
 		status: realtime.Status{Ready: true, ObjectID: 5747, Subscribed: []string{"D1"}, Connected: true, Session: up,
 			Modules: online(0, outage.Record{}), Push: outage.PushStatus{State: outage.PushHealthy}},
 		text: []string{"# ready: object 5747, modules [D1], 0 parameters primed", "# live push healthy"},
 		json: []string{`"event":"ready","object_id":5747,"modules":[{"devid":"D1"}],"parameters":0}`,
-			`"event":"push","state":"healthy","stale_seconds":null}`},
+			`"event":"push","object_id":5747,"state":"healthy","stale_seconds":null}`},
 	}, {
 		name: "push stale",
 		status: realtime.Status{Ready: true, Connected: true, Session: up, Modules: online(0, outage.Record{}),
 			Push: outage.PushStatus{State: outage.PushUnhealthy, HasStaleFor: true, LiveStaleFor: 300 * time.Second}},
 		text: []string{"# live push unhealthy (no live update for 5m0s)"},
-		json: []string{`"event":"push","state":"unhealthy","stale_seconds":300}`},
+		json: []string{`"event":"push","object_id":5747,"state":"unhealthy","stale_seconds":300}`},
 	}, {
 		name: "disconnected within the hysteresis",
 		status: realtime.Status{Ready: true, Session: withSession(up, func(s *outage.SessionSnapshot) { s.PendingReason = "disconnect" }),
 			Modules: online(0, outage.Record{})},
 		text: []string{"# session disconnected (disconnect); an outage if not back within 15s"},
-		json: []string{`"event":"session_disconnected","reason":"disconnect","hysteresis_seconds":15}`},
+		json: []string{`"event":"session_disconnected","object_id":5747,"reason":"disconnect","hysteresis_seconds":15}`},
 	}, {
 		name: "down, module offline",
 		status: realtime.Status{Ready: true, Session: outage.SessionSnapshot{State: outage.SessionDown, Outage: outage.Record{Down: true, Reason: "handshake_503"}},
 			Modules: []realtime.ModuleStatus{{ModuleSnapshot: outage.ModuleSnapshot{Devid: "D1", Known: true,
 				Outages: map[string]uint64{"ws": 1}, Outage: outage.Record{Down: true, Reason: "ws"}}}}},
 		text: []string{"# session down (handshake_503)", "# module D1 offline (ws)"},
-		json: []string{`"event":"session_down","reason":"handshake_503"}`, `"event":"module_offline","devid":"D1","reason":"ws"}`},
+		json: []string{`"event":"session_down","object_id":5747,"reason":"handshake_503"}`, `"event":"module_offline","devid":"D1","reason":"ws"}`},
 	}, {
 		name:   "up again",
 		status: realtime.Status{Ready: true, Connected: true, Session: up, Modules: online(1, outage.Record{})},
 		text:   []string{"# session up", "# module D1 online"},
-		json:   []string{`"event":"session_up"}`, `"event":"module_online","devid":"D1"}`},
+		json:   []string{`"event":"session_up","object_id":5747}`, `"event":"module_online","devid":"D1"}`},
 	}, {
 		name: "down and up between two looks",
 		status: realtime.Status{Ready: true, Connected: true, Session: withSession(up, func(s *outage.SessionSnapshot) {
@@ -76,7 +76,7 @@ func trackerSteps() []trackerStep {
 			s.Outage = outage.Record{HasLast: true, LastReason: "eio_close", LastDownFor: 1500 * time.Millisecond}
 		}), Modules: online(2, outage.Record{HasLast: true, LastReason: "rest", LastDownFor: 2 * time.Second})},
 		text: []string{"# session down (eio_close) for 1.5s, up again", "# module D1 offline (rest) for 2s, online again"},
-		json: []string{`"event":"session_recovered","reason":"eio_close","down_seconds":1.5}`,
+		json: []string{`"event":"session_recovered","object_id":5747,"reason":"eio_close","down_seconds":1.5}`,
 			`"event":"module_recovered","devid":"D1","reason":"rest","down_seconds":2}`},
 	}, {
 		name: "a blink",
@@ -85,7 +85,7 @@ func trackerSteps() []trackerStep {
 			s.Blinks = 1
 		}), Modules: online(2, outage.Record{})},
 		text: []string{"# session blinked: reconnected within the 15s hysteresis"},
-		json: []string{`"event":"session_blink","hysteresis_seconds":15}`},
+		json: []string{`"event":"session_blink","object_id":5747,"hysteresis_seconds":15}`},
 	}, {
 		name: "reconnected",
 		status: realtime.Status{Ready: true, Connected: true, Session: withSession(up, func(s *outage.SessionSnapshot) {
@@ -94,18 +94,18 @@ func trackerSteps() []trackerStep {
 			s.UpSince = trackerStart.Add(time.Minute)
 		}), Modules: online(2, outage.Record{})},
 		text: []string{"# session reconnected"},
-		json: []string{`"event":"session_reconnected"}`},
+		json: []string{`"event":"session_reconnected","object_id":5747}`},
 	}, {
 		name:   "closed",
 		status: realtime.Status{Ready: true, Session: outage.SessionSnapshot{State: outage.SessionIdle}, Modules: online(2, outage.Record{})},
 		text:   []string{"# session closed"},
-		json:   []string{`"event":"session_closed"}`},
+		json:   []string{`"event":"session_closed","object_id":5747}`},
 	}}
 }
 
 // trackerEvents runs the tracker through trackerSteps, a status a second.
 func trackerEvents(t *testing.T, each func(step trackerStep, at time.Time, events []watchEvent)) {
-	tracker := stateTracker{hysteresis: 15 * time.Second}
+	tracker := stateTracker{hysteresis: 15 * time.Second, objectID: 5747}
 	st := store.New()
 	for i, step := range trackerSteps() {
 		at := trackerStart.Add(time.Duration(i) * time.Second)

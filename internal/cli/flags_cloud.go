@@ -27,7 +27,7 @@ type cloudFlags struct {
 	Email        string        `name:"cloud.email" env:"BRAGERONE_EMAIL" help:"Account email." group:"Cloud"`
 	PasswordFile string        `name:"cloud.password-file" type:"path" help:"File holding the account password (else the BRAGERONE_PASSWORD environment variable). Re-read at every login." group:"Cloud"`
 	ObjectIDs    []int         `name:"cloud.object-id" help:"Objects (installations) to watch, repeatable or comma-separated (default: every object of the account)." group:"Cloud"`
-	Modules      []string      `name:"cloud.modules" help:"Devids to watch (default: every module of the object)." group:"Cloud"`
+	Modules      []string      `name:"cloud.modules" help:"Devids to watch, on whichever objects list them (default: every module of the watched objects)." group:"Cloud"`
 	Timeout      time.Duration `name:"cloud.timeout" default:"${cloud_timeout}" help:"Timeout of one REST request." group:"Cloud"`
 
 	// password, when set, is used instead of the environment or a file

@@ -64,6 +64,7 @@ var (
 // Modules, documents and events.
 var (
 	keyObjectID         = word("object_id")
+	keyObjectName       = word("object_name") // the object's name in the account
 	keyModules          = word("modules")
 	keyParams           = word("params")
 	keyID               = word("id")
@@ -101,6 +102,20 @@ var (
 	keyTo              = word("to")
 	keyDurationSeconds = word("duration_seconds")
 	keyRowsLeftOut     = word("rows_left_out") // rows the cloud sent that cannot be used
+)
+
+// The account and its objects, as check sees them.
+var (
+	keyObjects        = word("objects")
+	keyCity           = word("city")
+	keyWatched        = word("watched")      // whether the exporter would watch the object
+	keyModuleCount    = word("module_count") // the modules an object lists
+	keyOnline         = word("online")       // how many of them are online
+	keyResult         = word("result")       // of a check: ok or failed
+	keyURL            = word("url")
+	keyPlatform       = word("platform")
+	keyUserID         = word("user_id")
+	keyTokenExpiresAt = word("token_expires_at")
 )
 
 // heading is the table column of a key: connected_at is CONNECTED AT.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudsim"
 )
 
 func TestParseAndFormatValue(t *testing.T) {
@@ -40,14 +42,15 @@ func TestParseAndFormatValue(t *testing.T) {
 // empty one is null).
 var (
 	numberKeys = []string{"id", "object_id", "min", "max", "null_left_out", "parameters", "count",
-		"down_seconds", "hysteresis_seconds", "stale_seconds", "code", "duration_seconds", "rows_left_out"}
-	boolKeys   = []string{"visible", "writable"}
-	listKeys   = []string{"menu", "parts", "modules", "params", "changes", "alarms"}
+		"down_seconds", "hysteresis_seconds", "stale_seconds", "user_id", "module_count", "online",
+		"code", "duration_seconds", "rows_left_out"}
+	boolKeys   = []string{"visible", "writable", "watched"}
+	listKeys   = []string{"menu", "parts", "modules", "params", "objects", "changes", "alarms"}
 	objectKeys = []string{"meta"} // the cloud's own members, under its names
 	anyKeys    = []string{"raw", "value", "old_raw", "new_raw", "old_value", "new_value"}
 	rawKeys    = []string{"raw", "old_raw", "new_raw"}       // as the cloud sent them: any kind
 	shownKeys  = []string{"value", "old_value", "new_value"} // a number or the text of a state
-	timeKeys   = []string{"time", "connected_at", "from", "to"}
+	timeKeys   = []string{"time", "connected_at", "token_expires_at", "from", "to"}
 	snakeCase  = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 )
 
@@ -134,12 +137,38 @@ func checkTableHeader(t *testing.T, what, out string, jsonKeys map[string]bool) 
 	}
 }
 
+// checkIndentedTables checks each table check prints, indented under the
+// line that introduces it, as checkTableHeader does; it returns how many
+// it found.
+func checkIndentedTables(t *testing.T, what, out string, jsonKeys map[string]bool) int {
+	t.Helper()
+	var block []string
+	tables := 0
+	flush := func() {
+		if len(block) > 0 {
+			checkTableHeader(t, what, strings.Join(block, "\n"), jsonKeys)
+			tables++
+		}
+		block = nil
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(l, "  "); ok {
+			block = append(block, rest)
+			continue
+		}
+		flush()
+	}
+	flush()
+	return tables
+}
+
 // Every command speaks one vocabulary: each table column is the heading of
 // a key its JSON carries, every JSON key is a snake_case word of the
 // vocabulary holding its kind of value (numbers as numbers, absent as
 // null), and every word of the vocabulary is used.
 func TestEveryToolSpeaksTheVocabulary(t *testing.T) {
-	sim := startNamedCloud(t)
+	// Two objects: the object columns name more than one.
+	sim := startToolCloud(t, func(o *cloudsim.Options) { o.ParamsPerModule, o.Objects = 400, 2 })
 	d := sim.Devids()[0]
 	sim.SetModuleOnline(sim.Devids()[1], false) // null connected_at
 	sim.SetParam(d, "P7.v1", nil)               // a register without a value
@@ -168,6 +197,20 @@ func TestEveryToolSpeaksTheVocabulary(t *testing.T) {
 		if _, second, ok := strings.Cut(out, "\n\n"); ok { // history's alarms
 			checkTableHeader(t, what+" (second table)", second, keys)
 		}
+	}
+
+	// check: its objects and modules tables under the lines that
+	// introduce them.
+	code, out, errOut := runArgs(t, toolArgs(sim, "check", "-o", "json")...)
+	if code != exitOK {
+		t.Fatalf("check -o json: code=%d stderr=%q", code, errOut)
+	}
+	keys := map[string]bool{}
+	checkJSONStyle(t, "check -o json", []byte(out), keys)
+	maps.Copy(seen, keys)
+	code, out, errOut = runArgs(t, toolArgs(sim, "check")...)
+	if n := checkIndentedTables(t, "check", out, keys); code != exitOK || n != 2 {
+		t.Fatalf("check: code=%d, %d tables, want 2; stderr=%q\n%s", code, n, errOut, out)
 	}
 
 	// watch: a JSON object a line, for a live change named by the catalog

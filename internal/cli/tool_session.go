@@ -1,20 +1,23 @@
 package cli
 
 // A command-line tool's session with the cloud: logging in with one clear
-// error, choosing the object, listing its modules, and selecting the modules
-// and parameters the tool works on.
+// error, listing the account's objects and their modules, finding each
+// named module's object, and selecting the parameters the tool works on.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/exporter"
+	"github.com/bragerone/bragerone_exporter/fleet"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
@@ -57,7 +60,10 @@ func (s *toolSession) prime(ctx context.Context, devids []string) (*store.Store,
 }
 
 // devidsOf lists the devids of modules, in their order.
-func devidsOf(modules []cloudclient.Module) []string {
+func devidsOf(modules []locatedModule) []string { return devidsOfRows(rows(modules)) }
+
+// devidsOfRows lists the devids of module rows, in their order.
+func devidsOfRows(modules []cloudclient.Module) []string {
 	devids := make([]string, len(modules))
 	for i, m := range modules {
 		devids[i] = m.Devid
@@ -65,36 +71,161 @@ func devidsOf(modules []cloudclient.Module) []string {
 	return devids
 }
 
-// chooseObject returns the object the tools work on: --cloud.object-id when
-// set, else the account's first object (as the exporter does). objects is
-// the account's list (from GET /v1/objects, else the login answer); it may
-// be empty when the cloud did not list them but an id was given.
-func (s *toolSession) chooseObject(ctx context.Context, cf *cloudFlags) (id int, objects []cloudclient.Object, err error) {
-	var wanted int
-	if len(cf.ObjectIDs) > 0 {
-		wanted = cf.ObjectIDs[0]
+// watchedObject is an object (installation) a tool works on and its
+// module list.
+type watchedObject struct {
+	cloudclient.Object
+	Modules []cloudclient.Module
+	// Err says why the module list is unusable: it could not be read, or it
+	// has an unknown shape. Modules is nil then.
+	Err error
+}
+
+// accountView is the account as a tool sees it: the objects it lists and,
+// of those, the ones watched with their module lists.
+type accountView struct {
+	listed  []cloudclient.Object // the account's objects; empty when it listed none
+	watched []watchedObject      // in the order listed
+	// listErr says why the account's listing (GET /v1/objects) cannot be
+	// trusted: it failed, was empty, of an unknown shape or dropped rows.
+	// The login's list, or the ids given, stood in for it.
+	listErr error
+}
+
+// resolveAccount lists the account's objects (GET /v1/objects, else the
+// login answer's), keeps those of --cloud.object-id (all when none is
+// given) and lists the modules of each. The lists are read at once,
+// through the client, which bounds the requests in flight. An id the
+// account does not list is a usage error naming the objects it does, as
+// serve refuses it, when the account's listing is usable and non-empty;
+// when it is not, the ids it lacks are watched as given.
+func (s *toolSession) resolveAccount(ctx context.Context, cf *cloudFlags) (*accountView, error) {
+	l, err := s.client.ListObjects(ctx)
+	listing := fleet.ListingOf(l)
+	var a accountView
+	switch {
+	case err != nil:
+		a.listErr = fmt.Errorf("listing the account's objects: %w", err)
+	case !listing.Trusted && l.Recognised && l.Dropped == 0:
+		a.listErr = errNoObjects
+	case !listing.Trusted:
+		a.listErr = fmt.Errorf("listing the account's objects: the list is of an unknown shape or dropped rows")
 	}
-	objects, err = s.client.Objects(ctx)
-	if err != nil && wanted == 0 {
-		return 0, nil, fmt.Errorf("listing the account's objects: %w", err)
+	if !listing.Trusted && s.login != nil && len(s.login.Objects) > 0 {
+		// The login answer lists the objects too.
+		listing = fleet.Listing{Objects: s.login.Objects, Trusted: true}
 	}
-	if len(objects) == 0 && s.login != nil {
-		objects = s.login.Objects
+	wanted := cf.ObjectIDs
+	if err := fleet.UnknownObjects(listing, wanted); err != nil {
+		return nil, usageErrorf("%s: %w", objectIDFlag, err)
 	}
-	if wanted != 0 {
-		if len(objects) > 0 && !slices.ContainsFunc(objects, func(o cloudclient.Object) bool { return o.ID == wanted }) {
-			ids := make([]string, len(objects))
-			for i, o := range objects {
-				ids[i] = strconv.Itoa(o.ID)
-			}
-			return 0, objects, usageErrorf("--cloud.object-id %d is not one of the account's objects (%s)", wanted, strings.Join(ids, ", "))
+	for _, o := range listing.Objects {
+		if !slices.ContainsFunc(a.listed, func(l cloudclient.Object) bool { return l.ID == o.ID }) {
+			a.listed = append(a.listed, o)
 		}
-		return wanted, objects, nil
 	}
-	if len(objects) == 0 {
-		return 0, nil, fmt.Errorf("the account has no objects (installations)")
+	if len(wanted) == 0 && len(a.listed) == 0 {
+		return nil, a.listErr
 	}
-	return objects[0].ID, objects, nil
+	for _, o := range a.listed {
+		if len(wanted) == 0 || slices.Contains(wanted, o.ID) {
+			a.watched = append(a.watched, watchedObject{Object: o})
+		}
+	}
+	// An id a listing that cannot be trusted lacks may still be right: the
+	// module lists will tell.
+	for _, id := range wanted {
+		if !slices.ContainsFunc(a.watched, func(w watchedObject) bool { return w.ID == id }) {
+			a.watched = append(a.watched, watchedObject{Object: cloudclient.Object{ID: id}})
+		}
+	}
+
+	var wg sync.WaitGroup
+	for i := range a.watched {
+		w := &a.watched[i]
+		wg.Go(func() { w.Modules, w.Err = s.listModules(ctx, w.ID) })
+	}
+	wg.Wait()
+	return &a, nil
+}
+
+// errNoObjects is the answer of an account that lists no object.
+var errNoObjects = errors.New("the account has no objects (installations)")
+
+// objectIDFlag is the flag that chooses the objects.
+const objectIDFlag = "--cloud.object-id"
+
+// objectRef names an object in a message: its id and, when it has one, its
+// name ("5747 Home").
+func objectRef(o cloudclient.Object) string {
+	if o.Name == "" {
+		return strconv.Itoa(o.ID)
+	}
+	return strconv.Itoa(o.ID) + " " + o.Name
+}
+
+// unusable says which watched objects' module lists are unusable, and
+// why, on one line; nil when every list is usable.
+func (a *accountView) unusable() error {
+	var errs []string
+	for _, w := range a.watched {
+		if w.Err != nil {
+			errs = append(errs, w.Err.Error())
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(errs, "; "))
+}
+
+// locatedModule is a module and the object that lists it.
+type locatedModule struct {
+	cloudclient.Module
+	object *watchedObject
+}
+
+// modules returns the watched objects' modules named in want (all of them
+// when want is empty, in the objects' order), each with its object: a devid
+// finds its object by itself. A named devid no watched object lists is a
+// usage error naming the devids they list (see selectModules); when a list
+// it might be on is unusable, the failure to read it is the error. With
+// want empty, every list must be usable.
+func (a *accountView) modules(want []string, source string) ([]locatedModule, error) {
+	var all []locatedModule
+	var usable []cloudclient.ObjectModules
+	for i := range a.watched {
+		w := &a.watched[i]
+		if w.Err != nil {
+			continue
+		}
+		usable = append(usable, cloudclient.ObjectModules{ObjectID: w.ID, Modules: w.Modules})
+		for _, m := range w.Modules {
+			all = append(all, locatedModule{Module: m, object: w})
+		}
+	}
+	if len(want) == 0 {
+		if err := a.unusable(); err != nil {
+			return nil, err
+		}
+		return all, nil
+	}
+	if err := cloudclient.MissingModulesAcross(usable, want); err != nil {
+		var missing *cloudclient.MissingModulesError
+		if unusable := a.unusable(); unusable != nil && errors.As(err, &missing) {
+			// It may be on an object whose list could not be read.
+			return nil, fmt.Errorf("finding the object of %s: %w", strings.Join(missing.Missing, ", "), unusable)
+		}
+		return nil, refuseMissing(source, err)
+	}
+	kept := make([]locatedModule, 0, len(want))
+	for _, d := range want {
+		if i := slices.IndexFunc(all, func(m locatedModule) bool { return m.Devid == d }); i >= 0 &&
+			!slices.ContainsFunc(kept, func(m locatedModule) bool { return m.Devid == d }) {
+			kept = append(kept, all[i])
+		}
+	}
+	return kept, nil
 }
 
 // listModules returns the object's module list; an answer of an unknown
@@ -110,114 +241,51 @@ func (s *toolSession) listModules(ctx context.Context, objectID int) ([]cloudcli
 	return l.Modules, nil
 }
 
-// namedModules returns the chosen object and its modules named in want
-// (all of them when want is empty); a named module the object does not list
-// is a usage error (see selectModules), whose line starts with source.
-func (s *toolSession) namedModules(ctx context.Context, cf *cloudFlags, want []string, source string) (objectID int, modules []cloudclient.Module, err error) {
-	if objectID, _, err = s.chooseObject(ctx, cf); err != nil {
-		return 0, nil, err
-	}
-	all, err := s.listModules(ctx, objectID)
+// namedModules resolves the account and returns its watched objects'
+// modules named in want (all of them when want is empty); a named module
+// no watched object lists is a usage error whose line starts with source.
+func (s *toolSession) namedModules(ctx context.Context, cf *cloudFlags, want []string, source string) (*accountView, []locatedModule, error) {
+	a, err := s.resolveAccount(ctx, cf)
 	if err != nil {
-		return 0, nil, err
+		return nil, nil, err
 	}
-	modules, err = selectModules(all, want, objectID, source)
-	return objectID, modules, err
+	modules, err := a.modules(want, source)
+	return a, modules, err
 }
 
-// foundModule is a module and the object that lists it.
-type foundModule struct {
-	ObjectID int
-	Module   cloudclient.Module
+// locate is namedModules without the account: the modules named in want
+// (all when want is empty), each with its object.
+func (s *toolSession) locate(ctx context.Context, cf *cloudFlags, want []string, source string) ([]locatedModule, error) {
+	_, modules, err := s.namedModules(ctx, cf, want, source)
+	return modules, err
 }
 
-// findModules finds the modules named in want in the objects of
-// --cloud.object-id, else in every object of the account, stopping once
-// all are found: a devid is unique across objects, so it needs no object
-// named with it. With want empty it returns every module of those objects.
-// A named devid none of them lists is a usage error naming the objects
-// searched and what they list (see selectModules).
-func (s *toolSession) findModules(ctx context.Context, cf *cloudFlags, want []string, source string) ([]foundModule, error) {
-	ids := slices.Clone(cf.ObjectIDs)
-	if len(ids) == 0 {
-		objects, err := s.client.Objects(ctx)
-		if err != nil || len(objects) == 0 {
-			if s.login != nil && len(s.login.Objects) > 0 {
-				objects = s.login.Objects
-			} else if err != nil {
-				return nil, fmt.Errorf("listing the account's objects: %w", err)
-			}
-		}
-		for _, o := range objects {
-			ids = append(ids, o.ID)
-		}
-		if len(ids) == 0 {
-			return nil, fmt.Errorf("the account has no objects (installations)")
-		}
+// rows are the modules' rows of the module list.
+func rows(modules []locatedModule) []cloudclient.Module {
+	out := make([]cloudclient.Module, len(modules))
+	for i, m := range modules {
+		out[i] = m.Module
 	}
-	var searched []cloudclient.ObjectModules
-	var found []foundModule
-	for _, id := range ids {
-		all, err := s.listModules(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		searched = append(searched, cloudclient.ObjectModules{ObjectID: id, Modules: all})
-		for _, m := range all {
-			if (len(want) == 0 || slices.Contains(want, m.Devid)) && !slices.ContainsFunc(found, func(f foundModule) bool { return f.Module.Devid == m.Devid }) {
-				found = append(found, foundModule{ObjectID: id, Module: m})
-			}
-		}
-		if len(want) > 0 && cloudclient.MissingModulesAcross(searched, want) == nil {
-			break
-		}
-	}
-	if err := cloudclient.MissingModulesAcross(searched, want); err != nil {
-		if source != "" {
-			return nil, usageErrorf("%s: %w", source, err)
-		}
-		return nil, usageError{err}
-	}
-	if len(want) > 0 {
-		// In the order named.
-		slices.SortStableFunc(found, func(a, b foundModule) int {
-			return slices.Index(want, a.Module.Devid) - slices.Index(want, b.Module.Devid)
-		})
-	}
-	return found, nil
+	return out
 }
 
 // modulesFlag is the flag that names the modules to watch.
 const modulesFlag = "--cloud.modules"
 
-// selectModules keeps the modules named in want (all when want is empty),
-// in the order named. A named devid the object's list lacks is a usage
-// error naming the devids the list offers (a typo must not look like a
-// module with nothing to show), the same for every command, serve's start
-// included; source ("--cloud.modules", or "" for an argument) starts its
-// line.
-func selectModules(all []cloudclient.Module, want []string, objectID int, source string) ([]cloudclient.Module, error) {
-	if err := cloudclient.MissingModules(objectID, all, want); err != nil {
-		if source != "" {
-			return nil, usageErrorf("%s: %w", source, err)
-		}
-		return nil, usageError{err}
+// refuseMissing turns a named devid no object lists into the usage error
+// every command refuses it with, serve's start included (a typo must not
+// look like a module with nothing to show); source ("--cloud.modules", or
+// "" for an argument) starts its line.
+func refuseMissing(source string, err error) error {
+	if source != "" {
+		return usageErrorf("%s: %w", source, err)
 	}
-	if len(want) == 0 {
-		return all, nil
-	}
-	kept := make([]cloudclient.Module, 0, len(want))
-	for _, d := range want {
-		if i := slices.IndexFunc(all, func(m cloudclient.Module) bool { return m.Devid == d }); i >= 0 && !slices.ContainsFunc(kept, func(m cloudclient.Module) bool { return m.Devid == d }) {
-			kept = append(kept, all[i])
-		}
-	}
-	return kept, nil
+	return usageError{err}
 }
 
 // devidArgs are the modules a tool works on, named as arguments.
 type devidArgs struct {
-	Devids []string `arg:"" optional:"" name:"devid" help:"Modules to print (default: those of --cloud.modules, else every module of the object)."`
+	Devids []string `arg:"" optional:"" name:"devid" help:"Modules to print (default: those of --cloud.modules, else every module of the watched objects)."`
 }
 
 // or is the modules named as arguments, else the modules of --cloud.modules.
