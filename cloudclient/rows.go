@@ -1,7 +1,7 @@
 package cloudclient
 
-// The rows of the activity log and the alarm lists (spec/cloud-wire-facts.md
-// §2.7). The cloud's rows vary by endpoint and release: devid at the top or
+// The rows of the activity log and the alarm lists (docs/spec.md W-2.7).
+// The cloud's rows vary by endpoint and release: devid at the top or
 // nested in module, value bare or wrapped, the user a string or an object,
 // the old value as prevValue or as a register snapshot. Each row is decoded
 // on its own: a row that cannot be used says why in Problem and costs only
@@ -240,7 +240,7 @@ func listRows(body []byte, key string) ([]json.RawMessage, error) {
 	return rows, nil
 }
 
-// decodeActivity decodes an activity list body (§2.7: {"activities":{"data":
+// decodeActivity decodes an activity list body (docs/spec.md W-2.7: {"activities":{"data":
 // [rows]}} or {"activities":[rows]}) into one row per element, the cloud's
 // text scrubbed of secrets.
 func decodeActivity(body []byte, secrets *redact.Set) ([]ActivityRow, error) {
@@ -255,7 +255,7 @@ func decodeActivity(body []byte, secrets *redact.Set) ([]ActivityRow, error) {
 	return out, nil
 }
 
-// decodeAlarmRows decodes an alarm list body (§2.7: {"alarms":[rows]} or
+// decodeAlarmRows decodes an alarm list body (docs/spec.md W-2.7: {"alarms":[rows]} or
 // {"alarms":{"data":[rows]}}) into one row per element, the cloud's text
 // scrubbed of secrets.
 func decodeAlarmRows(body []byte, secrets *redact.Set) ([]AlarmRow, error) {

@@ -41,7 +41,7 @@ func oneAlarm(t *testing.T, row string) cloudclient.AlarmRow {
 	return rows[0]
 }
 
-// Each field of an activity row in every form §2.7 gives, and the rows
+// Each field of an activity row in every form docs/spec.md W-2.7 gives, and the rows
 // that cannot be used saying why.
 func TestActivityRowFields(t *testing.T) {
 	at := time.Date(2026, 3, 1, 10, 30, 0, 0, time.UTC)
@@ -282,7 +282,7 @@ func TestRowsMaskSecrets(t *testing.T) {
 	}
 }
 
-// rowsIn counts the elements of the list a body holds, as §2.7 places it.
+// rowsIn counts the elements of the list a body holds, as docs/spec.md W-2.7 places it.
 func rowsIn(body []byte, key string) (int, bool) {
 	var v json.RawMessage
 	if json.Unmarshal(body, &v) != nil {

@@ -17,7 +17,7 @@ import (
 
 // historyCmd prints the past of modules as the cloud keeps it: the activity
 // (change) log and the alarms, active and finished, read straight from the
-// REST lists (spec/cloud-wire-facts.md §2.7), newest first. With the
+// REST lists (docs/spec.md W-2.7), newest first. With the
 // parameter catalog each change names its parameter and shows the old and
 // new values as the app displays them; without it the registers and raw
 // values. Who made a change is shown here, as the app shows it.
