@@ -78,9 +78,10 @@ var (
 // identifyRole decides a parameter's role from its facts. Settings are
 // never a role (a fuel-level alarm threshold in % is a setting). The
 // identifiers must name the quantity and the unit must fit it: a fuel word
-// (or the FUEL icon) with % is the level, with a mass it is the fuel
-// burned; an hours word with hours is the operating hours; an ignition
-// word with no unit and no enum is the ignitions. A fuel level named by
+// (or the FUEL icon) with % is the level; a fuel or a burned word with a
+// mass is the fuel burned (a boiler burns nothing else by the kilogram);
+// an hours word with hours is the operating hours; an ignition word with
+// no unit and no enum is the ignitions. A fuel level named by
 // its key (FUEL_LEVEL) is recognised before the unit register was read.
 func identifyRole(f roleFacts) Role {
 	if f.writable {
@@ -93,7 +94,7 @@ func identifyRole(f roleFacts) Role {
 		return RoleFuelLevel
 	case fuel && f.unit == "" && hasWord(words, fuelWords) && hasWord(words, levelWords):
 		return RoleFuelLevel
-	case fuel && massUnits[f.unit] && !f.enum:
+	case (fuel || hasWord(words, burnedWords)) && massUnits[f.unit] && !f.enum:
 		return RoleFuelBurned
 	case hourUnits[f.unit] && hasWord(words, hourWords) && !f.enum:
 		return RoleOperatingHours
