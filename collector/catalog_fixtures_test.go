@@ -48,7 +48,7 @@ func testCatalog() *CatalogState {
 				}
 				return 0, "Off", true
 			}},
-		{Pool: "P5", Param: "v3", Symbol: "PARAM_P5_3", Name: "Fuel \"used\"\nin total", Unit: "kg", Menu: "Statistics",
+		{Pool: "P5", Param: "v3", Symbol: "PARAM_P5_3", Name: "Fuel \"used\"\nin total", Unit: "kg", Menu: "Statistics", Role: "fuel_burned",
 			Display: func(r store.Reader) (float64, string, bool) {
 				lo, ok := r("P5", "v3")
 				hi, _ := r("P5", "v4")
@@ -150,7 +150,7 @@ func hostileCatalog() *CatalogState {
 				v, ok := r("P4", "v1")
 				return v, hostileQuote, ok
 			}},
-		{Pool: "P4\n\"", Param: strings.Repeat("v", 500), Symbol: "S", Name: "bad\xffname", Unit: "u", Menu: "m",
+		{Pool: "P4\n\"", Param: strings.Repeat("v", 500), Symbol: "S", Name: "bad\xffname", Unit: "u", Menu: "m", Role: "fuel\xff\"level\n",
 			Display: func(r store.Reader) (float64, string, bool) { return math.NaN(), hostileQuote + long, true }},
 	}}
 	mods := map[string]*ModuleCatalog{}

@@ -53,6 +53,10 @@ const (
 	DriftTemp          // a temperature, by tenths
 	DriftPercent       // a percentage, by whole points
 	DriftWide          // a 32-bit counter over two words, climbing
+	// DriftFuel is a hopper's fuel level, % by whole points: it falls, and
+	// is refilled to 100 when nearly empty; the module's fuel-burned
+	// counter (a DriftWide value) climbs with it instead of on its own.
+	DriftFuel
 )
 
 // StatusInvisible is the INVISIBLE flag in the status word of a setting
