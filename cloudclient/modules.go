@@ -364,21 +364,9 @@ func (c *Client) Prime(ctx context.Context, modules []string) ([]wire.ParamUpdat
 	if len(mods) == 0 {
 		return []wire.ParamUpdate{}, nil
 	}
-	cl := &call{method: "POST", path: "/modules/parameters", tmpl: cloudapi.EndpointParameters, auth: true,
-		body: map[string]any{"modules": mods}}
-	r, err := c.do(ctx, cl)
+	cl, r, err := c.fetchPrime(ctx, mods)
 	if err != nil {
 		return nil, err
-	}
-	if r.status != 200 && r.status != 204 {
-		err := c.apiError(cl, r)
-		c.logFailure(cl.tmpl, err)
-		return nil, err
-	}
-	if wire.FirstByte(r.body) != '{' {
-		de := decodeError(cl, r, "prime snapshot is not a JSON object", nil)
-		c.logFailure(cl.tmpl, de)
-		return nil, de
 	}
 	ups, err := wire.DecodeParameters(r.body)
 	if err != nil {
@@ -390,21 +378,90 @@ func (c *Client) Prime(ctx context.Context, modules []string) ([]wire.ParamUpdat
 	return ups, nil
 }
 
+// PrimeEach is Prime for a snapshot too large to hold decoded: it gives fn
+// the updates one module at a time (wire.DecodeParametersEach; fn must not
+// keep the slice or its maps). The answer is checked whole before fn is
+// first called, so on an error fn was not called at all.
+func (c *Client) PrimeEach(ctx context.Context, modules []string, fn func([]wire.ParamUpdate)) error {
+	mods := sortedUnique(modules)
+	if len(mods) == 0 {
+		return nil
+	}
+	cl, r, err := c.fetchPrime(ctx, mods)
+	if err != nil {
+		return err
+	}
+	err = wire.DecodeParametersEach(r.body, func(ups []wire.ParamUpdate) {
+		c.ScrubParameters(ups)
+		fn(ups)
+	})
+	if err != nil {
+		de := decodeError(cl, r, "", err)
+		c.logFailure(cl.tmpl, de)
+		return de
+	}
+	return nil
+}
+
+// fetchPrime asks for the snapshot of mods (sorted, unique) and checks that
+// the answer is a success holding a JSON object.
+func (c *Client) fetchPrime(ctx context.Context, mods []string) (*call, *reply, error) {
+	cl := &call{method: "POST", path: "/modules/parameters", tmpl: cloudapi.EndpointParameters, auth: true,
+		body: map[string]any{"modules": mods}}
+	r, err := c.do(ctx, cl)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.status != 200 && r.status != 204 {
+		err := c.apiError(cl, r)
+		c.logFailure(cl.tmpl, err)
+		return nil, nil, err
+	}
+	if wire.FirstByte(r.body) != '{' {
+		de := decodeError(cl, r, "prime snapshot is not a JSON object", nil)
+		c.logFailure(cl.tmpl, de)
+		return nil, nil, de
+	}
+	return cl, r, nil
+}
+
 // PrimeWithRetry is Prime retried after each pause of Config.PrimeBackoff.
 // It returns the last error when every attempt failed.
 func (c *Client) PrimeWithRetry(ctx context.Context, modules []string) ([]wire.ParamUpdate, error) {
+	var ups []wire.ParamUpdate
+	err := c.retryPrime(ctx, func() error {
+		var err error
+		ups, err = c.Prime(ctx, modules)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ups, nil
+}
+
+// PrimeEachWithRetry is PrimeEach retried as PrimeWithRetry retries Prime;
+// fn is called only by the attempt that succeeds.
+func (c *Client) PrimeEachWithRetry(ctx context.Context, modules []string, fn func([]wire.ParamUpdate)) error {
+	return c.retryPrime(ctx, func() error { return c.PrimeEach(ctx, modules, fn) })
+}
+
+// retryPrime runs attempt until it succeeds, pausing Config.PrimeBackoff
+// between attempts; it returns the last error when every attempt failed or
+// ctx ended.
+func (c *Client) retryPrime(ctx context.Context, attempt func() error) error {
 	var lastErr error
-	for attempt := 0; ; attempt++ {
-		ups, err := c.Prime(ctx, modules)
+	for n := 0; ; n++ {
+		err := attempt()
 		if err == nil {
-			return ups, nil
+			return nil
 		}
 		lastErr = err
-		if ctx.Err() != nil || attempt >= len(c.cfg.PrimeBackoff) {
-			return nil, lastErr
+		if ctx.Err() != nil || n >= len(c.cfg.PrimeBackoff) {
+			return lastErr
 		}
-		if err := c.cfg.Sleep(ctx, c.cfg.PrimeBackoff[attempt]); err != nil {
-			return nil, lastErr
+		if err := c.cfg.Sleep(ctx, c.cfg.PrimeBackoff[n]); err != nil {
+			return lastErr
 		}
 	}
 }

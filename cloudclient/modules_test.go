@@ -6,14 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/wire"
 )
 
 // connectCloud answers modules/connect with status(body) per request.
@@ -357,6 +360,88 @@ func TestMissingModules(t *testing.T) {
 	}
 	if err := cloudclient.MissingModules(7, many, []string{"X9"}); !strings.HasSuffix(err.Error(), ", D19 and 3 more)") {
 		t.Errorf("long list: %v", err)
+	}
+}
+
+// PrimeEach gives the same updates as Prime, a module per call; on any
+// failure (status, body that is not an object, malformed body) it returns
+// the error Prime returns and never calls fn, so nothing is half-stored.
+func TestPrimeEach(t *testing.T) {
+	fc := newFakeCloud(t)
+	body := `{"B":{"P4":{"v1":2}},` + primeExample[1:]
+	fc.handleJSON("POST /v1/modules/parameters", 200, body)
+	c, _ := newClient(t, fc)
+	want, err := c.Prime(ctxT(t), []string{"FTTCTBSLCE", "B"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []wire.ParamUpdate
+	var calls []string
+	if err := c.PrimeEach(ctxT(t), []string{"FTTCTBSLCE", "B"}, func(ups []wire.ParamUpdate) {
+		calls = append(calls, ups[0].Devid)
+		for _, u := range ups {
+			u.Meta = maps.Clone(u.Meta)
+			got = append(got, u)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(calls, []string{"B", "FTTCTBSLCE"}) {
+		t.Fatalf("modules given as %v, want one call per module in payload order", calls)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("PrimeEach gave %#v\nPrime gave %#v", got, want)
+	}
+	if err := c.PrimeEach(ctxT(t), nil, func([]wire.ParamUpdate) { t.Fatal("called for no module") }); err != nil {
+		t.Fatalf("no module: %v", err)
+	}
+	for _, tc := range []struct {
+		status int
+		body   string
+	}{{204, ``}, {200, `[]`}, {200, `{"D1":{"P4":{"v1":1}},"D2":{`}, {201, `{}`}, {503, `<html>busy</html>`}} {
+		fc.handleJSON("POST /v1/modules/parameters", tc.status, tc.body)
+		_, perr := c.Prime(ctxT(t), []string{"D1", "D2"})
+		err := c.PrimeEach(ctxT(t), []string{"D1", "D2"}, func([]wire.ParamUpdate) {
+			t.Errorf("%d %q: fn called for a failed prime", tc.status, tc.body)
+		})
+		if err == nil || perr == nil || err.Error() != perr.Error() {
+			t.Errorf("%d %q: PrimeEach error %v, Prime error %v", tc.status, tc.body, err, perr)
+		}
+	}
+}
+
+// PrimeEachWithRetry retries as PrimeWithRetry does, and only the attempt
+// that succeeds reaches fn.
+func TestPrimeEachWithRetry(t *testing.T) {
+	fc := newFakeCloud(t)
+	var mu sync.Mutex
+	n := 0
+	fc.handle("POST /v1/modules/parameters", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		attempt := n
+		mu.Unlock()
+		switch attempt {
+		case 1:
+			w.WriteHeader(503)
+		case 2:
+			io.WriteString(w, `{"D1":{"P4":{"v1":1}},"D2":{"P4":{"v1":`) // cut short
+		default:
+			io.WriteString(w, `{"D1":{"P4":{"v1":3}},"D2":{"P4":{"v1":4}}}`)
+		}
+	})
+	c, sl := newClient(t, fc)
+	var got []string
+	err := c.PrimeEachWithRetry(ctxT(t), []string{"D1", "D2"}, func(ups []wire.ParamUpdate) {
+		for _, u := range ups {
+			got = append(got, fmt.Sprintf("%s/%s=%v", u.Devid, u.Key(), u.Value))
+		}
+	})
+	if err != nil || !slices.Equal(got, []string{"D1/P4.v1=3", "D2/P4.v1=4"}) {
+		t.Fatalf("PrimeEachWithRetry = %v, %v; want only the third attempt's values", got, err)
+	}
+	if s := sl.got(); len(s) != 2 {
+		t.Fatalf("sleeps %v, want two", s)
 	}
 }
 

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -38,38 +39,51 @@ func BenchmarkCatalogRenderMemory(b *testing.B) {
 	}
 }
 
-// TestValueIndexKeepsEverySpellingApart checks that registers in the
+// TestModuleValuesKeepEverySpellingApart checks that registers in the
 // store's canonical spelling pack, that any other spelling is kept by its
-// strings, and that no two spellings share a slot.
-func TestValueIndexKeepsEverySpellingApart(t *testing.T) {
-	var v valueIndex
+// strings, that no two spellings share an entry, and that the values are
+// emptied for the next module.
+func TestModuleValuesKeepEverySpellingApart(t *testing.T) {
+	var v moduleValues
 	regs := [][2]string{
 		{"P4", "v7"}, {"P4", "v07"}, {"P04", "v7"}, {"P4", "s7"}, {"P5", "v7"}, {"P4", "v0"},
 		{"P65535", "v1099511627775"}, {"P65536", "v1"}, {"P4", "v1099511627776"}, {"P", "v1"}, {"P4", "v"},
 		{"X4", "v7"}, {"P4", "v-7"}, {"P4", "v+7"}, {"P 4", "v7"}, {"P4", "vé"},
 	}
 	packed := map[string]bool{"P4 v7": true, "P4 s7": true, "P5 v7": true, "P4 v0": true, "P65535 v1099511627775": true}
-	const gen = 3
-	for i, r := range regs {
-		_, ok := packAddr(r[0], r[1])
-		if ok != packed[r[0]+" "+r[1]] {
-			t.Errorf("packAddr(%q, %q) packs = %v", r[0], r[1], ok)
+	for round := range 2 {
+		v.reset()
+		for i, r := range regs {
+			_, ok := packAddr(r[0], r[1])
+			if ok != packed[r[0]+" "+r[1]] {
+				t.Errorf("packAddr(%q, %q) packs = %v", r[0], r[1], ok)
+			}
+			v.observe(r[0], r[1], float64(i+round), true)
 		}
-		v.observe(gen, r[0], r[1], float64(i), true)
-	}
-	if len(v.slots)+len(v.odd) != len(regs) || len(v.slots) != len(packed) {
-		t.Fatalf("%d packed and %d odd slots for %d registers (%d canonical)", len(v.slots), len(v.odd), len(regs), len(packed))
-	}
-	read := v.reader(gen)
-	for i, r := range regs {
-		if got, ok := read(r[0], r[1]); !ok || got != float64(i) {
-			t.Errorf("read(%q, %q) = %v, %v; want %d", r[0], r[1], got, ok, i)
+		if len(v.keys) != len(regs) || len(v.odd) != len(regs)-len(packed) {
+			t.Fatalf("%d entries, %d kept by strings, for %d registers (%d canonical)", len(v.keys), len(v.odd), len(regs), len(packed))
+		}
+		for i, r := range regs {
+			if got, ok := v.read(r[0], r[1]); !ok || got != float64(i+round) {
+				t.Errorf("read(%q, %q) = %v, %v; want %d", r[0], r[1], got, ok, i+round)
+			}
+		}
+		if _, ok := v.read("P4", "v8"); ok {
+			t.Error("a register never observed reads as stored")
 		}
 	}
-	if _, ok := read("P4", "v8"); ok {
-		t.Error("a register never observed reads as stored")
+	v.reset()
+	if _, ok := v.read("P4", "v7"); ok {
+		t.Error("a value of the previous module reads as this one's")
 	}
-	if _, ok := v.reader(gen+1)("P4", "v7"); ok {
-		t.Error("a value of an earlier scrape reads as this scrape's")
+	// Many registers: the table grows and keeps every one.
+	for i := range 5000 {
+		v.observe("P4", fmt.Sprintf("v%d", i), float64(i), i%7 != 0)
+	}
+	for i := range 5001 {
+		got, ok := v.read("P4", fmt.Sprintf("v%d", i))
+		if want := i < 5000 && i%7 != 0; ok != want || ok && got != float64(i) {
+			t.Fatalf("read(v%d) = %v, %v; want present %v", i, got, ok, want)
+		}
 	}
 }

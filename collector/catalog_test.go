@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -354,5 +355,51 @@ func TestComputedStateWithoutNumber(t *testing.T) {
 	}
 	if text := map[string]float64{"devid=MOD1,param=s40,pool=P4,text=Cleaning": 1}; !maps.Equal(got[paramTextName], text) {
 		t.Errorf("text series %v, want %v", got[paramTextName], text)
+	}
+}
+
+// The catalog reads a module's registers while the store's walk is in the
+// module, one module at a time. A source that does not report a module's
+// registers together (the walk leaves a described module and comes back)
+// gets the same series, read by walking again; a source that does (the
+// store) is walked once per scrape.
+func TestCatalogSeriesDoNotDependOnTheSourceOrder(t *testing.T) {
+	interleaved := catalogParams() // MOD1, MOD2, then MOD1 and MOD2 again
+	grouped := slices.Clone(interleaved)
+	slices.SortStableFunc(grouped, func(a, b storedParam) int { return strings.Compare(a.devid, b.devid) })
+	reversed := slices.Clone(grouped)
+	slices.Reverse(reversed)
+	families := []string{paramInfoName, paramDisplayName, paramStateName, paramTextName, paramValueName}
+	var want map[string]map[string]float64
+	for _, tc := range []struct {
+		name   string
+		params paramList
+		walks  int
+	}{
+		{"grouped", grouped, 1},
+		{"interleaved", interleaved, 3}, // once, then once per described module
+		{"grouped, modules in reverse", reversed, 1},
+	} {
+		walks := 0
+		src := ParamSourceFunc(func(fn func(devid, pool, param string, value float64, numeric bool)) {
+			walks++
+			tc.params.ForEachParam(fn)
+		})
+		got := gather(t, catalogCollector(t, catalogSnapshot(), src, testCatalog, Options{}))
+		if walks != tc.walks {
+			t.Errorf("%s: the source was walked %d times for one scrape, want %d", tc.name, walks, tc.walks)
+		}
+		if want == nil {
+			want = got
+			if len(want[paramInfoName]) == 0 || len(want[paramStateName]) == 0 || len(want[paramTextName]) == 0 {
+				t.Fatalf("the fixture has no catalog series: %v", want)
+			}
+			continue
+		}
+		for _, f := range families {
+			if !maps.Equal(got[f], want[f]) {
+				t.Errorf("%s: %s = %v\nwant %v", tc.name, f, got[f], want[f])
+			}
+		}
 	}
 }

@@ -10,8 +10,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/bragerone/bragerone_exporter/exposition"
-
-	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
 // The catalog's parameter families (bragerone_parameter_info,
@@ -88,81 +86,130 @@ func decimal(s string, limit uint64) (uint64, bool) {
 	return n, n < limit
 }
 
-// valueIndex holds one scrape's raw values of a described module, so that the
-// catalog's rules can read any register. Slots are given to registers as the
-// store reports them and kept across scrapes; a slot holds a value of this
-// scrape when its stamp is the scrape's generation. A module stores several
-// hundred registers, all of them indexed, so the index is keyed by the
-// packed register (16 bytes a slot, where two strings took 32 and their
-// text); a register that does not pack is kept by its strings.
-type valueIndex struct {
-	slots   map[uint64]int32
-	odd     map[addrKey]int32
+// moduleValues holds the raw values of the one described module the store's
+// walk is in, so that the catalog's rules can read any of its registers: the
+// walk fills it with every register of the module, the module's catalog
+// series are evaluated when the walk moves on to another module, and it is
+// then emptied for the next. One module's values at a time rather than an
+// index per described module kept between scrapes, which cost some 30 bytes
+// per stored register of an account. Registers are kept by their packed
+// form in an open-addressed table; a register that does not pack is kept by
+// its strings.
+type moduleValues struct {
+	keys    []uint64
 	vals    []float64
 	numeric []bool
-	stamp   []uint32
+	table   []int32 // entry + 1 by hash of the packed register; 0: free
+	odd     map[addrKey]int32
 }
 
-func (v *valueIndex) find(pool, param string) (int32, bool) {
+func (v *moduleValues) reset() {
+	v.keys, v.vals, v.numeric = v.keys[:0], v.vals[:0], v.numeric[:0]
+	clear(v.table)
+	clear(v.odd)
+}
+
+// slot returns where packed register k's hash chain holds it or ends.
+func (v *moduleValues) slot(k uint64) int {
+	mask := len(v.table) - 1
+	for i := int((k * 0x9e3779b97f4a7c15) >> 32 & uint64(mask)); ; i = (i + 1) & mask {
+		if e := v.table[i]; e == 0 || v.keys[e-1] == k {
+			return i
+		}
+	}
+}
+
+// find returns the entry of a register, or -1.
+func (v *moduleValues) find(pool, param string) int32 {
 	if k, ok := packAddr(pool, param); ok {
-		s, ok := v.slots[k]
-		return s, ok
+		return v.findPacked(k)
 	}
-	s, ok := v.odd[addrKey{pool, param}]
-	return s, ok
+	if e, ok := v.odd[addrKey{pool, param}]; ok {
+		return e
+	}
+	return -1
 }
 
-func (v *valueIndex) slot(pool, param string) int32 {
-	if s, ok := v.find(pool, param); ok {
-		return s
-	}
-	if len(v.vals) >= maxValueSlots {
+func (v *moduleValues) findPacked(k uint64) int32 {
+	if len(v.table) == 0 {
 		return -1
 	}
-	s := int32(len(v.vals))
-	if k, ok := packAddr(pool, param); ok {
-		if v.slots == nil {
-			v.slots = make(map[uint64]int32)
-		}
-		v.slots[k] = s
-	} else {
+	return v.table[v.slot(k)] - 1
+}
+
+// observe records a register's value, in the order the store reports them.
+func (v *moduleValues) observe(pool, param string, value float64, numeric bool) {
+	k, packed := packAddr(pool, param)
+	e := int32(-1)
+	if packed {
+		e = v.findPacked(k)
+	} else if x, ok := v.odd[addrKey{pool, param}]; ok {
+		e = x
+	}
+	if e >= 0 {
+		v.vals[e], v.numeric[e] = value, numeric
+		return
+	}
+	if len(v.vals) >= maxValueSlots {
+		return
+	}
+	e = int32(len(v.vals))
+	v.keys = append(v.keys, k)
+	v.vals = append(v.vals, value)
+	v.numeric = append(v.numeric, numeric)
+	if !packed {
 		if v.odd == nil {
 			v.odd = make(map[addrKey]int32)
 		}
-		v.odd[addrKey{pool, param}] = s
-	}
-	v.vals = append(v.vals, 0)
-	v.numeric = append(v.numeric, false)
-	v.stamp = append(v.stamp, 0)
-	return s
-}
-
-func (v *valueIndex) observe(gen uint32, pool, param string, value float64, numeric bool) {
-	s := v.slot(pool, param)
-	if s < 0 {
+		v.odd[addrKey{pool, param}] = e
 		return
 	}
-	v.vals[s], v.numeric[s], v.stamp[s] = value, numeric, gen
+	if 2*len(v.keys) > len(v.table) {
+		v.rehash()
+		return
+	}
+	v.table[v.slot(k)] = e + 1
 }
 
-// stored reports whether the register of slot s holds a value at this scrape.
-func (v *valueIndex) stored(gen uint32, s int32) bool { return s >= 0 && v.stamp[s] == gen }
-
-// reader reads this scrape's numeric values; it allocates nothing per read.
-func (v *valueIndex) reader(gen uint32) store.Reader {
-	return func(pool, param string) (float64, bool) {
-		s, ok := v.find(pool, param)
-		if !ok || v.stamp[s] != gen || !v.numeric[s] {
-			return 0, false
+// rehash doubles the table and puts every packed register back.
+func (v *moduleValues) rehash() {
+	v.table = make([]int32, max(64, 2*len(v.table)))
+	var odd map[int32]bool
+	if len(v.odd) > 0 {
+		odd = make(map[int32]bool, len(v.odd))
+		for _, e := range v.odd {
+			odd[e] = true
 		}
-		return v.vals[s], true
 	}
+	for e, k := range v.keys {
+		if !odd[int32(e)] {
+			v.table[v.slot(k)] = int32(e) + 1
+		}
+	}
+}
+
+// stored reports whether described register p holds a value.
+func (v *moduleValues) stored(p *renderedParam) bool {
+	if p.packed {
+		return v.findPacked(p.addr) >= 0
+	}
+	return v.find(p.d.Pool, p.d.Param) >= 0
+}
+
+// read reads the module's numeric values; it allocates nothing per read.
+func (v *moduleValues) read(pool, param string) (float64, bool) {
+	e := v.find(pool, param)
+	if e < 0 || !v.numeric[e] {
+		return 0, false
+	}
+	return v.vals[e], true
 }
 
 // renderedParam is one described register, rendered.
 type renderedParam struct {
-	d    *ParamDescription
-	slot int32
+	d      *ParamDescription
+	addr   uint64 // the register packed, when packed
+	packed bool
 
 	menu, name, param, pool, symbol, unit string // label values
 	pairs                                 [6]dto.LabelPair
@@ -194,8 +241,8 @@ type moduleRender struct {
 	src       *ModuleCatalog
 	label     string
 	devidPair dto.LabelPair
-	devidText []byte // the escaped devid label value
-	values    valueIndex
+	devidText []byte          // the escaped devid label value
+	gen       uint32          // the scrape that last evaluated the module
 	params    []renderedParam // in the order of bragerone_parameter_info
 	byAddr    []int32         // params in the order of the other two families
 }
@@ -203,7 +250,7 @@ type moduleRender struct {
 // newModuleRender renders mc for the module labelled label, keeping the
 // registers keep admits. The first description of a register wins.
 func newModuleRender(mc *ModuleCatalog, label string, keep func(pool, param string) bool) *moduleRender {
-	r := &moduleRender{src: mc, label: label, values: valueIndex{slots: make(map[uint64]int32, len(mc.Params))}}
+	r := &moduleRender{src: mc, label: label}
 	r.devidPair = dto.LabelPair{Name: &labelDevid, Value: &r.label}
 	r.devidText = exposition.AppendEscaped(nil, label, true)
 	// Labels first, sorted as plain strings; the rendered params (which hold
@@ -237,7 +284,7 @@ func newModuleRender(mc *ModuleCatalog, label string, keep func(pool, param stri
 	for i := range r.params {
 		p := &r.params[i]
 		r.byAddr[i] = int32(i)
-		p.slot = r.values.slot(p.d.Pool, p.d.Param)
+		p.addr, p.packed = packAddr(p.d.Pool, p.d.Param)
 		p.render(&r.devidPair)
 	}
 	slices.SortFunc(r.byAddr, func(a, b int32) int {
@@ -368,71 +415,137 @@ func (c *Collector) keepUncached(pool, param string) bool {
 	return c.decide(pool + "." + param)
 }
 
-// collectCatalogParams evaluates the rendered modules against this scrape's
-// values. Called with paramMu held, after the store walk.
-func (c *Collector) collectCatalogParams(mods []*exportedModule) catalogSeries {
-	var out catalogSeries
-	if len(c.renders) == 0 {
-		return out
-	}
-	gen := c.scrapeGen
-	for _, m := range mods {
-		r := c.renders[m.devid]
-		if r == nil {
+// collectModuleCatalog evaluates rendered module r against its values,
+// appending its series to out. Called with paramMu held, when the store's
+// walk has reported all of r's registers.
+func (c *Collector) collectModuleCatalog(r *moduleRender, v *moduleValues, out *catalogSeries) {
+	read := v.read
+	for i := range r.params {
+		p := &r.params[i]
+		if !v.stored(p) {
 			continue
 		}
-		read := r.values.reader(gen)
-		for i := range r.params {
-			p := &r.params[i]
-			if !r.values.stored(gen, p.slot) {
-				continue
-			}
-			visible := int32(1)
-			if p.d.Visible != nil && !p.d.Visible(read) {
-				visible = 0
-			}
-			out.info = append(out.info, catSeries{mod: r, p: p, variant: visible, value: 1})
+		visible := int32(1)
+		if p.d.Visible != nil && !p.d.Visible(read) {
+			visible = 0
 		}
-		for _, i := range r.byAddr {
-			p := &r.params[i]
-			if !r.values.stored(gen, p.slot) {
-				continue
-			}
-			if p.role != "" {
-				out.role = append(out.role, catSeries{mod: r, p: p, value: 1})
-			}
-			var (
-				v     float64
-				label string
-				ok    bool
-			)
-			if p.d.Display != nil {
-				v, label, ok = p.d.Display(read)
-			} else {
-				v, ok = read(p.d.Pool, p.d.Param)
-			}
-			if !ok {
-				continue
-			}
-			if finite(v) {
-				out.display = append(out.display, catSeries{mod: r, p: p, value: v})
-			}
-			// A computed state may have a label and no number: its state
-			// set is still known.
-			inState := false
-			for j := range p.states {
-				on := label != "" && p.states[j].raw == label
-				inState = inState || on
-				out.state = append(out.state, catSeries{mod: r, p: p, variant: int32(j), value: boolValue(on)})
-			}
-			// What the app shows as text and no state of the parameter
-			// says (a time of day) is the text family's.
-			if !finite(v) && label != "" && !inState {
-				out.text = append(out.text, catText{mod: r, p: p, text: LabelValue(label)})
-			}
+		out.info = append(out.info, catSeries{mod: r, p: p, variant: visible, value: 1})
+	}
+	for _, i := range r.byAddr {
+		p := &r.params[i]
+		if !v.stored(p) {
+			continue
+		}
+		if p.role != "" {
+			out.role = append(out.role, catSeries{mod: r, p: p, value: 1})
+		}
+		var (
+			val   float64
+			label string
+			ok    bool
+		)
+		if p.d.Display != nil {
+			val, label, ok = p.d.Display(read)
+		} else {
+			val, ok = read(p.d.Pool, p.d.Param)
+		}
+		if !ok {
+			continue
+		}
+		if finite(val) {
+			out.display = append(out.display, catSeries{mod: r, p: p, value: val})
+		}
+		// A computed state may have a label and no number: its state
+		// set is still known.
+		inState := false
+		for j := range p.states {
+			on := label != "" && p.states[j].raw == label
+			inState = inState || on
+			out.state = append(out.state, catSeries{mod: r, p: p, variant: int32(j), value: boolValue(on)})
+		}
+		// What the app shows as text and no state of the parameter
+		// says (a time of day) is the text family's.
+		if !finite(val) && label != "" && !inState {
+			out.text = append(out.text, catText{mod: r, p: p, text: LabelValue(label)})
 		}
 	}
-	return out
+}
+
+// catalogWalk evaluates the described modules during the store's walk, one
+// module at a time (see moduleValues). Called with paramMu held.
+type catalogWalk struct {
+	c       *Collector
+	gen     uint32
+	out     catalogSeries
+	current *moduleRender // the described module the walk is in, if any
+	// regroup is set when a described module comes back after the walk
+	// left it (a source that does not report modules together): the
+	// catalog is then evaluated after the walk, module by module.
+	regroup bool
+}
+
+// enter is called when the walk reaches a module; r is its render, or nil.
+func (w *catalogWalk) enter(r *moduleRender) {
+	w.leave()
+	if r == nil || w.regroup {
+		return
+	}
+	if r.gen == w.gen {
+		w.regroup = true
+		return
+	}
+	r.gen = w.gen
+	w.current = r
+	w.c.values.reset()
+}
+
+// leave evaluates the module the walk is leaving.
+func (w *catalogWalk) leave() {
+	if w.current != nil && !w.regroup {
+		w.c.collectModuleCatalog(w.current, &w.c.values, &w.out)
+	}
+	w.current = nil
+}
+
+// observe records one register of the module the walk is in.
+func (w *catalogWalk) observe(pool, param string, value float64, numeric bool) {
+	if w.current != nil && !w.regroup {
+		w.c.values.observe(pool, param, value, numeric)
+	}
+}
+
+// finish ends the walk and returns the catalog series in module order.
+func (w *catalogWalk) finish(mods map[string]*exportedModule) catalogSeries {
+	w.leave()
+	if w.regroup {
+		// Walk again for each described module alone.
+		w.out = catalogSeries{}
+		for _, m := range sortedModules(mods) {
+			r := w.c.renders[m.devid]
+			if r == nil {
+				continue
+			}
+			w.c.values.reset()
+			w.c.params.ForEachParam(func(devid, pool, param string, value float64, numeric bool) {
+				if devid == m.devid {
+					w.c.values.observe(pool, param, value, numeric)
+				}
+			})
+			w.c.collectModuleCatalog(r, &w.c.values, &w.out)
+		}
+		return w.out
+	}
+	// The walk's module order is by devid; the series go by label.
+	byLabel := func(a, b *moduleRender) int { return cmp.Compare(a.label, b.label) }
+	for _, f := range []*[]catSeries{&w.out.info, &w.out.display, &w.out.state} {
+		if !slices.IsSortedFunc(*f, func(a, b catSeries) int { return byLabel(a.mod, b.mod) }) {
+			slices.SortStableFunc(*f, func(a, b catSeries) int { return byLabel(a.mod, b.mod) })
+		}
+	}
+	if !slices.IsSortedFunc(w.out.text, func(a, b catText) int { return byLabel(a.mod, b.mod) }) {
+		slices.SortStableFunc(w.out.text, func(a, b catText) int { return byLabel(a.mod, b.mod) })
+	}
+	return w.out
 }
 
 // catMetric is one catalog series on the registry path.

@@ -55,10 +55,12 @@ type Collector struct {
 	cat catalogDescs
 
 	// renders are the described modules by devid, rendered for the
-	// catalog in use; scrapeGen numbers scrapes for their value slots.
-	// Both are guarded by paramMu.
+	// catalog in use; scrapeGen numbers scrapes; values holds the raw
+	// values of the described module a scrape's walk is in. All are
+	// guarded by paramMu.
 	renders   map[string]*moduleRender
 	scrapeGen uint32
+	values    moduleValues
 }
 
 // descs are built once; each is emitted by Collect under the conditions in METRICS.md.
@@ -222,6 +224,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) { c.collect(ch, nil) }
 // handler writes itself.
 type directSeries struct {
 	params  []paramSeries
+	stream  *paramStream // instead of params: written from a walk of its own
 	catalog catalogSeries
 }
 
@@ -475,6 +478,8 @@ func (c *Collector) collectModules(e *emitter, modules []ModuleState, objects ma
 
 // collectParams walks the store once, then emits. Emitting happens after the
 // walk so the store's lock is never held while the registry drains the channel.
+// For the /metrics handler's own writing, the walk keeps no series when the
+// handler can write them from a walk of its own (see paramStream).
 //
 // Label values: devid is the module's sanitised label, computed once per
 // module in collectModules; pool and param are the store's own strings,
@@ -485,47 +490,60 @@ func (c *Collector) collectParams(e *emitter, mods map[string]*exportedModule, c
 		c.paramMu.Lock()
 		c.syncRenders(cs, mods)
 		c.scrapeGen++
-		gen := c.scrapeGen
-		series := make([]paramSeries, 0, c.lastCount)
 		filtering := len(c.opts.Include) > 0 || len(c.opts.Exclude) > 0
+		stream := streamCheck{limit: c.opts.MaxSeries, ok: direct != nil && !filtering}
+		checking := stream.ok // keep no series; walk again if the check fails
+		var series []paramSeries
+		if !checking {
+			series = make([]paramSeries, 0, c.lastCount)
+		}
 		var (
-			lastDevid  string
-			lastMod    *exportedModule
-			lastValues *valueIndex // the module's, when the catalog describes it
-			haveLast   bool
+			lastDevid string
+			lastMod   *exportedModule
+			haveLast  bool
 		)
+		cat := catalogWalk{c: c, gen: c.scrapeGen}
 		c.params.ForEachParam(func(devid, pool, param string, value float64, numeric bool) {
 			// The store hands out a module's parameters together, so one map
 			// lookup per module is the common case.
 			if !haveLast || devid != lastDevid {
-				lastDevid, lastMod, lastValues, haveLast = devid, mods[devid], nil, true
-				if r := c.renders[devid]; r != nil && lastMod != nil {
-					lastValues = &r.values
+				lastDevid, lastMod, haveLast = devid, mods[devid], true
+				if lastMod != nil {
+					cat.enter(c.renders[devid])
+				} else {
+					cat.enter(nil)
 				}
 			}
 			if lastMod == nil {
 				return // not a module of the snapshot: nothing stale is exported
 			}
-			if lastValues != nil {
-				// Every register, filtered or not: the catalog's rules read any.
-				lastValues.observe(gen, pool, param, value, numeric)
-			}
+			// Every register, filtered or not: the catalog's rules read any.
+			cat.observe(pool, param, value, numeric)
 			if !numeric {
 				return
 			}
 			if filtering && !c.keep(pool, param) {
 				return
 			}
+			if checking {
+				stream.add(lastMod, pool, param)
+				return
+			}
 			series = append(series, paramSeries{desc: c.paramValue, mod: lastMod, pool: LabelValue(pool), param: LabelValue(param), value: value})
 		})
-		c.lastCount = len(series)
-		catalog := c.collectCatalogParams(sortedModules(mods))
+		catalog := cat.finish(mods)
+		if checking && !stream.ok {
+			series = c.walkSeries(mods, stream.count) // the walk cannot be written as it goes
+		}
+		c.lastCount = max(len(series), stream.count)
 		c.paramMu.Unlock()
 
 		if limit := c.opts.MaxSeries; limit > 0 {
 			series = capPerModule(series, limit)
 		}
-		if direct != nil {
+		if direct != nil && stream.ok {
+			direct.stream, direct.catalog = &paramStream{c: c, mods: mods, count: stream.count}, catalog
+		} else if direct != nil {
 			direct.params, direct.catalog = series, catalog
 		} else {
 			wires := make([]paramWire, len(series))

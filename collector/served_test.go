@@ -97,6 +97,19 @@ var handlerCases = []struct {
 	{"label_order", healthySnapshot, func() ParamSource {
 		return collector.InLabelValueOrder(healthyParams())
 	}, Options{}},
+	// Sources in exposition order are written from a walk of their own;
+	// these check that it gives the same answer, and that what it cannot
+	// write (over the cap, labels that sort otherwise once repaired) falls
+	// back to the series slab (a repeated series: TestHandlerContinuesOnError
+	// and TestParamStream).
+	{"label_order_under_cap", healthySnapshot, func() ParamSource {
+		return collector.InLabelValueOrder(healthyParams())
+	}, Options{MaxSeries: 4}},
+	{"label_order_over_cap", healthySnapshot, func() ParamSource {
+		return collector.InLabelValueOrder(healthyParams())
+	}, Options{MaxSeries: 3}},
+	{"label_order_hostile", hostileSnapshot, func() ParamSource { return collector.InLabelValueOrder(hostileParams()) }, Options{}},
+	{"label_order_catalog", catalogSnapshot, func() ParamSource { return collector.InLabelValueOrder(catalogParams()) }, catalogOpts(testCatalog())},
 }
 
 type answer struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/bragerone/bragerone_exporter/realtime/lifecycle"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
@@ -150,14 +151,21 @@ func (g *Gateway) primeNow(ctx context.Context, modules []string, mark store.Pri
 		}
 		g.post(func() { g.setAlarms(q) })
 	}()
-	ups, err := g.client.PrimeWithRetry(ctx, modules)
+	// The answer is stored module by module as it is decoded (each is its
+	// module's whole truth), so a prime of a large account is never held
+	// decoded whole.
+	var now time.Time
+	n := 0
+	err := g.client.PrimeEachWithRetry(ctx, modules, func(ups []wire.ParamUpdate) {
+		if now.IsZero() {
+			now = g.cfg.Now()
+		}
+		n += g.store.ApplyPrime(mark, onlyModules(ups, modules), now)
+	})
 	<-alarmsDone
 	if err != nil {
 		return 0, err
 	}
-	ups = onlyModules(ups, modules)
-	now := g.cfg.Now()
-	n := g.store.ApplyPrime(mark, ups, now)
 	if n > 0 {
 		g.lastAny.Store(now.UnixNano())
 	}

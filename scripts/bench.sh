@@ -2,21 +2,24 @@
 # bench.sh runs the exporter's performance figures (see BENCHMARKS.md) and
 # prints one table of medians, each figure next to its same-run baseline.
 #
-#   scripts/bench.sh                    # everything, footprint for 300 s
-#   COUNT=3 FOOTPRINT_SECONDS=60 scripts/bench.sh
+#   scripts/bench.sh                    # everything, footprint for 60 s a target
+#   COUNT=3 FOOTPRINT_SECONDS=0 scripts/bench.sh
 #   OUT=/tmp/bench scripts/bench.sh     # keep raw outputs and profiles there
 #   STEPS="ingest" OUT=/tmp/bench scripts/bench.sh   # rerun some steps, reprint the table
 #   BEFORE=main STEPS="scrape http prometheus footprint" scripts/bench.sh
 #                                       # the same figures for an earlier commit, in the same run
 #
-# Steps: scrape compress store ingest recovery footprint http prometheus
-# (default: all).
+# Steps: scrape compress store peaks ingest recovery footprint http
+# prometheus (default: all). peaks: the live heap a 100k-series scrape and a
+# 100-module prime hold at their highest (BenchmarkScrapePeak, for BEFORE
+# too; BenchmarkPrimePeak).
 # http and prometheus run each /metrics handler in a process of its own
 # (serving/promscrape_bench_test.go); prometheus runs PROMETHEUS (default:
 # `prometheus` on the PATH, Debian's package) and scrapes for
 # PROMETHEUS_SECONDS (default 90) every PROMETHEUS_INTERVAL (default 5s).
-# FOOTPRINT_MODULES (default 10) sets the footprint's module count (1000
-# parameters each).
+# FOOTPRINT_SIZES (default "10x1000 100x1000 50x2x1000") sets the accounts
+# the footprint step measures (scripts/footprint.sh), FOOTPRINT_SECONDS
+# (default 60) how long each target is watched after its 5 scrapes.
 #
 # BEFORE=<commit> builds that commit's tree in $OUT/before-tree with this
 # tree's benchmark harness files copied in (the harness uses only the
@@ -25,7 +28,8 @@
 # collector/ and call collector.NewHandler), and runs the scrape, http,
 # prometheus and footprint steps for it too: scrape alternately with this
 # tree, http and prometheus as a third server process beside this tree's
-# exporter and the baseline, footprint right after this tree's.
+# exporter and the baseline, footprint as a target of its own against the
+# same simulator, right after this tree's.
 #
 # Raw `go test -bench` outputs, CPU profiles and the test binaries that go
 # with them are kept in $OUT; benchstat (golang.org/x/perf/cmd/benchstat) is
@@ -34,13 +38,13 @@ set -euo pipefail
 
 cd "$(dirname "$0")/.."
 COUNT=${COUNT:-5}
-FOOTPRINT_SECONDS=${FOOTPRINT_SECONDS:-300}
+FOOTPRINT_SECONDS=${FOOTPRINT_SECONDS:-60}
 OUT=${OUT:-$(mktemp -d -t bragerone-bench.XXXXXX)}
 mkdir -p "$OUT"
 GO=${GO:-go}
-STEPS=" ${STEPS:-scrape compress store ingest recovery footprint http prometheus} "
+STEPS=" ${STEPS:-scrape compress store peaks ingest recovery footprint http prometheus} "
 BEFORE=${BEFORE:-}
-export FOOTPRINT_MODULES=${FOOTPRINT_MODULES:-10}
+export FOOTPRINT_SIZES=${FOOTPRINT_SIZES:-"10x1000 100x1000 50x2x1000"}
 step() { [[ $STEPS == *" $1 "* ]]; }
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ)  $($GO version)  $(nproc) cores  load: $(cut -d' ' -f1-3 /proc/loadavg)  steps:$STEPS" | tee -a "$OUT/env.txt"
@@ -58,7 +62,7 @@ if [ -n "$BEFORE" ]; then
 	rm -rf "$before_tree"
 	mkdir -p "$before_tree"
 	git archive "$BEFORE" | tar -x -C "$before_tree"
-	harness=(serving/scrape_bench_test.go serving/promscrape_bench_test.go)
+	harness=(serving/scrape_bench_test.go serving/promscrape_bench_test.go serving/naive_bench_test.go)
 	if [ -d "$before_tree/serving" ]; then
 		cp "${harness[@]}" "$before_tree/serving/"
 		before_pkg=./serving/
@@ -81,7 +85,6 @@ if [ -n "$BEFORE" ]; then
 		mkdir -p "$before_tree/internal/promrequest"
 		cp internal/promrequest/promrequest.go "$before_tree/internal/promrequest/"
 	fi
-	cp scripts/footprint.sh "$before_tree/scripts/"
 	(cd "$before_tree" && $GO test -c -o "$OUT/before-serving.test" "$before_pkg")
 	echo "# before: $BEFORE ($(git rev-parse --short "$BEFORE")) in $before_tree" | tee -a "$OUT/env.txt"
 fi
@@ -109,6 +112,14 @@ if step store; then
 	run decode_store ./realtime/store/ -bench '^(BenchmarkDecodeAndStore|BenchmarkStoreFootprint)$' -benchmem -count "$COUNT" \
 		-memprofile "$OUT/store.mem" -o "$OUT/store.test"
 fi
+if step peaks; then
+	run scrape_peak ./serving/ -bench '^BenchmarkScrapePeak$' -benchtime 3x -count "$COUNT" -o "$OUT/serving.test"
+	if [ -n "$BEFORE" ]; then
+		"$OUT/before-serving.test" -test.run '^$' -test.bench '^BenchmarkScrapePeak$' -test.benchtime 3x \
+			-test.count "$COUNT" | tee "$OUT/scrape_peak_before.txt" >&2
+	fi
+	run prime_peak ./realtime/store/ -bench '^BenchmarkPrimePeak$' -benchtime 3x -count "$COUNT"
+fi
 if step ingest; then
 	for sub in transport-only/setparam transport-only/drift setparam drift; do
 		tag=${sub//\//_}
@@ -121,12 +132,13 @@ if step recovery; then
 	run recovery ./realtime/ -bench '^BenchmarkRecovery$' -benchtime 50x -count 1
 fi
 if step footprint; then
-	echo "## footprint (${FOOTPRINT_SECONDS}s, $FOOTPRINT_MODULES modules)" >&2
-	scripts/footprint.sh "$FOOTPRINT_SECONDS" | tee "$OUT/footprint.txt" >&2
+	echo "## footprint ($FOOTPRINT_SIZES; ${FOOTPRINT_SECONDS}s a target after its 5 scrapes)" >&2
+	before_bin=""
 	if [ -n "$BEFORE" ]; then
-		echo "## footprint of $BEFORE" >&2
-		(cd "$before_tree" && scripts/footprint.sh "$FOOTPRINT_SECONDS") | tee "$OUT/footprint_before.txt" >&2
+		(cd "$before_tree" && $GO build -o "$OUT/before-exporter" .)
+		before_bin=$OUT/before-exporter
 	fi
+	FOOTPRINT_BEFORE_BIN=$before_bin scripts/footprint.sh "$FOOTPRINT_SECONDS" | tee "$OUT/footprint.txt" >&2
 fi
 servers_env=(BRAGERONE_BENCH_SERVERS=1)
 [ -n "$BEFORE" ] && servers_env+=(BRAGERONE_BENCH_BEFORE="$OUT/before-serving.test")
@@ -196,12 +208,14 @@ for z in stdlib-gzip-6 stdlib-gzip-1 stdlib-gzip-huffman klauspost-gzip-1 klausp
 	echo "| compress a 100k-series OpenMetrics answer, $z: ns/series, compressed B/series (ratio), B allocated per body | - | $(med compress "$re" ns/series), $(med compress "$re" zB/series) ($(med compress "$re" ratio)), $(med compress "$re" B/op) | - | - |"
 done
 pm() { med prometheus '^BenchmarkPrometheusScrape-2$' "$1"; }
-echo "| Prometheus ($(sed -n 's/^# prometheus: //p' "$OUT/env.txt" | tail -1)) scraping 100k series with its default request: median scrape_duration_seconds ms (ns/series) | ≤ 0.6 µs/series, ≥ 4× baseline | $(pm exporter-ms) ($(pm exporter-ns/series)) over $(pm exporter-scrapes) scrapes; before: $(pm before-ms) ($(pm before-ns/series)); floor (answer replayed: Prometheus's own share): $(pm floor-ms) ($(pm floor-ns/series)) | $(pm baseline-ms) ($(pm baseline-ns/series)) | $(ratio "$(pm exporter-ms)" "$(pm baseline-ms)"); before $(ratio "$(pm before-ms)" "$(pm baseline-ms)") |"
+echo "| Prometheus ($(sed -n 's/^# prometheus: //p' "$OUT/env.txt" | tail -1)) scraping 100k series with its default request: median scrape_duration_seconds ms (ns/series) | (b) ≤ 1.2× the floor | $(pm exporter-ms) ($(pm exporter-ns/series)) over $(pm exporter-scrapes) scrapes, $(ratio "$(pm floor-ms)" "$(pm exporter-ms)")× the floor; before: $(pm before-ms) ($(pm before-ns/series)), $(ratio "$(pm floor-ms)" "$(pm before-ms)")× the floor; floor (answer replayed: Prometheus's own share): $(pm floor-ms) ($(pm floor-ns/series)) | $(pm baseline-ms) ($(pm baseline-ns/series)) | $(ratio "$(pm exporter-ms)" "$(pm baseline-ms)"); before $(ratio "$(pm before-ms)" "$(pm baseline-ms)") |"
 for v in 1 3 32; do
 	d=$(med decode_store "^BenchmarkDecodeAndStore/values=$v/decode\\+store-2\$" ns/update)
 	j=$(med decode_store "^BenchmarkDecodeAndStore/values=$v/encoding_json-2\$" ns/update)
 	echo "| decode + store, $v value(s)/delta: ns/update | - | $d | $j (encoding/json generic decode only) | $(ratio "$d" "$j") |"
 done
+echo "| a 100k-series scrape (Prometheus's request): live heap at its highest MB, B allocated | - | $(med scrape_peak '^BenchmarkScrapePeak-2$' peak-live-MB), $(med scrape_peak '^BenchmarkScrapePeak-2$' B/op); before: $(med scrape_peak_before '^BenchmarkScrapePeak-2$' peak-live-MB), $(med scrape_peak_before '^BenchmarkScrapePeak-2$' B/op) | - | - |"
+echo "| a 100-module prime stored: live heap at its highest MB (store once done), B allocated | - | module by module: $(med prime_peak '^BenchmarkPrimePeak/each-2$' peak-live-MB) ($(med prime_peak '^BenchmarkPrimePeak/each-2$' store-MB)), $(med prime_peak '^BenchmarkPrimePeak/each-2$' B/op) | decoded whole: $(med prime_peak '^BenchmarkPrimePeak/whole-2$' peak-live-MB) ($(med prime_peak '^BenchmarkPrimePeak/whole-2$' store-MB)), $(med prime_peak '^BenchmarkPrimePeak/whole-2$' B/op) | - |"
 echo "| store: heap B/parameter (10 × 1000 simulator prime) | ≤ 300 | $(med decode_store '^BenchmarkStoreFootprint/store-2$' heap-B/param) | $(med decode_store '^BenchmarkStoreFootprint/encoding_json-2$' heap-B/param) (encoding/json tree) | - |"
 for sub in setparam drift; do
 	u=$(med "ingest_$sub" "^BenchmarkIngest/$sub-2\$" updates/s)
@@ -219,8 +233,17 @@ done
 for k in close_transport abort_transport; do
 	echo "| recovery after $k: median / p95 ms (50 drops) | median ≤ 300 | $(med recovery "^BenchmarkRecovery/$k-2\$" median-ms) / $(med recovery "^BenchmarkRecovery/$k-2\$" p95-ms) | direct connect+bind+prime: $(med recovery '^BenchmarkRecovery/direct-2$' median-ms) / $(med recovery '^BenchmarkRecovery/direct-2$' p95-ms) | - |"
 done
-echo "| serve footprint, $FOOTPRINT_MODULES × 1000 params, drift every 600 ms, $(kv footprint duration_s) s: RSS max / end KiB | ≤ 25 MB at 10 × 1000 | $(kv footprint rss_max_kb) / $(kv footprint rss_end_kb) (HWM $(kv footprint rss_hwm_kb); at the end anon $(kv footprint rss_anon_end_kb) + file $(kv footprint rss_file_end_kb)); before: $(kv footprint_before rss_max_kb) / $(kv footprint_before rss_end_kb) (HWM $(kv footprint_before rss_hwm_kb); anon $(kv footprint_before rss_anon_end_kb) + file $(kv footprint_before rss_file_end_kb)) | - | - |"
-echo "| serve CPU, % of one core | < 1 % | $(kv footprint exporter_cpu_pct_of_core) ($(kv footprint params_change_events_per_s) events/s) | simulator: $(kv footprint simulator_cpu_pct_of_core) | - |"
+fp() { kv footprint "$1"; }
+mib() { awk -v k="$1" 'BEGIN { if (k + 0 > 0) printf "%.1f", k / 1024; else print "-" }'; }
+for size in $FOOTPRINT_SIZES; do
+	if [ -n "$(fp "skipped.$size")" ]; then
+		echo "| serve footprint, $size | - | skipped: $(fp "skipped.$size") | - | - |"
+		continue
+	fi
+	fig() { echo "$(mib "$(fp "$1.$size.rss_anon_kb")") / $(mib "$(fp "$1.$size.rss_file_kb")") / $(mib "$(fp "$1.$size.hwm_kb")") MB, $(fp "$1.$size.live_heap_b_per_param") B/param"; }
+	echo "| serve footprint, $size, after 5 scrapes: RssAnon / RssFile / VmHWM, live heap per stored parameter | ≤ 35 MB / - / ≤ 60 MB, ≤ 150 B at 100x1000; RssAnon ≤ 10 MB at 10x1000 | $(fig exporter); before: $(fig before) | naive client_golang exporter: $(fig naive) | - |"
+	echo "| serve, $size, ${FOOTPRINT_SECONDS} s more: RssAnon / VmHWM MB, CPU % of a core | - | $(mib "$(fp "exporter.$size.rss_anon_end_kb")") / $(mib "$(fp "exporter.$size.hwm_end_kb")"), $(fp "exporter.$size.cpu_pct_of_core"); before: $(mib "$(fp "before.$size.rss_anon_end_kb")") / $(mib "$(fp "before.$size.hwm_end_kb")"), $(fp "before.$size.cpu_pct_of_core") | naive: $(mib "$(fp "naive.$size.rss_anon_end_kb")") / $(mib "$(fp "naive.$size.hwm_end_kb")"), $(fp "naive.$size.cpu_pct_of_core") | - |"
+done
 
 BENCHSTAT=$(command -v benchstat || true)
 [ -z "$BENCHSTAT" ] && [ -x "$($GO env GOPATH)/bin/benchstat" ] && BENCHSTAT=$($GO env GOPATH)/bin/benchstat

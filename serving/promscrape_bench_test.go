@@ -7,7 +7,8 @@ package serving_test
 // second, Prometheus); scripts/bench.sh runs them.
 //
 // The server processes are this test binary, started again with
-// BRAGERONE_BENCH_SERVE=<kind>:<modules>:<per module>, kind "exporter"
+// BRAGERONE_BENCH_SERVE=<kind>:<modules>:<per module> (or "naive", the
+// naive exporter of scripts/footprint.sh: naive_bench_test.go), kind "exporter"
 // (serving.NewHandler, as serve runs it) or "baseline" (promhttp over a
 // plain MustNewConstMetric collector); it prints its address and serves
 // until its standard input closes. BRAGERONE_BENCH_BEFORE=<test binary>
@@ -58,6 +59,13 @@ const (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(benchServeEnv) == "naive" {
+		if err := serveNaive(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if spec := os.Getenv(benchServeEnv); spec != "" {
 		if err := serveBenchTarget(spec); err != nil {
 			fmt.Fprintln(os.Stderr, err)

@@ -59,38 +59,7 @@ func DecodeParameters(data []byte) ([]ParamUpdate, error) {
 		if d.data[d.pos] != '{' {
 			return d.SkipValue(1)
 		}
-		devid := unquote(key, esc)
-		return d.members(1, func(key []byte, esc bool) error {
-			if d.data[d.pos] != '{' {
-				return d.SkipValue(2)
-			}
-			pool := unquote(key, esc)
-			start := len(out)
-			defer func() {
-				if len(out) > start {
-					segs = append(segs, segment{devid, pool, start, len(out)})
-				}
-			}()
-			return d.members(2, func(key []byte, esc bool) error {
-				ch, idx, ok := splitParamKey(key, esc)
-				if !ok {
-					return d.SkipValue(3)
-				}
-				d.rangeErr = false
-				u := ParamUpdate{Devid: devid, Pool: pool, Chan: ch, Idx: idx}
-				var err error
-				if d.data[d.pos] == '{' {
-					err = d.body(&u)
-				} else {
-					u.Value, err = d.value(3)
-					u.HasValue = true
-				}
-				if err == nil && !d.rangeErr {
-					out = append(out, u)
-				}
-				return err
-			})
-		})
+		return d.module(unquote(key, esc), &out, &segs, 1)
 	})
 	if err != nil {
 		return nil, paramSyntax(err)
@@ -99,6 +68,115 @@ func DecodeParameters(data []byte) ([]ParamUpdate, error) {
 		return nil, paramSyntax(d.fail("data after the top-level value"))
 	}
 	return orderUpdates(out, segs), nil
+}
+
+// DecodeParametersEach decodes the same payload as DecodeParameters and
+// gives the result to fn one module at a time, so that a prime of many
+// modules is never held decoded all at once: fn gets each module's updates,
+// sorted as DecodeParameters sorts them, in payload order of the modules.
+// The updates and their Meta maps are reused for the next module: fn must
+// not keep them. The whole payload is checked first, so when the error is
+// not nil (the same error DecodeParameters returns) fn was never called. A
+// payload that names a module twice is decoded whole, as DecodeParameters
+// merges it, and given to fn module by module.
+func DecodeParametersEach(data []byte, fn func([]ParamUpdate)) error {
+	sc := NewScanner(data, AnyNumber)
+	sc.SkipSpace()
+	repeated, ok := checkModules(&sc)
+	if !ok {
+		_, err := DecodeParameters(data) // the error, as DecodeParameters words it
+		return err
+	}
+	if repeated {
+		ups, err := DecodeParameters(data)
+		if err != nil {
+			return err
+		}
+		for len(ups) > 0 {
+			n := 1
+			for n < len(ups) && ups[n].Devid == ups[0].Devid {
+				n++
+			}
+			fn(ups[:n:n])
+			ups = ups[n:]
+		}
+		return nil
+	}
+	d := paramDecoder{Scanner: NewScanner(data, AnyNumber)}
+	d.SkipSpace()
+	var out, sorted []ParamUpdate
+	var segs []segment
+	var spare []map[string]any
+	err := d.members(0, func(key []byte, esc bool) error {
+		if d.data[d.pos] != '{' {
+			return d.SkipValue(1)
+		}
+		for i := range out {
+			if m := out[i].Meta; m != nil {
+				clear(m)
+				spare = append(spare, m)
+			}
+		}
+		clear(out) // drop the previous module's values
+		out, segs, d.spare = out[:0], segs[:0], spare
+		devid := unquote(key, esc)
+		err := d.module(devid, &out, &segs, 1)
+		spare = d.spare
+		if err != nil || len(out) == 0 {
+			return err
+		}
+		if slices.IsSortedFunc(out, compareUpdates) {
+			fn(out)
+			return nil
+		}
+		sorted = orderUpdatesInto(sorted[:0], out, segs)
+		fn(sorted)
+		clear(sorted)
+		return nil
+	})
+	if err != nil {
+		// Not reached: the payload was checked above.
+		return paramSyntax(err)
+	}
+	return nil
+}
+
+// checkModules checks that the payload at sc is one JSON object (and
+// nothing after it) and reports whether a member name repeats.
+func checkModules(sc *Scanner) (repeated, ok bool) {
+	if c, ok := sc.Peek(); !ok || c != '{' {
+		return false, false
+	}
+	empty, err := sc.openObject(0)
+	if err != nil {
+		return false, false
+	}
+	if !empty {
+		seen := map[string]bool{}
+		for {
+			key, esc, err := sc.key()
+			if err != nil || sc.pos >= len(sc.data) {
+				return false, false
+			}
+			if !repeated {
+				// Compared as decoded: "D\u0031" names D1.
+				name := unquote(key, esc)
+				repeated = seen[name]
+				seen[name] = true
+			}
+			if sc.SkipValue(1) != nil {
+				return false, false
+			}
+			more, err := sc.nextMember()
+			if err != nil {
+				return false, false
+			}
+			if !more {
+				break
+			}
+		}
+	}
+	return repeated, sc.atEnd()
 }
 
 func paramSyntax(err error) error {
@@ -124,6 +202,45 @@ func compareUpdates(a, b ParamUpdate) int {
 	return cmp.Compare(a.Idx, b.Idx)
 }
 
+// module decodes the module object at Pos (the pools of devid), appending
+// its updates to out and the pool runs to segs.
+func (d *paramDecoder) module(devid string, out *[]ParamUpdate, segs *[]segment, depth int) error {
+	return d.members(depth, func(key []byte, esc bool) error {
+		if d.data[d.pos] != '{' {
+			return d.SkipValue(depth + 1)
+		}
+		pool := unquote(key, esc)
+		start := len(*out)
+		defer func() {
+			if len(*out) > start {
+				*segs = append(*segs, segment{devid, pool, start, len(*out)})
+			}
+		}()
+		return d.members(depth+1, func(key []byte, esc bool) error {
+			ch, idx, ok := splitParamKey(key, esc)
+			if !ok {
+				return d.SkipValue(depth + 2)
+			}
+			d.rangeErr = false
+			u := ParamUpdate{Devid: devid, Pool: pool, Chan: ch, Idx: idx}
+			var err error
+			if d.data[d.pos] == '{' {
+				err = d.body(&u)
+			} else {
+				u.Value, err = d.value(depth + 2)
+				u.HasValue = true
+			}
+			if err == nil && !d.rangeErr {
+				*out = append(*out, u)
+			} else if u.Meta != nil {
+				clear(u.Meta)
+				d.spare = append(d.spare, u.Meta)
+			}
+			return err
+		})
+	})
+}
+
 // orderUpdates sorts by devid, pool, channel and index, payload order among
 // equals. Sorting small keys per pool and copying each update once is much
 // cheaper than a stable sort moving the updates themselves.
@@ -131,6 +248,11 @@ func orderUpdates(out []ParamUpdate, segs []segment) []ParamUpdate {
 	if slices.IsSortedFunc(out, compareUpdates) {
 		return out
 	}
+	return orderUpdatesInto(make([]ParamUpdate, 0, len(out)), out, segs)
+}
+
+// orderUpdatesInto is orderUpdates appending to res.
+func orderUpdatesInto(res, out []ParamUpdate, segs []segment) []ParamUpdate {
 	slices.SortStableFunc(segs, func(a, b segment) int {
 		if c := strings.Compare(a.devid, b.devid); c != 0 {
 			return c
@@ -142,7 +264,6 @@ func orderUpdates(out []ParamUpdate, segs []segment) []ParamUpdate {
 		idx int
 		pos int
 	}
-	res := make([]ParamUpdate, 0, len(out))
 	var keys []sortKey
 	for i := 0; i < len(segs); {
 		// Pools named twice (duplicate JSON keys) are ordered together.
@@ -239,7 +360,8 @@ func containsBackslash(b []byte) bool {
 // them.
 type paramDecoder struct {
 	Scanner
-	rangeErr bool // a number in the current entry overflowed float64
+	rangeErr bool             // a number in the current entry overflowed float64
+	spare    []map[string]any // cleared Meta maps to reuse (DecodeParametersEach)
 }
 
 // members walks the object at Pos, calling fn with each key (raw content
@@ -317,7 +439,11 @@ func (d *paramDecoder) body(u *ParamUpdate) error {
 			return nil
 		}
 		if u.Meta == nil {
-			u.Meta = make(map[string]any, 4)
+			if n := len(d.spare); n > 0 {
+				u.Meta, d.spare = d.spare[n-1], d.spare[:n-1]
+			} else {
+				u.Meta = make(map[string]any, 4)
+			}
 		}
 		u.Meta[metaKey(key, esc)] = v
 		return nil

@@ -317,3 +317,92 @@ func FuzzDecodeParameters(f *testing.F) {
 		}
 	})
 }
+
+// decodeEach runs DecodeParametersEach, keeping a deep copy of what fn got
+// each time (fn's slice and maps are reused), and the devids in call order.
+func decodeEach(data []byte) (all []wire.ParamUpdate, calls []string, err error) {
+	err = wire.DecodeParametersEach(data, func(ups []wire.ParamUpdate) {
+		calls = append(calls, ups[0].Devid)
+		for _, u := range ups {
+			if u.Devid != ups[0].Devid {
+				panic(fmt.Sprintf("one call carried modules %s and %s", ups[0].Devid, u.Devid))
+			}
+			if u.Meta != nil {
+				m := make(map[string]any, len(u.Meta))
+				for k, v := range u.Meta {
+					m[k] = v
+				}
+				u.Meta = m
+			}
+			all = append(all, u)
+		}
+	})
+	return all, calls, err
+}
+
+// checkEachMatches checks that DecodeParametersEach gives what
+// DecodeParameters gives: the same updates module by module (modules in
+// payload order rather than sorted), the same error, and no call at all
+// when there is an error.
+func checkEachMatches(t *testing.T, data []byte) {
+	t.Helper()
+	want, werr := wire.DecodeParameters(data)
+	got, calls, err := decodeEach(data)
+	if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+		t.Fatalf("%q: error %v, DecodeParameters %v", data, err, werr)
+	}
+	if err != nil {
+		if len(calls) > 0 {
+			t.Fatalf("%q: fn called for %v before the error %v", data, calls, err)
+		}
+		return
+	}
+	for i := 1; i < len(calls); i++ {
+		if slices.Contains(calls[:i], calls[i]) {
+			t.Fatalf("%q: module %s given twice: %v", data, calls[i], calls)
+		}
+	}
+	// Modules come in payload order; DecodeParameters sorts them.
+	slices.SortStableFunc(got, func(a, b wire.ParamUpdate) int { return strings.Compare(a.Devid, b.Devid) })
+	if len(got) != len(want) {
+		t.Fatalf("%q: %d updates, DecodeParameters %d\n got %#v\nwant %#v", data, len(got), len(want), got, want)
+	}
+	for i := range got {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Fatalf("%q: update %d = %#v, DecodeParameters %#v", data, i, got[i], want[i])
+		}
+	}
+}
+
+func TestDecodeParametersEachMatchesDecodeParameters(t *testing.T) {
+	for _, in := range []string{
+		wireExamplePrime, `{}`, ` {"A":{}} `,
+		`{"A":[1,2],"B":"x","C":{"P4":{"v1":1}}}`,
+		`{"A":{"P4":[{"v1":1}],"P5":7,"P6":{"v2":2}}}`,
+		`{"B":{"P5":{"v2":{"value":1,"updatedAt":2},"v1":{"storable":true}},"P4":{"v1":2,"s1":{"value":"x","a":[1]}}},"A":{"P4":{"v1":3,"v3":{"expire":1}}}}`,
+		// The same module twice, also spelled with an escape: merged.
+		`{"A":{"P4":{"v1":1,"v2":{"value":2,"updatedAt":1}}},"B":{"P4":{"v1":5}},"\u0041":{"P4":{"v1":3,"v0":{"storable":1}}}}`,
+		`{"A":{"P4":{"v1":1e999,"v2":{"value":2,"average":1e999},"v3":{"value":3,"updatedAt":4}}}}`,
+		``, `[]`, `{"A":1} x`, `{"A":{"P4":{"v1":1,}}}`, `{"A":{"P4":{"v1":1}},"B":{"P4":{"v1":tru}}}`, `null`,
+	} {
+		checkEachMatches(t, []byte(in))
+	}
+	// Maps are reused from module to module: a later module's meta must not
+	// show an earlier one's keys.
+	got, _, err := decodeEach([]byte(`{"A":{"P4":{"v1":{"value":1,"storable":true,"updatedAt":5}}},"B":{"P4":{"v1":{"value":2,"expire":3}}}}`))
+	if err != nil || len(got) != 2 || !reflect.DeepEqual(got[1].Meta, map[string]any{"expire": 3.0}) {
+		t.Fatalf("updates %#v, %v", got, err)
+	}
+}
+
+func FuzzDecodeParametersEach(f *testing.F) {
+	for _, s := range []string{
+		wireExamplePrime,
+		`{"A":{"P4":{"v1":1,"v1":2}},"A":{"P4":{"v1":3}}}`,
+		`{"B":{"P5":{"v1":{"value":1,"x":2}},"P4":{"v1":2}},"A":{"P4":{"v1":{"storable":1}}}}`,
+		`{"A":{"P4":{"v1":1e999}}}`, `[]`, `{`, `{"A":{}} x`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkEachMatches(t, data) })
+}

@@ -196,3 +196,62 @@ func benchStoreFootprint(b *testing.B, raw []byte) {
 	b.ReportMetric(float64(total)/float64(params), "heap-B/param")
 	b.ReportMetric(float64(params)/float64(b.N), "params")
 }
+
+// BenchmarkPrimePeak stores the simulator's prime answer for 100 modules ×
+// 1000 parameters (2.2 MB of JSON) in a new store, the two ways the
+// gateway could: "whole" decodes the answer (wire.DecodeParameters), then
+// stores it (what the gateway did before issue 23), "each" decodes and
+// stores it one module at a time (wire.DecodeParametersEach, what
+// cloudclient.PrimeEach and the gateway do now). Reported: the live heap
+// at its highest while the prime is stored (peak-live-MB, sampled after a
+// forced collection at each step: the decoded answer, then every 10th
+// module; the answer's bytes count in both), the store once done
+// (store-MB), and B/op.
+func BenchmarkPrimePeak(b *testing.B) {
+	raw := simPrime(b, 100, 1000)
+	now := time.Unix(1757000000, 0)
+	for _, way := range []string{"whole", "each"} {
+		b.Run(way, func(b *testing.B) {
+			var peak, final float64
+			b.ReportAllocs()
+			for b.Loop() {
+				base := heapInUse()
+				high := uint64(0)
+				sample := func() {
+					if h := heapInUse(); h > base && h-base > high {
+						high = h - base
+					}
+				}
+				st := store.New()
+				mark := st.BeginPrime()
+				if way == "whole" {
+					ups, err := wire.DecodeParameters(raw)
+					if err != nil {
+						b.Fatal(err)
+					}
+					sample()
+					st.ApplyPrime(mark, ups, now)
+					sample()
+					runtime.KeepAlive(ups)
+				} else {
+					n := 0
+					err := wire.DecodeParametersEach(raw, func(ups []wire.ParamUpdate) {
+						st.ApplyPrime(mark, ups, now)
+						if n++; n%10 == 0 {
+							sample()
+						}
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				done := heapInUse() - base
+				runtime.KeepAlive(st)
+				peak += float64(high) / 1e6
+				final += float64(done) / 1e6
+			}
+			b.ReportMetric(peak/float64(b.N), "peak-live-MB")
+			b.ReportMetric(final/float64(b.N), "store-MB")
+		})
+	}
+}

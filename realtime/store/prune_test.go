@@ -188,3 +188,39 @@ func TestPruneWhileScraping(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// A scrape's callback runs without the store's lock: the gateway writes
+// while a slow client holds up the scrape, and the callback may read the
+// store. Each module is still seen whole, as it was between two writes.
+func TestWalkHoldsNoLockWhileCallingBack(t *testing.T) {
+	s := New()
+	s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 1, 1.0), upd("D1", "P4", 'v', 2, 2.0), upd("D2", "P4", 'v', 1, 5.0)}, SourceLive, t0)
+	for _, walk := range []func(func(devid, pool, param string, value float64, numeric bool)){s.ForEachParam, s.ForEachParamInLabelOrder} {
+		var seen []string
+		first := true
+		walk(func(devid, pool, param string, v float64, _ bool) {
+			seen = append(seen, fmt.Sprintf("%s/%s.%s=%v", devid, pool, param, v))
+			if !first {
+				return
+			}
+			first = false
+			done := make(chan int)
+			go func() {
+				done <- s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 2, 20.0), upd("D2", "P4", 'v', 1, 50.0)}, SourceLive, t0)
+			}()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("a write waited for the scrape's callback")
+			}
+			if e, ok := s.Get("D1", Key{"P4", 'v', 2}); !ok || e.Value != 20.0 {
+				t.Fatalf("read back in the callback: %+v", e)
+			}
+		})
+		// D1 was copied before the write, D2 after it.
+		if want := []string{"D1/P4.v1=1", "D1/P4.v2=2", "D2/P4.v1=50"}; !slices.Equal(seen, want) {
+			t.Fatalf("walk saw %v, want %v", seen, want)
+		}
+		s.ApplyLive([]wire.ParamUpdate{upd("D1", "P4", 'v', 2, 2.0), upd("D2", "P4", 'v', 1, 5.0)}, SourceLive, t0)
+	}
+}

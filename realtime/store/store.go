@@ -2,10 +2,15 @@
 // parameter (P<n>.<chan><idx>) of every module, with its meta keys, the source
 // that wrote it (prime, live, snapshot) and when.
 //
-// Writes come from one goroutine (the gateway) in batches; scrapes and the CLI
-// read concurrently. A batch takes the write lock once, so a 800-entry prime or
-// a burst of live deltas costs one lock round-trip, and readers iterate under
-// the read lock without copying the store.
+// Writes come from the gateways in batches; scrapes and the CLI read
+// concurrently. A batch takes the write lock once, so a 1,000-entry prime of
+// a module or a burst of live deltas costs one lock round-trip, and readers
+// iterate one module at a time under the read lock without copying the
+// store, so a scrape holds up a write for one module's walk at most.
+//
+// Memory: a module keeps its entries in columns (module.go), so a stored
+// parameter costs about 50 bytes; meta keys and values that are not numbers
+// are encoded apart (extra.go), and param labels are interned (names.go).
 //
 // Ordering rule: a prime response never overwrites a value written after the
 // prime was requested. BeginPrime hands out a mark; every entry remembers the
@@ -100,7 +105,7 @@ func ParseKey(s string) (Key, bool) {
 // Entry is one stored parameter. Readers get copies.
 type Entry struct {
 	Key      Key
-	Param    string // "v8", built once when the entry is created
+	Param    string // "v8"
 	Value    any    // the current value; nil while there is none (only meta seen, or the cloud reported null)
 	HasValue bool
 	Numeric  float64 // Value as a number when IsNumeric
@@ -108,119 +113,16 @@ type Entry struct {
 	IsNumeric bool
 	Meta      map[string]any
 	Source    Source
+	// UpdatedAt is when the value was last written, to the nanosecond (the
+	// store keeps Unix nanoseconds: the instant, not the clock reading or
+	// location of the time it was given).
 	UpdatedAt time.Time
-}
-
-// entry is the stored form of an Entry. Meta keys live in a short slice
-// rather than a map: an entry carries two or three of them, and a map costs
-// about ten times the memory of the slice (memory per stored parameter is
-// what bounds a large account). Readers get an Entry with a fresh map.
-type entry struct {
-	key       Key
-	param     string
-	value     any
-	numeric   float64
-	meta      []metaPair
-	updatedAt time.Time
-	version   uint64 // the write that set the value (see the ordering rule)
-	touched   uint64 // the latest write of any kind, value or meta, or presence in a prime
-	hasValue  bool
-	isNumeric bool
-	source    Source
-}
-
-type metaPair struct {
-	key string
-	val any
-}
-
-// Packed keys: pool number (16 bits, an index into module.pools), channel
-// (8 bits) and index (40 bits).
-const (
-	maxPackedPools = 1 << 16
-	maxPackedIdx   = 1 << 40
-)
-
-// packKey returns the packed form of k. With add, a pool not seen before is
-// given a number; without, an unknown pool means the key is not packed.
-func (m *module) packKey(k Key, add bool) (uint64, bool) {
-	if k.Idx < 0 || k.Idx >= maxPackedIdx {
-		return 0, false
-	}
-	pool := -1
-	for i, p := range m.pools {
-		if p == k.Pool {
-			pool = i
-			break
-		}
-	}
-	if pool < 0 {
-		if !add || len(m.pools) >= maxPackedPools {
-			return 0, false
-		}
-		m.pools = append(m.pools, k.Pool)
-		pool = len(m.pools) - 1
-	}
-	return uint64(pool)<<48 | uint64(k.Chan)<<40 | uint64(k.Idx), true
-}
-
-func (m *module) lookup(k Key) *entry {
-	if pk, ok := m.packKey(k, false); ok {
-		if e := m.params[pk]; e != nil {
-			return e
-		}
-	}
-	if m.odd != nil {
-		return m.odd[k]
-	}
-	return nil
-}
-
-func (m *module) insert(k Key, e *entry) {
-	if pk, ok := m.packKey(k, true); ok {
-		m.params[pk] = e
-		return
-	}
-	if m.odd == nil {
-		m.odd = make(map[Key]*entry)
-	}
-	m.odd[k] = e
-}
-
-func (m *module) len() int { return len(m.params) + len(m.odd) }
-
-// setMeta sets one meta key, keeping the order keys first arrived in.
-func (e *entry) setMeta(k string, v any) {
-	for i := range e.meta {
-		if e.meta[i].key == k {
-			e.meta[i].val = v
-			return
-		}
-	}
-	e.meta = append(e.meta, metaPair{k, v})
-}
-
-type module struct {
-	// params holds the entries by packed key (see packKey): a map slot of
-	// 16 bytes instead of 40 with the Key itself, which is most of what a
-	// stored parameter costs besides the entry. Keys that do not pack (an
-	// index out of range) live in odd.
-	params     map[uint64]*entry
-	odd        map[Key]*entry
-	pools      []string // pool names of packed keys, by pool number
-	sorted     []*entry // entries in key order; rebuilt lazily when keys are added
-	dirty      bool
-	byLabel    []*entry // entries in exposition order; rebuilt lazily when keys are added
-	labelDirty bool
-	nonNumeric int
-	lastUpdate time.Time
-	lastLive   time.Time
 }
 
 // DefaultMaxKeysPerModule bounds the keys one module may hold. A real
 // controller reports under 1,000 parameters; ten times that never refuses a
-// real module, while a runaway or hostile push stops at about 2 MB of store
-// per module instead of growing with every key it invents.
+// real module, while a runaway or hostile push stops at well under 1 MB of
+// store per module instead of growing with every key it invents.
 const DefaultMaxKeysPerModule = 10_000
 
 // Store is the parameter store. The zero value is not usable; call New.
@@ -232,6 +134,19 @@ type Store struct {
 	lastLive time.Time
 	maxKeys  int               // keys per module; 0 = unbounded
 	refused  map[string]uint64 // devid -> updates refused by the bound
+
+	names    names    // param labels of every module
+	metaKeys metaKeys // meta key names of every module
+
+	// Scratch space of writers (write lock held).
+	newKeys  []newKey
+	fresh    []Key
+	pending  map[Key]struct{}
+	fields   []field
+	scratch  []byte
+	scratch2 []byte
+	remap    []int32
+	present  []uint64
 }
 
 // New returns an empty store holding at most DefaultMaxKeysPerModule keys
@@ -287,7 +202,9 @@ func (s *Store) ApplyLive(updates []wire.ParamUpdate, src Source, now time.Time)
 // the mark (by live updates or by a prime requested later) are kept. For every
 // module the response carries, keys it lacks are removed unless something
 // wrote them after the mark; a module the response does not mention at all is
-// left as it is (no answer about it is not an empty answer).
+// left as it is (no answer about it is not an empty answer). A response may
+// be applied module by module, in calls with the same mark: each call is the
+// whole truth of the modules it carries.
 func (s *Store) ApplyPrime(mark PrimeMark, updates []wire.ParamUpdate, now time.Time) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -300,119 +217,74 @@ func (s *Store) ApplyPrime(mark PrimeMark, updates []wire.ParamUpdate, now time.
 // prime's own writes so that keys it removes make room under the bound for
 // the keys it adds.
 func (s *Store) pruneAbsent(mark uint64, updates []wire.ParamUpdate) {
-	var named []*module
-	var mod *module
-	var modID string
-	for i := range updates {
-		u := &updates[i]
-		if mod == nil || u.Devid != modID {
-			modID, mod = u.Devid, s.modules[u.Devid]
-			if mod != nil && !slices.Contains(named, mod) {
-				named = append(named, mod)
-			}
+	grouped := true // each module's updates in one run, as decoded payloads are
+	var named []string
+	for start := 0; start < len(updates); {
+		devid := updates[start].Devid
+		end := start + 1
+		for end < len(updates) && updates[end].Devid == devid {
+			end++
 		}
+		if slices.Contains(named, devid) {
+			grouped = false
+		} else {
+			named = append(named, devid)
+		}
+		start = end
+	}
+	for start := 0; start < len(updates); {
+		devid := updates[start].Devid
+		end := start + 1
+		for end < len(updates) && updates[end].Devid == devid {
+			end++
+		}
+		mod := s.modules[devid]
+		runs := updates[start:end]
+		if !grouped {
+			// A module named in several runs is pruned once, at its first,
+			// against all of them.
+			if slices.ContainsFunc(updates[:start], func(u wire.ParamUpdate) bool { return u.Devid == devid }) {
+				mod = nil
+			}
+			runs = updates[start:]
+		}
+		start = end
 		if mod == nil {
 			continue
 		}
-		if e := mod.lookup(Key{Pool: u.Pool, Chan: u.Chan, Idx: u.Idx}); e != nil && e.touched < mark {
-			e.touched = mark // present in the prime
+		words := (len(mod.keys) + 63) / 64
+		present := slices.Grow(s.present[:0], words)[:words]
+		clear(present)
+		for i := range runs {
+			u := &runs[i]
+			if u.Devid != devid {
+				continue
+			}
+			if slot := mod.find(Key{Pool: u.Pool, Chan: u.Chan, Idx: u.Idx}); slot >= 0 {
+				present[slot/64] |= 1 << (slot % 64)
+			}
 		}
+		s.present = present[:0]
+		s.names.removed += s.remove(mod, func(i int) bool { return present[i/64]&(1<<(i%64)) == 0 && mod.touched(i) < mark })
 	}
-	for _, m := range named {
-		m.removeTouchedBefore(mark)
-	}
-}
-
-// removeTouchedBefore deletes the entries last touched before version. The
-// cached orders keep their order, so nothing needs sorting again.
-func (m *module) removeTouchedBefore(version uint64) {
-	gone := 0
-	for _, e := range m.sorted {
-		if e.touched >= version {
-			continue
-		}
-		gone++
-		if pk, ok := m.packKey(e.key, false); ok && m.params[pk] == e {
-			delete(m.params, pk)
-		} else {
-			delete(m.odd, e.key)
-		}
-		if !e.isNumeric {
-			m.nonNumeric--
-		}
-	}
-	if gone == 0 {
-		return
-	}
-	keep := func(e *entry) bool { return e.touched < version }
-	m.sorted = slices.DeleteFunc(m.sorted, keep)
-	m.byLabel = slices.DeleteFunc(m.byLabel, keep)
+	s.names.collect(s.modules)
 }
 
 func (s *Store) apply(updates []wire.ParamUpdate, src Source, version uint64, now time.Time) int {
 	applied := 0
-	var mod *module
-	var modID string
-	for i := range updates {
-		u := &updates[i]
-		if mod == nil || u.Devid != modID {
-			modID = u.Devid
-			mod = s.modules[modID]
-			if mod == nil {
-				mod = &module{params: make(map[uint64]*entry, 1024)}
-				s.modules[modID] = mod
-			}
+	for start := 0; start < len(updates); {
+		devid := updates[start].Devid
+		end := start + 1
+		for end < len(updates) && updates[end].Devid == devid {
+			end++
 		}
-		k := Key{Pool: u.Pool, Chan: u.Chan, Idx: u.Idx}
-		e := mod.lookup(k)
-		if e == nil {
-			if s.maxKeys > 0 && mod.len() >= s.maxKeys {
-				s.refused[modID]++
-				continue
-			}
-			e = &entry{key: k, param: k.Param(), touched: version}
-			mod.insert(k, e)
-			mod.sorted = append(mod.sorted, e)
-			mod.dirty = true
-			mod.byLabel = append(mod.byLabel, e)
-			mod.labelDirty = true
-			mod.nonNumeric++ // no value yet counts as non-numeric until one arrives
-		} else if e.version > version {
-			// Written after this prime was requested: the stored value is newer.
-			continue
+		mod := s.modules[devid]
+		if mod == nil {
+			mod = &module{}
+			s.modules[devid] = mod
 		}
-		e.touched = max(e.touched, version)
-		if len(u.Meta) > 0 {
-			if e.meta == nil {
-				e.meta = make([]metaPair, 0, len(u.Meta))
-			}
-			for mk, mv := range u.Meta {
-				e.setMeta(mk, mv)
-			}
-		}
-		if !u.HasValue {
-			continue // a meta-only frame: the value stays as it was
-		}
-		wasNumeric := e.isNumeric
-		// An explicit null (see the null rule above) leaves the entry
-		// without a value: numeric returns false for nil.
-		e.value, e.hasValue = u.Value, u.Value != nil
-		e.numeric, e.isNumeric = numeric(u.Value)
-		if wasNumeric != e.isNumeric {
-			if e.isNumeric {
-				mod.nonNumeric--
-			} else {
-				mod.nonNumeric++
-			}
-		}
-		e.source = src
-		e.updatedAt = now
-		e.version = version
-		mod.lastUpdate = now
-		if src.IsLive() {
-			mod.lastLive = now
-		}
-		applied++
+		applied += s.applyModule(mod, devid, updates[start:end], src, version, now)
+		start = end
 	}
 	if applied > 0 {
 		s.lastAny = now
@@ -421,6 +293,157 @@ func (s *Store) apply(updates []wire.ParamUpdate, src Source, version uint64, no
 		}
 	}
 	return applied
+}
+
+// applyModule stores the updates of one module: first the keys it does not
+// hold yet are added (as many as the bound allows, in the order they come),
+// then every update is written.
+func (s *Store) applyModule(mod *module, devid string, updates []wire.ParamUpdate, src Source, version uint64, now time.Time) int {
+	fresh := s.fresh[:0]
+	for i := range updates {
+		u := &updates[i]
+		if k := (Key{Pool: u.Pool, Chan: u.Chan, Idx: u.Idx}); mod.find(k) < 0 {
+			fresh = append(fresh, k)
+		}
+	}
+	if len(fresh) > 0 {
+		fresh = s.admit(mod, devid, fresh)
+		s.addKeys(mod, fresh)
+	}
+	clear(fresh)
+	s.fresh = fresh[:0]
+
+	applied := 0
+	at, timeFlag := now.UnixNano(), uint8(fTime)
+	if now.IsZero() {
+		at, timeFlag = 0, 0
+	}
+	for i := range updates {
+		u := &updates[i]
+		slot := mod.find(Key{Pool: u.Pool, Chan: u.Chan, Idx: u.Idx})
+		if slot < 0 {
+			continue // refused by the bound
+		}
+		if mod.versions[slot] > version {
+			// Written after this prime was requested: the stored value is newer.
+			continue
+		}
+		if len(u.Meta) > 0 {
+			s.rewrite(mod, slot, false, nil, false, u.Meta)
+		}
+		if !u.HasValue {
+			// A meta-only frame: the value stays as it was.
+			if version > mod.touched(slot) {
+				if mod.metaTouched == nil {
+					mod.metaTouched = make(map[uint64]uint64)
+				}
+				mod.metaTouched[mod.keys[slot]] = version
+			}
+			continue
+		}
+		s.setValue(mod, slot, u.Value)
+		mod.flags[slot] = mod.flags[slot]&^(fSourceMask|fTime) | uint8(src)&fSourceMask | timeFlag
+		mod.times[slot] = at
+		mod.versions[slot] = version
+		if t, ok := mod.metaTouched[mod.keys[slot]]; ok && t <= version {
+			delete(mod.metaTouched, mod.keys[slot])
+		}
+		mod.lastUpdate = now
+		if src.IsLive() {
+			mod.lastLive = now
+		}
+		applied++
+	}
+	return applied
+}
+
+// admit returns the keys of fresh (new keys in update order, possibly
+// repeated) that the bound lets in, each once, and counts an update of any
+// other as refused.
+func (s *Store) admit(mod *module, devid string, fresh []Key) []Key {
+	room := -1 // unbounded
+	if s.maxKeys > 0 {
+		room = max(0, s.maxKeys-len(mod.keys))
+	}
+	if room < 0 || len(fresh) <= room {
+		// Everything fits even with repeats: drop the repeats.
+		if len(fresh) > 1 {
+			slices.SortFunc(fresh, compareKeys)
+			fresh = slices.Compact(fresh)
+		}
+		return fresh
+	}
+	if s.pending == nil {
+		s.pending = make(map[Key]struct{})
+	}
+	out := fresh[:0]
+	for _, k := range fresh {
+		if _, ok := s.pending[k]; ok {
+			continue
+		}
+		if len(s.pending) >= room {
+			s.refused[devid]++
+			continue
+		}
+		s.pending[k] = struct{}{}
+		out = append(out, k)
+	}
+	if len(s.pending) > 4096 {
+		s.pending = nil
+	} else {
+		clear(s.pending)
+	}
+	return out
+}
+
+func compareKeys(a, b Key) int {
+	switch {
+	case keyLess(a, b):
+		return -1
+	case keyLess(b, a):
+		return 1
+	}
+	return 0
+}
+
+// setValue stores v as the value of slot i, with its number.
+func (s *Store) setValue(mod *module, i int, v any) {
+	f := mod.flags[i]
+	wasNumeric := f&fNumeric != 0
+	wasArena := kindOf(f) == kArena
+	kind := uint8(kArena)
+	switch x := v.(type) {
+	case nil:
+		kind = kNone
+	case float64:
+		kind = kFloat
+	case bool:
+		kind = kFalse
+		if x {
+			kind = kTrue
+		}
+	}
+	// An explicit null (see the null rule above) leaves the entry without a
+	// value: numeric returns false for nil.
+	num, isNumeric := numeric(v)
+	switch {
+	case kind == kArena:
+		s.rewrite(mod, i, true, v, false, nil)
+	case wasArena:
+		s.rewrite(mod, i, false, nil, true, nil)
+	}
+	f = f&^(fKindMask|fNumeric) | kind<<fKindShift
+	if isNumeric {
+		f |= fNumeric
+	}
+	mod.flags[i], mod.vals[i] = f, num
+	if wasNumeric != isNumeric {
+		if isNumeric {
+			mod.nonNumeric--
+		} else {
+			mod.nonNumeric++
+		}
+	}
 }
 
 // numeric converts a decoded JSON value to a float when it is a number, a
@@ -453,8 +476,9 @@ func (s *Store) Retain(devids []string) {
 		keep[d] = struct{}{}
 	}
 	s.mu.Lock()
-	for d := range s.modules {
+	for d, m := range s.modules {
 		if _, ok := keep[d]; !ok {
+			s.names.removed += len(m.keys)
 			delete(s.modules, d)
 		}
 	}
@@ -463,6 +487,7 @@ func (s *Store) Retain(devids []string) {
 			delete(s.refused, d)
 		}
 	}
+	s.names.collect(s.modules)
 	s.mu.Unlock()
 }
 
@@ -474,25 +499,62 @@ func (s *Store) Get(devid string, k Key) (Entry, bool) {
 	if mod == nil {
 		return Entry{}, false
 	}
-	e := mod.lookup(k)
-	if e == nil {
+	i := mod.find(k)
+	if i < 0 {
 		return Entry{}, false
 	}
-	return copyEntry(e), true
+	return s.entry(mod, i), true
 }
 
-func copyEntry(e *entry) Entry {
-	c := Entry{
-		Key: e.key, Param: e.param, Value: e.value, HasValue: e.hasValue,
-		Numeric: e.numeric, IsNumeric: e.isNumeric, Source: e.source, UpdatedAt: e.updatedAt,
+// number reads the numeric value of one register without building an Entry.
+func (s *Store) number(devid string, k Key) (float64, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	mod := s.modules[devid]
+	if mod == nil {
+		return 0, false
 	}
-	if e.meta != nil {
-		c.Meta = make(map[string]any, len(e.meta))
-		for _, p := range e.meta {
-			c.Meta[p.key] = p.val
+	i := mod.find(k)
+	if i < 0 || mod.flags[i]&fNumeric == 0 {
+		return 0, false
+	}
+	return mod.vals[i], true
+}
+
+// entry builds the Entry of slot i (read lock held).
+func (s *Store) entry(mod *module, i int) Entry {
+	f := mod.flags[i]
+	e := Entry{
+		Key: mod.keyOf(i), Param: s.names.strs[mod.names[i]],
+		Source: Source(f & fSourceMask), IsNumeric: f&fNumeric != 0,
+	}
+	if e.IsNumeric {
+		e.Numeric = mod.vals[i]
+	}
+	if f&fTime != 0 {
+		e.UpdatedAt = time.Unix(0, mod.times[i])
+	}
+	switch kindOf(f) {
+	case kFloat:
+		e.Value, e.HasValue = mod.vals[i], true
+	case kTrue:
+		e.Value, e.HasValue = true, true
+	case kFalse:
+		e.Value, e.HasValue = false, true
+	}
+	if off := mod.extra[i]; off != 0 {
+		for _, fl := range decodeRecord(mod.arena, off, nil) {
+			if fl.tag == tagValue {
+				e.Value, e.HasValue = mod.fieldValue(&fl), true
+				continue
+			}
+			if e.Meta == nil {
+				e.Meta = make(map[string]any, 4)
+			}
+			e.Meta[s.fieldKey(&fl)] = mod.fieldValue(&fl)
 		}
 	}
-	return c
+	return e
 }
 
 // Devids returns the modules with stored parameters, sorted.
@@ -509,34 +571,28 @@ func (s *Store) Devids() []string {
 
 // Entries returns copies of every entry of a module in key order.
 func (s *Store) Entries(devid string) []Entry {
-	s.mu.Lock() // may sort
-	defer s.mu.Unlock()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	mod := s.modules[devid]
 	if mod == nil {
 		return nil
 	}
-	mod.sort()
-	out := make([]Entry, len(mod.sorted))
-	for i, e := range mod.sorted {
-		out[i] = copyEntry(e)
+	out := make([]Entry, len(mod.keys))
+	if order := mod.keyOrder(); order != nil {
+		for j, i := range order {
+			out[j] = s.entry(mod, int(i))
+		}
+		return out
+	}
+	for i := range out {
+		out[i] = s.entry(mod, i)
 	}
 	return out
 }
 
-func (m *module) sort() {
-	if !m.dirty {
-		return
-	}
-	sort.Slice(m.sorted, func(i, j int) bool { return keyLess(m.sorted[i].key, m.sorted[j].key) })
-	m.dirty = false
-}
-
 func keyLess(a, b Key) bool {
 	if a.Pool != b.Pool {
-		if len(a.Pool) != len(b.Pool) {
-			return len(a.Pool) < len(b.Pool)
-		}
-		return a.Pool < b.Pool
+		return poolLess(a.Pool, b.Pool)
 	}
 	if a.Chan != b.Chan {
 		return a.Chan < b.Chan
@@ -560,7 +616,7 @@ func (s *Store) Stats() map[string]ModuleStats {
 	defer s.mu.RUnlock()
 	out := make(map[string]ModuleStats, len(s.modules))
 	for d, m := range s.modules {
-		out[d] = ModuleStats{Params: m.len(), NonNumeric: m.nonNumeric, LastUpdate: m.lastUpdate, LastLive: m.lastLive, Refused: s.refused[d]}
+		out[d] = ModuleStats{Params: len(m.keys), NonNumeric: m.nonNumeric, LastUpdate: m.lastUpdate, LastLive: m.lastLive, Refused: s.refused[d]}
 	}
 	for d, n := range s.refused {
 		if _, ok := out[d]; !ok {
@@ -579,8 +635,10 @@ func (s *Store) LastUpdate() (anySource, live time.Time) {
 }
 
 // ForEachParam calls fn for every stored parameter that has a value, module by
-// module in devid order and key order within a module. fn must not call back
-// into the store.
+// module in devid order and key order within a module. Each module is copied
+// under the read lock and fn is called with no lock held, so fn may take its
+// time (write to a client) without holding up the gateway, and may call back
+// into the store; each module is seen whole, as it was between two writes.
 func (s *Store) ForEachParam(fn func(devid, pool, param string, value float64, numeric bool)) {
 	s.forEach(false, fn)
 }
@@ -597,55 +655,105 @@ func (s *Store) ForEachParamInLabelOrder(fn func(devid, pool, param string, valu
 	s.forEach(true, fn)
 }
 
-// forEach takes the write lock only to bring each module's cached order up
-// to date, then visits under the read lock. Keys added between the two locks
-// sit unsorted at the end of the list: still visited.
-func (s *Store) forEach(byLabel bool, fn func(devid, pool, param string, value float64, numeric bool)) {
-	s.mu.Lock()
-	devids := make([]string, 0, len(s.modules))
-	for d, m := range s.modules {
-		if byLabel {
-			m.sortByLabel()
-		} else {
-			m.sort()
-		}
-		devids = append(devids, d)
+// item copies slot i of m for a walk (read lock held).
+func (s *Store) item(m *module, i int) walkItem {
+	pk := m.keys[i]
+	pool := ""
+	if p := pk >> poolShift; p != oddPool {
+		pool = m.pools[p]
+	} else {
+		pool = m.odd[pk&lowMask].Pool
 	}
-	s.mu.Unlock()
-	sort.Strings(devids)
+	return walkItem{pool, s.names.strs[m.names[i]], m.vals[i], m.flags[i]&fNumeric != 0}
+}
 
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	for _, d := range devids {
-		m := s.modules[d]
-		if m == nil {
-			continue
+// walkItem is one parameter of a module being walked, copied out of the
+// store so that fn runs without the lock.
+type walkItem struct {
+	pool, param string
+	value       float64
+	numeric     bool
+}
+
+// walkBufs holds the copy buffers of walks (a module's worth each).
+var walkBufs = sync.Pool{New: func() any { return new([]walkItem) }}
+
+// forEach visits the modules one at a time: each is copied under the read
+// lock, so a writer waits for one module's copy at most, and fn runs
+// unlocked. A label order to rebuild is computed under the read lock and
+// installed under the write lock if no key moved since.
+func (s *Store) forEach(byLabel bool, fn func(devid, pool, param string, value float64, numeric bool)) {
+	bp := walkBufs.Get().(*[]walkItem)
+	defer func() {
+		if cap(*bp) <= 4*DefaultMaxKeysPerModule {
+			walkBufs.Put(bp)
 		}
-		list := m.sorted
-		if byLabel {
-			list = m.byLabel
+	}()
+	for _, d := range s.Devids() {
+		items := s.copyModule(d, byLabel, (*bp)[:0])
+		for i := range items {
+			it := &items[i]
+			fn(d, it.pool, it.param, it.value, it.numeric)
 		}
-		for _, e := range list {
-			if !e.hasValue {
-				continue
-			}
-			fn(d, e.key.Pool, e.param, e.numeric, e.isNumeric)
-		}
+		clear(items) // the strings are the store's; keep none alive
+		*bp = items[:0]
 	}
 }
 
-func (m *module) sortByLabel() {
-	if !m.labelDirty {
-		return
+// copyModule appends the parameters with a value of module d to items, in
+// label or key order.
+func (s *Store) copyModule(d string, byLabel bool, items []walkItem) []walkItem {
+	s.mu.RLock()
+	m := s.modules[d]
+	if m == nil {
+		s.mu.RUnlock()
+		return items
 	}
-	sort.Slice(m.byLabel, func(i, j int) bool {
-		a, b := m.byLabel[i], m.byLabel[j]
-		if a.param != b.param {
-			return a.param < b.param
+	var order []int32
+	if byLabel {
+		order = m.byLabel
+		if m.labelDirty {
+			order = m.labelOrder(&s.names)
+			seen, layout := m, m.layout
+			s.mu.RUnlock()
+			s.mu.Lock()
+			if s.modules[d] == seen && m.layout == layout && m.labelDirty {
+				m.byLabel, m.labelDirty = order, false
+			}
+			s.mu.Unlock()
+			s.mu.RLock()
+			if m = s.modules[d]; m == nil {
+				s.mu.RUnlock()
+				return items
+			}
+			switch {
+			case m == seen && m.layout == layout:
+				// order still fits
+			case m.labelDirty:
+				order = m.labelOrder(&s.names) // keys moved meanwhile
+			default:
+				order = m.byLabel
+			}
 		}
-		return a.key.Pool < b.key.Pool
-	})
-	m.labelDirty = false
+	} else {
+		order = m.keyOrder()
+	}
+	items = slices.Grow(items, len(m.keys))
+	if order == nil {
+		for i := range m.keys {
+			if kindOf(m.flags[i]) != kNone {
+				items = append(items, s.item(m, i))
+			}
+		}
+	} else {
+		for _, i := range order {
+			if kindOf(m.flags[i]) != kNone {
+				items = append(items, s.item(m, int(i)))
+			}
+		}
+	}
+	s.mu.RUnlock()
+	return items
 }
 
 // Forget drops the modules devids (their parameters and refused counts):
@@ -657,8 +765,12 @@ func (s *Store) Forget(devids []string) {
 	}
 	s.mu.Lock()
 	for _, d := range devids {
+		if m := s.modules[d]; m != nil {
+			s.names.removed += len(m.keys)
+		}
 		delete(s.modules, d)
 		delete(s.refused, d)
 	}
+	s.names.collect(s.modules)
 	s.mu.Unlock()
 }
