@@ -318,7 +318,7 @@ groups:
         expr: job:bragerone_a:rate5m > 0 and on (job) up == 1
         for: 1m
         annotations:
-          description: 'bragerone_in_prose {{ with query "bragerone_b_seconds" }}{{ . | first | value }}{{ end }}'
+          description: 'bragerone_in_prose {{ with query "bragerone_b_seconds" }}{{ . | first | value }}{{ end }}{{ with query "job:bragerone_a:rate5m" }}{{ end }}'
           runbook_url: https://example.org/bragerone_exporter/runbooks.md#a
       - alert: B
         expr: histogram_quantile(0.9, rate(bragerone_c_seconds_bucket[5m])) > bragerone_a_total

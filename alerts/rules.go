@@ -55,11 +55,11 @@ func parseRules(data []byte) (*ruleFile, error) {
 
 // templateAction is one {{ … }} action of an annotation or label template;
 // templateMetric finds the metric names inside it, where they appear in
-// strings handed to the query function. Text outside actions (URLs, prose)
-// is not searched.
+// strings handed to the query function, recorded names (level:metric:ops)
+// whole. Text outside actions (URLs, prose) is not searched.
 var (
 	templateAction = regexp.MustCompile(`(?s)\{\{.*?\}\}`)
-	templateMetric = regexp.MustCompile(`bragerone_[A-Za-z0-9_]+`)
+	templateMetric = regexp.MustCompile(`(?:[A-Za-z_][A-Za-z0-9_]*:)?bragerone_[A-Za-z0-9_]+(?::[A-Za-z0-9_]+)*`)
 )
 
 // RuleMetrics returns the names of the exporter's series that a Prometheus

@@ -14,8 +14,9 @@ import (
 )
 
 // Overrides correct what the catalog gets wrong for a user's firmware: a
-// name, a unit and a scale per register ("P4.v7", for every module) or per
-// symbol ("PARAM_P4_7"). Read from the YAML file of --catalog.overrides-file:
+// name, a unit, a scale and a role per register ("P4.v7", for every module)
+// or per symbol ("PARAM_P4_7"). Read from the YAML file of
+// --catalog.overrides-file:
 //
 //	P4.v7:
 //	  name: Boiler power
@@ -23,6 +24,8 @@ import (
 //	  scale: 0.1      # display = raw × scale, replacing the unit's transform
 //	PARAM_66:
 //	  name: Boiler setpoint
+//	P4.v12:
+//	  role: fuel_level  # fuel_burned, operating_hours, ignitions; none takes one away
 type Overrides struct {
 	byRegister map[Address]*override
 	bySymbol   map[string]*override
@@ -32,6 +35,7 @@ type override struct {
 	name  *string
 	unit  *string
 	scale *float64
+	role  *Role
 }
 
 func (o *override) String() string {
@@ -44,6 +48,9 @@ func (o *override) String() string {
 	}
 	if o.scale != nil {
 		parts = append(parts, "scale="+strconv.FormatFloat(*o.scale, 'g', -1, 64))
+	}
+	if o.role != nil {
+		parts = append(parts, "role="+string(*o.role))
 	}
 	return strings.Join(parts, ",")
 }
@@ -66,6 +73,9 @@ func merge(a, b *override) *override {
 	if b.scale != nil {
 		out.scale = b.scale
 	}
+	if b.role != nil {
+		out.role = b.role
+	}
 	return &out
 }
 
@@ -73,6 +83,7 @@ type overrideYAML struct {
 	Name  *string  `yaml:"name"`
 	Unit  *string  `yaml:"unit"`
 	Scale *float64 `yaml:"scale"`
+	Role  *string  `yaml:"role"`
 }
 
 // ParseOverrides reads an overrides file. Unknown fields, keys that are
@@ -93,13 +104,20 @@ func ParseOverrides(data []byte) (*Overrides, error) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		e := raw[k]
-		if e.Name == nil && e.Unit == nil && e.Scale == nil {
-			return nil, fmt.Errorf("catalog overrides: %q: give at least one of name, unit, scale", k)
+		if e.Name == nil && e.Unit == nil && e.Scale == nil && e.Role == nil {
+			return nil, fmt.Errorf("catalog overrides: %q: give at least one of name, unit, scale, role", k)
 		}
 		if e.Scale != nil && (*e.Scale == 0 || math.IsNaN(*e.Scale) || math.IsInf(*e.Scale, 0)) {
 			return nil, fmt.Errorf("catalog overrides: %q: scale must be a finite, non-zero number", k)
 		}
 		ov := &override{name: e.Name, unit: e.Unit, scale: e.Scale}
+		if e.Role != nil {
+			r, ok := ParseRole(*e.Role)
+			if !ok {
+				return nil, fmt.Errorf("catalog overrides: %q: role %q is none of %s", k, *e.Role, roleNames())
+			}
+			ov.role = &r
+		}
 		if a, ok := ParseAddress(k); ok {
 			o.byRegister[a] = ov
 			continue
@@ -123,7 +141,7 @@ func (o *Overrides) Len() int {
 
 // WithOverrides returns a catalog with the overrides applied: a symbol's
 // entry, then its register's entry (the more specific), replace the name,
-// unit and scale of the parameters they match in every module; a register
+// unit, scale and role of the parameters they match in every module; a register
 // entry for a register no parameter describes adds one (without a symbol)
 // to every module. The receiver is left unchanged.
 func (c *Catalog) WithOverrides(o *Overrides) *Catalog {
@@ -185,6 +203,16 @@ func (p *Param) applyOverride() {
 			p.Min, p.Max = scale(p.def.limMin), scale(p.def.limMax)
 		}
 	}
+	p.identify()
+}
+
+// roleNames lists the role names the overrides file takes.
+func roleNames() string {
+	names := make([]string, 0, len(Roles)+1)
+	for _, r := range Roles {
+		names = append(names, string(r))
+	}
+	return strings.Join(append(names, "none"), ", ")
 }
 
 // overrideParam describes a register only the overrides name.

@@ -22,6 +22,10 @@ type Param struct {
 	Writable bool           // listed in a write section of the menu, or carrying command rules
 	// Computed says the value comes from the definition's rules (docs/spec.md A-4.10a).
 	Computed bool
+	// Role says what the register is for (fuel level, fuel burned, …),
+	// identified from language-independent facts (see identifyRole) or set
+	// by an override; RoleNone for most.
+	Role Role
 
 	def      *definition
 	units    *unitTable

@@ -120,6 +120,7 @@ func (rs *resolver) newParam(d *definition, vt visibleToken, ctx *ruleContext, v
 		p.Enum = u.enumCopy()
 	}
 	p.Min, p.Max = p.Range(values)
+	p.identify()
 	return p
 }
 

@@ -411,7 +411,7 @@ func decodeLogin(data []byte) (*LoginResult, error) {
 		tok.Type = "bearer"
 	}
 	if raw, ok := m["expiresAt"]; ok && !wire.IsNull(raw) {
-		t, err := parseExpiry(raw)
+		t, err := parseTimestamp(raw)
 		if err != nil {
 			return nil, &DecodeError{Endpoint: loginCall.tmpl, Reason: "expiresAt", Err: err}
 		}
@@ -433,9 +433,10 @@ func decodeLogin(data []byte) (*LoginResult, error) {
 	return res, nil
 }
 
-// expiryLayouts are the ISO 8601 forms accepted for expiresAt; a time without
-// an offset is UTC.
-var expiryLayouts = []string{
+// timestampLayouts are the ISO 8601 forms accepted for the cloud's times
+// (expiresAt, the lists' created_at and finished_at); a time without an
+// offset is UTC.
+var timestampLayouts = []string{
 	time.RFC3339Nano,
 	"2006-01-02T15:04:05.999999999",
 	"2006-01-02 15:04:05.999999999Z07:00",
@@ -443,7 +444,7 @@ var expiryLayouts = []string{
 	"2006-01-02T15:04:05.999999999Z0700",
 }
 
-func parseExpiry(raw json.RawMessage) (time.Time, error) {
+func parseTimestamp(raw json.RawMessage) (time.Time, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && raw[0] != '"' {
 		// Epoch seconds (or milliseconds) are tolerated.
@@ -461,7 +462,7 @@ func parseExpiry(raw json.RawMessage) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("not a string")
 	}
 	s = strings.TrimSpace(s)
-	for _, l := range expiryLayouts {
+	for _, l := range timestampLayouts {
 		if t, err := time.Parse(l, s); err == nil {
 			return t.UTC(), nil
 		}

@@ -27,7 +27,12 @@ func (c *Cloud) addDescribedParams(m *module, add func(*param) bool, ts func() i
 			}
 			lo, hi := splitWide(r.Fixed)
 			hiP := &param{pool: r.Pool, key: "v" + strconv.Itoa(r.Index+1), value: hi, form: formObject, storable: true, updatedAt: ts()}
-			add(&param{pool: r.Pool, key: "v" + idx, value: lo, form: formObject, storable: true, updatedAt: ts(), drift: driftWide, hi: hiP})
+			loP := &param{pool: r.Pool, key: "v" + idx, value: lo, form: formObject, storable: true, updatedAt: ts(), drift: driftWide, hi: hiP}
+			if m.fuel != nil && m.fuelBurned == nil {
+				// The module burns what its level loses (burnFuelLocked).
+				loP.drift, m.fuelBurned = driftFuel, loP
+			}
+			add(loP)
 			add(hiP)
 		default:
 			var v any
@@ -40,8 +45,11 @@ func (c *Cloud) addDescribedParams(m *module, add func(*param) bool, ts func() i
 			default:
 				v = int(r.InitLo) + c.rng.IntN(int(r.InitHi-r.InitLo)+1)
 			}
-			add(&param{pool: r.Pool, key: "v" + idx, value: v, form: formObject, storable: true, updatedAt: ts(),
-				drift: drift, min: float64(r.Min), max: float64(r.Max)})
+			p := &param{pool: r.Pool, key: "v" + idx, value: v, form: formObject, storable: true, updatedAt: ts(),
+				drift: drift, min: float64(r.Min), max: float64(r.Max)}
+			if add(p) && drift == driftFuel {
+				m.fuel = p
+			}
 			if r.UChan {
 				add(&param{pool: r.Pool, key: "u" + idx, value: r.Unit, form: formObject})
 			}
@@ -68,6 +76,8 @@ func driftOf(d webapp.Drift) driftKind {
 		return driftPercent
 	case webapp.DriftWide:
 		return driftWide
+	case webapp.DriftFuel:
+		return driftFuel
 	}
 	return driftNone
 }
@@ -103,6 +113,56 @@ func (c *Cloud) driftWideLocked(p *param, delta map[string]any, ts int64) {
 		p.hi.value, p.hi.updatedAt = hi, ts
 		delta[p.hi.key] = map[string]any{"value": hi, "updatedAt": ts}
 	}
+}
+
+// The simulated hopper: the level falls one point every FuelStepsPerPoint
+// drift steps (a minute at DefaultDriftInterval), is refilled to
+// FuelRefillTo once it is down to FuelRefillAt, and every point burned adds
+// FuelKgPerPoint to the fuel-burned counter. So --simulate shows the level
+// falling, the forecast of when it is empty, the low-fuel alert (the level
+// spends 12 minutes at or below 15 %) and a refill.
+const (
+	FuelStepsPerPoint = 30
+	FuelRefillAt      = 3
+	FuelRefillTo      = 100
+	FuelKgPerPoint    = 2
+)
+
+// burnFuelLocked moves the module's fuel level and fuel-burned counter by
+// one drift step, recording what changed in the pools of the step's delta.
+func (c *Cloud) burnFuelLocked(m *module, pools map[string]any, ts int64) {
+	if m.fuel == nil {
+		return
+	}
+	if m.fuelSteps++; m.fuelSteps < FuelStepsPerPoint {
+		return
+	}
+	m.fuelSteps = 0
+	pool := func(name string) map[string]any {
+		pm, _ := pools[name].(map[string]any)
+		if pm == nil {
+			pm = map[string]any{}
+			pools[name] = pm
+		}
+		return pm
+	}
+	level := toInt(m.fuel.value)
+	if level <= FuelRefillAt {
+		level = FuelRefillTo
+	} else {
+		level--
+		if b := m.fuelBurned; b != nil {
+			lo, hi := splitWide(wideTotal(b.value, b.hi.value) + FuelKgPerPoint)
+			b.value, b.updatedAt = lo, ts
+			pool(b.pool)[b.key] = map[string]any{"value": lo, "updatedAt": ts}
+			if toInt(b.hi.value) != hi {
+				b.hi.value, b.hi.updatedAt = hi, ts
+				pool(b.pool)[b.hi.key] = map[string]any{"value": hi, "updatedAt": ts}
+			}
+		}
+	}
+	m.fuel.value, m.fuel.updatedAt = level, ts
+	pool(m.fuel.pool)[m.fuel.key] = map[string]any{"value": level, "updatedAt": ts}
 }
 
 // Described lists what the assets describe for one module in one language

@@ -32,6 +32,7 @@ const (
 	driftPercent
 	driftCounter
 	driftWide // a 32-bit counter over two words (param.hi holds the high word)
+	driftFuel // the fuel level and its fuel-burned counter: moved by burnFuelLocked, not picked at random
 )
 
 type param struct {
@@ -67,6 +68,9 @@ type module struct {
 	history     []map[string]any
 	nextAct     int
 	profile     *webapp.Profile // menu, permissions and described registers
+	fuel        *param          // the drifting fuel level, nil when the module has none
+	fuelBurned  *param          // the low word of its fuel-burned counter, nil when none
+	fuelSteps   int             // drift steps since the level last fell
 	obj         *object         // the object (installation) it belongs to
 }
 
@@ -216,7 +220,7 @@ func (c *Cloud) buildParams(m *module, now int64) {
 		}
 		k := p.pool + "." + p.key
 		m.params[k] = p
-		if p.drift != driftNone {
+		if p.drift != driftNone && p.drift != driftFuel {
 			m.driftKeys = append(m.driftKeys, k)
 		}
 		return true
@@ -472,6 +476,7 @@ func (c *Cloud) Drift() {
 			p.updatedAt = ts
 			pm[p.key] = map[string]any{"value": p.value, "updatedAt": ts}
 		}
+		c.burnFuelLocked(m, pools, ts)
 		pushes = append(pushes, push{m.devid, map[string]any{m.devid: pools}})
 	}
 	c.mu.Unlock()

@@ -87,11 +87,15 @@ type ParamDescription struct {
 	Display func(store.Reader) (value float64, label string, ok bool)
 	// Visible applies the catalog's visibility rules; nil: always visible.
 	Visible func(store.Reader) bool
+	// Role says what the register is for ("fuel_level", "fuel_burned",
+	// "operating_hours", "ignitions"), exported as bragerone_parameter_role;
+	// "" for most registers.
+	Role string
 }
 
 // catalogDescs are the descriptors of the catalog and alarm families.
 type catalogDescs struct {
-	paramInfo, paramDisplay, paramState, paramText *prometheus.Desc
+	paramInfo, paramDisplay, paramState, paramText, paramRole *prometheus.Desc
 
 	alarmActive, alarmSince *prometheus.Desc
 
@@ -109,6 +113,8 @@ const (
 	paramStateHelp   = "Enum-valued parameter: 1 for the state the parameter is in, 0 for its other states."
 	paramTextName    = namespace + "_parameter_display_text"
 	paramTextHelp    = "Value of <pool>.<param> as the app displays it where that is text, neither a number nor an enum state (e.g. a time of day), in the text label; always 1."
+	paramRoleName    = namespace + "_parameter_role"
+	paramRoleHelp    = "What the register <pool>.<param> is for (fuel_level, fuel_burned, operating_hours, ignitions), identified from the catalog or set by the overrides file; always 1."
 )
 
 func newCatalogDescs() catalogDescs {
@@ -120,6 +126,7 @@ func newCatalogDescs() catalogDescs {
 		paramDisplay: prometheus.NewDesc(paramDisplayName, paramDisplayHelp, []string{"devid", "param", "pool"}, nil),
 		paramState:   prometheus.NewDesc(paramStateName, paramStateHelp, []string{"devid", "param", "pool", "state"}, nil),
 		paramText:    prometheus.NewDesc(paramTextName, paramTextHelp, []string{"devid", "param", "pool", "text"}, nil),
+		paramRole:    prometheus.NewDesc(paramRoleName, paramRoleHelp, []string{"devid", "param", "pool", "role"}, nil),
 
 		alarmActive: d("module_alarm_active", "Active alarm of the module from the cloud's alarm list; always 1.", "devid", "code", "name"),
 		alarmSince:  d("module_alarm_since_timestamp_seconds", "When the active alarm began, seconds since the epoch.", "devid", "code"),
@@ -136,7 +143,7 @@ func newCatalogDescs() catalogDescs {
 
 func (d *catalogDescs) all() []*prometheus.Desc {
 	return []*prometheus.Desc{
-		d.paramInfo, d.paramDisplay, d.paramState, d.paramText, d.alarmActive, d.alarmSince,
+		d.paramInfo, d.paramDisplay, d.paramState, d.paramText, d.paramRole, d.alarmActive, d.alarmSince,
 		d.loaded, d.loadedAt, d.info, d.symbols, d.loads, d.failures, d.assetsUp,
 	}
 }
@@ -185,21 +192,26 @@ func (c *Collector) collectAlarms(e *emitter, modules []ModuleState, mods map[st
 				continue
 			}
 			seen[code] = true
-			name := a.Symbol
-			if cs != nil && cs.AlarmName != nil {
-				if n, ok := cs.AlarmName(a.Code, a.Symbol); ok && n != "" {
-					name = n
-				}
-			}
-			if name == "" {
-				name = a.Code
-			}
-			e.emit(c.cat.alarmActive, prometheus.GaugeValue, 1, em.label, code, LabelValue(name))
+			e.emit(c.cat.alarmActive, prometheus.GaugeValue, 1, em.label, code, LabelValue(alarmName(cs, a.Code, a.Symbol)))
 			if !a.Since.IsZero() {
 				e.emit(c.cat.alarmSince, prometheus.GaugeValue, unixSeconds(a.Since), em.label, code)
 			}
 		}
 	}
+}
+
+// alarmName is an alarm's name label: the catalog's translation, else the
+// cloud's symbol, else its code.
+func alarmName(cs *CatalogState, code, symbol string) string {
+	if cs != nil && cs.AlarmName != nil {
+		if n, ok := cs.AlarmName(code, symbol); ok && n != "" {
+			return n
+		}
+	}
+	if symbol == "" {
+		return code
+	}
+	return symbol
 }
 
 // sortedModules returns the exported modules in order of their devid label,

@@ -48,7 +48,7 @@ func testCatalog() *CatalogState {
 				}
 				return 0, "Off", true
 			}},
-		{Pool: "P5", Param: "v3", Symbol: "PARAM_P5_3", Name: "Fuel \"used\"\nin total", Unit: "kg", Menu: "Statistics",
+		{Pool: "P5", Param: "v3", Symbol: "PARAM_P5_3", Name: "Fuel \"used\"\nin total", Unit: "kg", Menu: "Statistics", Role: "fuel_burned",
 			Display: func(r store.Reader) (float64, string, bool) {
 				lo, ok := r("P5", "v3")
 				hi, _ := r("P5", "v4")
@@ -99,7 +99,32 @@ func catalogSnapshot() Snapshot {
 	}
 	s.Modules[1].ActiveAlarmsKnown = true
 	s.Modules = append(s.Modules, onlineModule("MOD3", "Attic"))
+	s.Modules[0].History = mod1History()
+	s.Modules[1].History = &ModuleHistory{
+		AlarmCounts: map[string]uint64{}, AlarmLastDuration: map[string]time.Duration{},
+		ChangesByState: map[string]uint64{"success": 0}, LastChange: t0.Add(-26 * time.Hour),
+		RowsDropped: map[string]uint64{"activity": 1},
+	}
 	return s
+}
+
+// mod1History: code 38 (the catalog names it) began twice since the watch,
+// 12 once (the cloud's symbol names it), 91 only before the watch and
+// without a symbol (its code names it); two changes and a failed one.
+func mod1History() *ModuleHistory {
+	return &ModuleHistory{
+		AlarmCounts:       map[string]uint64{"38": 2, "12": 1, "91": 0},
+		AlarmLastDuration: map[string]time.Duration{"38": 90 * time.Second, "91": 15 * time.Minute},
+		Alarms: []AlarmOccurrence{
+			{Code: "12", Symbol: "ERROR_CZUJNIK_CO", Start: t0.Add(-5 * time.Minute)},
+			{Code: "38", Symbol: "ERROR_BRAK_PALIWA", Start: t0.Add(-10 * time.Minute), End: t0.Add(-510 * time.Second)},
+			{Code: "91", Start: t0.Add(-72 * time.Hour), End: t0.Add(-72*time.Hour + 15*time.Minute)},
+		},
+		ChangesByState: map[string]uint64{"success": 2, "failed": 1},
+		LastChange:     t0.Add(-2 * time.Minute),
+		Changes:        []Change{{At: t0.Add(-2 * time.Minute), Symbol: "PARAM_66", Old: "50", New: "55", User: "Jan", State: "success"}},
+		RowsDropped:    map[string]uint64{"alarm_history": 3},
+	}
 }
 
 func catalogOpts(cs *CatalogState) Options {
@@ -125,7 +150,7 @@ func hostileCatalog() *CatalogState {
 				v, ok := r("P4", "v1")
 				return v, hostileQuote, ok
 			}},
-		{Pool: "P4\n\"", Param: strings.Repeat("v", 500), Symbol: "S", Name: "bad\xffname", Unit: "u", Menu: "m",
+		{Pool: "P4\n\"", Param: strings.Repeat("v", 500), Symbol: "S", Name: "bad\xffname", Unit: "u", Menu: "m", Role: "fuel\xff\"level\n",
 			Display: func(r store.Reader) (float64, string, bool) { return math.NaN(), hostileQuote + long, true }},
 	}}
 	mods := map[string]*ModuleCatalog{}

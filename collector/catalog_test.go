@@ -125,6 +125,29 @@ func TestDisplayText(t *testing.T) {
 	}
 }
 
+// A register with a role has one role series, keyed as the display value
+// is, so that a rule joins the two on (devid, pool, param); registers
+// without a role have none.
+func TestParameterRole(t *testing.T) {
+	got := gather(t, catalogCollector(t, catalogSnapshot(), catalogParams(), testCatalog, Options{}))
+	want := map[string]float64{
+		"devid=MOD1,param=v3,pool=P5,role=fuel_burned": 1,
+		"devid=MOD2,param=v3,pool=P5,role=fuel_burned": 1,
+	}
+	if !maps.Equal(got[paramRoleName], want) {
+		t.Errorf("role series %v, want %v", got[paramRoleName], want)
+	}
+	for key := range want {
+		display := strings.TrimSuffix(key, ",role=fuel_burned")
+		if _, ok := got[paramDisplayName][display]; !ok {
+			t.Errorf("no display value %s to join the role with", display)
+		}
+	}
+	if without := gather(t, newTestCollector(t, catalogSnapshot(), catalogParams(), Options{})); len(without[paramRoleName]) != 0 {
+		t.Errorf("role series without a catalog: %v", without[paramRoleName])
+	}
+}
+
 // The filters select the catalog's series by register, but the catalog's
 // rules still read every stored register.
 func TestCatalogSeriesFollowFiltersButReadEveryRegister(t *testing.T) {

@@ -36,6 +36,7 @@ var (
 	labelVisible = "visible"
 	labelState   = "state"
 	labelText    = "text"
+	labelRole    = "role"
 	valueTrue    = "true"
 	valueFalse   = "false"
 
@@ -218,6 +219,11 @@ type renderedParam struct {
 	infoText []byte // `,menu="…",…,unit="…",visible="` after the devid label
 	addrText []byte // `,param="…",pool="…"` after the devid label
 	states   []renderedState
+
+	role       string           // label value; "" when the register has none
+	rolePair   dto.LabelPair    // role
+	roleLabels []*dto.LabelPair // devid, param, pool, role
+	roleText   []byte           // `,param="…",pool="…",role="…"`
 }
 
 // renderedState is one state of an enum-valued parameter.
@@ -319,6 +325,15 @@ func (p *renderedParam) render(devid *dto.LabelPair) {
 	p.addrText = exposition.AppendEscaped(p.addrText, p.pool, true)
 	p.addrText = append(p.addrText, '"')
 
+	if p.d.Role != "" {
+		p.role = LabelValue(p.d.Role)
+		p.rolePair = dto.LabelPair{Name: &labelRole, Value: &p.role}
+		p.roleLabels = []*dto.LabelPair{devid, paramPair, poolPair, &p.rolePair}
+		p.roleText = append(append(p.roleText, p.addrText...), `,role="`...)
+		p.roleText = exposition.AppendEscaped(p.roleText, p.role, true)
+		p.roleText = append(p.roleText, '"')
+	}
+
 	labels := make([]string, 0, len(p.d.States))
 	raws := make(map[string]string, len(p.d.States))
 	for _, raw := range p.d.States {
@@ -361,11 +376,11 @@ type catText struct {
 	text string
 }
 
-// catalogSeries are the four families of one scrape, each in exposition
+// catalogSeries are the five families of one scrape, each in exposition
 // order.
 type catalogSeries struct {
-	info, display, state []catSeries
-	text                 []catText
+	info, display, state, role []catSeries
+	text                       []catText
 }
 
 // syncRenders brings the rendered modules in line with the catalog: new or
@@ -420,6 +435,9 @@ func (c *Collector) collectModuleCatalog(r *moduleRender, v *moduleValues, out *
 		p := &r.params[i]
 		if !v.stored(p) {
 			continue
+		}
+		if p.role != "" {
+			out.role = append(out.role, catSeries{mod: r, p: p, value: 1})
 		}
 		var (
 			val   float64
@@ -552,7 +570,7 @@ func (m *catMetric) Write(out *dto.Metric) error {
 
 // send hands the catalog series to the registry, from one slab.
 func (c *Collector) sendCatalogSeries(ch chan<- prometheus.Metric, s *catalogSeries) {
-	slab := make([]catMetric, 0, len(s.info)+len(s.display)+len(s.state)+len(s.text))
+	slab := make([]catMetric, 0, len(s.info)+len(s.display)+len(s.state)+len(s.role)+len(s.text))
 	add := func(desc *prometheus.Desc, labels []*dto.LabelPair, v float64) {
 		slab = append(slab, catMetric{desc: desc, labels: labels, value: v})
 		ch <- &slab[len(slab)-1]
@@ -565,6 +583,9 @@ func (c *Collector) sendCatalogSeries(ch chan<- prometheus.Metric, s *catalogSer
 	}
 	for _, x := range s.state {
 		add(c.cat.paramState, x.p.states[x.variant].labels, x.value)
+	}
+	for _, x := range s.role {
+		add(c.cat.paramRole, x.p.roleLabels, x.value)
 	}
 	if len(s.text) == 0 {
 		return
@@ -610,6 +631,13 @@ func directCatalogFamilies(s *catalogSeries) []exposition.Family {
 					return append(b, `true"`...)
 				}
 				return append(b, `false"`...)
+			})
+		}})
+	}
+	if len(s.role) > 0 {
+		out = append(out, exposition.Family{Name: paramRoleName, Series: len(s.role), Write: func(w io.Writer, f exposition.Format) error {
+			return writeCatalogFamily(w, f, paramRoleName, paramRoleHelp, s.role, func(b []byte, x *catSeries) []byte {
+				return append(b, x.p.roleText...)
 			})
 		}})
 	}

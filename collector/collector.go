@@ -80,6 +80,8 @@ type descs struct {
 
 	realtimeEvents *prometheus.Desc
 
+	moduleAlarmsTotal, moduleAlarmLastDuration, moduleChangesTotal, moduleLastChange, historyRowsDropped *prometheus.Desc
+
 	tokenExpiry *prometheus.Desc
 }
 
@@ -150,6 +152,12 @@ func newDescs() descs {
 
 		realtimeEvents: d("realtime_events_total", "Realtime events received on the object's session, by a fixed set of names plus other.", objectLabel, "event"),
 
+		moduleAlarmsTotal:       d("module_alarms_total", "Alarm occurrences of the module begun since it was watched, from its active alarm list and alarm history, each counted once.", "devid", "code", "name"),
+		moduleAlarmLastDuration: d("module_alarm_last_duration_seconds", "Length of the module's last finished occurrence of the alarm.", "devid", "code"),
+		moduleChangesTotal:      d("module_changes_total", "Changes in the module's activity log made since it was watched, by outcome.", "devid", "state"),
+		moduleLastChange:        d("module_last_change_timestamp_seconds", "When the newest change in the module's activity log was made, seconds since the epoch.", "devid"),
+		historyRowsDropped:      d("history_rows_dropped_total", "Rows of the module's alarm history or activity log that could not be used (bad fields, future times, out of order, repeated).", "devid", "list"),
+
 		tokenExpiry: d("token_expiry_timestamp_seconds", "When the current access token expires, seconds since the epoch; absent when it never expires."),
 	}
 }
@@ -164,6 +172,7 @@ func (d *descs) all() []*prometheus.Desc {
 		d.pushHealthy, d.liveStale, d.lastLiveUpdate, d.lastUpdate,
 		d.recoveryActions, d.recoveryQuarantined, d.recoveryCooldown, d.pollFailureStreak, d.primeFailures,
 		d.realtimeEvents,
+		d.moduleAlarmsTotal, d.moduleAlarmLastDuration, d.moduleChangesTotal, d.moduleLastChange, d.historyRowsDropped,
 		d.tokenExpiry,
 	}
 }
@@ -238,6 +247,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, direct *directSeries) {
 
 	mods := c.collectModules(&e, s.Modules, objects)
 	c.collectAlarms(&e, s.Modules, mods, cs)
+	c.collectHistory(&e, s.Modules, mods, cs)
 	c.collectCatalogHealth(&e, cs, mods)
 	c.collectParams(&e, mods, cs, direct)
 

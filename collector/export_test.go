@@ -44,6 +44,7 @@ const (
 	ParamInfoName    = paramInfoName
 	ParamStateName   = paramStateName
 	ParamTextName    = paramTextName
+	ParamRoleName    = paramRoleName
 )
 
 // InLabelValueOrder sorts l by devid, param, pool: the order of the label

@@ -172,6 +172,7 @@ func fullExpositions(t *testing.T) [][]byte {
 	home(&up).Push, home(&up).Recovery = home(&q).Push, home(&q).Recovery
 	up.Modules[1] = onlineModule("MOD2", "Garage")
 	up.Modules[0].ActiveAlarms, up.Modules[0].ActiveAlarmsKnown = catalogSnapshot().Modules[0].ActiveAlarms, true
+	up.Modules[0].History = mod1History()
 	down := sessionDownSnapshot()
 
 	var outs [][]byte

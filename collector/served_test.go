@@ -58,6 +58,7 @@ const (
 	paramInfoName    = collector.ParamInfoName
 	paramStateName   = collector.ParamStateName
 	paramTextName    = collector.ParamTextName
+	paramRoleName    = collector.ParamRoleName
 )
 
 const (
@@ -290,7 +291,7 @@ func TestHandlerFastPathMatchesRegistry(t *testing.T) {
 				}
 				if strings.HasPrefix(tc.name, "catalog") {
 					om := get(t, fast.URL, acceptOpenMetr, "").body
-					for _, f := range []string{paramDisplayName, paramInfoName, paramStateName, paramTextName} {
+					for _, f := range []string{paramDisplayName, paramInfoName, paramStateName, paramTextName, paramRoleName} {
 						if tc.name != "catalog_filters" && !bytes.Contains(om, []byte("\n"+f+"{")) {
 							t.Errorf("catalog case without %s series", f)
 						}

@@ -129,6 +129,20 @@ func TestModulePagesInBrowser(t *testing.T) {
 	waitModulesListed(t, exp)
 	waitCatalogLoaded(t, exp)
 
+	// Once the exporter reads the modules' past, their pages show it: the
+	// simulator's log holds three changes and its alarm history one
+	// finished occurrence of every module. Until then (or without it) the
+	// sections say it was not read yet.
+	historyRead := false
+	deadline := time.Now().Add(15 * time.Second)
+	for !historyRead && time.Now().Before(deadline) {
+		if s, _ := exp.scrapeOrErr(); s != nil && len(s.series("bragerone_module_changes_total", nil)) > 0 {
+			historyRead = true
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
 	b := newBrowser(t)
 	b.open("status", exp.url+"/status")
 	b.noConsoleErrors()
@@ -190,11 +204,50 @@ func TestModulePagesInBrowser(t *testing.T) {
 		if got := b.texts("#alarms tr.alarm td:first-child"); !slices.Equal(got, m.alarms) {
 			t.Errorf("%s: active alarms %q, want %q", m.name, got, m.alarms)
 		}
+		checkHistorySections(t, b, m.name, historyRead)
 		b.noConsoleErrors()
 		b.click(strings.ReplaceAll(m.name, " ", "-")+"-back", "#back")
 		if h := b.texts("h1"); !slices.Equal(h, []string{"bragerone_exporter status"}) {
 			t.Fatalf("the back link led to %q", h)
 		}
+	}
+}
+
+// checkHistorySections reads a module page's "Recent changes" and "Alarm
+// history": with the module's history read, the simulator's changes (by
+// its demo user, each with its outcome) and its finished alarm (code 12,
+// a quarter of an hour); else the note that it was not read yet.
+func checkHistorySections(t *testing.T, b *browser, name string, read bool) {
+	t.Helper()
+	if got := b.texts("#changes-heading"); !slices.Equal(got, []string{"Recent changes"}) {
+		t.Errorf("%s: changes heading %q", name, got)
+	}
+	if got := b.texts("#alarmhistory-heading"); !slices.Equal(got, []string{"Alarm history"}) {
+		t.Errorf("%s: alarm history heading %q", name, got)
+	}
+	if !read {
+		for _, id := range []string{"#changes-none", "#alarmhistory-none"} {
+			if got := b.texts(id); len(got) != 1 || !strings.Contains(got[0], "not read yet") {
+				t.Errorf("%s: %s reads %q", name, id, got)
+			}
+		}
+		return
+	}
+	users := b.texts("#changes tr.change td.user")
+	states := b.texts("#changes tr.change td.state")
+	values := b.texts("#changes tr.change td.values")
+	if len(users) < 3 || len(states) != len(users) || len(values) != len(users) {
+		t.Fatalf("%s: changes: users %q, states %q, values %q", name, users, states, values)
+	}
+	for i := range users {
+		if users[i] != "Demo User" || states[i] != "success" || !strings.Contains(values[i], " → ") {
+			t.Errorf("%s: change %d: %q %q %q", name, i, users[i], values[i], states[i])
+		}
+	}
+	codes := b.texts("#alarmhistory tr.pastalarm td:nth-child(2)")
+	durations := b.texts("#alarmhistory tr.pastalarm td:nth-child(5)")
+	if i := slices.IndexFunc(codes, func(c string) bool { return strings.HasSuffix(c, " 12") }); i < 0 || durations[i] != "15m00s" {
+		t.Errorf("%s: alarm history codes %q durations %q: no finished code 12 of 15m00s", name, codes, durations)
 	}
 }
 

@@ -82,6 +82,7 @@ func describeModules(c *catalog.Catalog) map[string]*collector.ModuleCatalog {
 				Menu:    strings.Join(p.Menu, "/"),
 				Display: p.Display,
 				Visible: p.Visible,
+				Role:    string(p.Role),
 			}
 			// Every option, also those of computed states (keyed by a state
 			// name, which Enum cannot hold).

@@ -7,6 +7,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/fleet"
+	"github.com/bragerone/bragerone_exporter/history"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
@@ -167,6 +168,7 @@ func addObject(s *collector.Snapshot, object cloudclient.Object, st *realtime.St
 				ms.ActiveAlarms = append(ms.ActiveAlarms, collector.Alarm{Code: strconv.Itoa(a.Code), Symbol: a.Symbol, Since: a.Since})
 			}
 		}
+		ms.History = moduleHistory(m.History)
 		if ps, ok := stats[m.Devid]; ok {
 			ms.LastUpdate, ms.Params, ms.NonNumeric, ms.Refused = ps.LastUpdate, ps.Params, ps.NonNumeric, ps.Refused
 		}
@@ -178,6 +180,32 @@ func addObject(s *collector.Snapshot, object cloudclient.Object, st *realtime.St
 			StartedAt: e.StartedAt, EndedAt: e.EndedAt, DownFor: e.DownFor,
 		})
 	}
+}
+
+// moduleHistory copies a module's published history; nil stays nil (not
+// read yet).
+func moduleHistory(h *realtime.History) *collector.ModuleHistory {
+	if h == nil {
+		return nil
+	}
+	out := &collector.ModuleHistory{
+		AlarmCounts:       copyCounts(h.Alarms.Counts),
+		AlarmLastDuration: make(map[string]time.Duration, len(h.Alarms.LastDuration)),
+		ChangesByState:    copyCounts(h.Activity.ByState),
+		LastChange:        h.Activity.LastChange,
+		RowsDropped:       map[string]uint64{history.ListAlarmHistory: h.Alarms.Dropped, history.ListActivity: h.Activity.Dropped},
+	}
+	for code, d := range h.Alarms.LastDuration {
+		out.AlarmLastDuration[code] = d
+	}
+	for _, o := range h.Alarms.Recent {
+		out.Alarms = append(out.Alarms, collector.AlarmOccurrence{Code: o.Code, Symbol: o.Symbol, Start: o.Start, End: o.End})
+	}
+	for _, c := range h.Activity.Recent {
+		out.Changes = append(out.Changes, collector.Change{At: c.At, Register: c.Register, Symbol: c.Symbol,
+			Old: c.Old, New: c.New, Unit: c.Unit, User: c.User, State: c.State})
+	}
+	return out
 }
 
 func outageAt(r outage.Record, now time.Time) collector.Outage {

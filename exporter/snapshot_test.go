@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/history"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
@@ -111,5 +112,46 @@ func TestFromStatusCountsEveryLadderAction(t *testing.T) {
 				t.Errorf("%s %s counted %d times, want the counted action", step, o, n)
 			}
 		}
+	}
+}
+
+// A module's published history reaches the snapshot as copies; a module
+// whose history was not read yet has none.
+func TestFromStatusCarriesModuleHistory(t *testing.T) {
+	t0 := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
+	hist := &realtime.History{
+		Alarms: history.AlarmsSnapshot{
+			Counts: map[string]uint64{"38": 2}, LastDuration: map[string]time.Duration{"38": time.Minute},
+			Recent:  []history.Occurrence{{Code: "38", Symbol: "ERROR_BRAK_PALIWA", Start: t0, End: t0.Add(time.Minute)}},
+			Dropped: 4,
+		},
+		Activity: history.ActivitySnapshot{
+			ByState: map[string]uint64{"success": 1}, LastChange: t0,
+			Recent:  []history.Change{{ID: 9, At: t0, Register: "P6.v219", Symbol: "PARAM_66", Old: "1", New: "2", Unit: 1, User: "Jan", State: "success"}},
+			Dropped: 1,
+		},
+	}
+	status := &realtime.Status{At: t0, Modules: []realtime.ModuleStatus{
+		{ModuleSnapshot: outage.ModuleSnapshot{Devid: "D1"}, History: hist},
+		{ModuleSnapshot: outage.ModuleSnapshot{Devid: "D2"}},
+	}}
+	s := FromStatus(status, nil, t0)
+	h := s.Modules[0].History
+	if h == nil || h.AlarmCounts["38"] != 2 || h.AlarmLastDuration["38"] != time.Minute || h.ChangesByState["success"] != 1 || !h.LastChange.Equal(t0) {
+		t.Fatalf("history = %+v", h)
+	}
+	if h.RowsDropped[history.ListAlarmHistory] != 4 || h.RowsDropped[history.ListActivity] != 1 {
+		t.Errorf("dropped = %v", h.RowsDropped)
+	}
+	want := collector.Change{At: t0, Register: "P6.v219", Symbol: "PARAM_66", Old: "1", New: "2", Unit: 1, User: "Jan", State: "success"}
+	if len(h.Changes) != 1 || h.Changes[0] != want || len(h.Alarms) != 1 || h.Alarms[0].Symbol != "ERROR_BRAK_PALIWA" || !h.Alarms[0].End.Equal(t0.Add(time.Minute)) {
+		t.Errorf("recent = %+v / %+v", h.Alarms, h.Changes)
+	}
+	if s.Modules[1].History != nil {
+		t.Errorf("a module not read yet has history %+v", s.Modules[1].History)
+	}
+	h.AlarmCounts["38"] = 99
+	if hist.Alarms.Counts["38"] != 2 {
+		t.Error("the snapshot shares its counts with the gateway's status")
 	}
 }

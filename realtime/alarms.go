@@ -57,6 +57,7 @@ func (g *Gateway) pollAlarms(ctx context.Context) {
 				lvl("active alarm list failed; keeping the last one", "err", compactErr(err))
 			} else {
 				g.setActiveAlarms(modules, rows)
+				g.observeActiveHistory(modules)
 			}
 			if g.alarmsAgain {
 				g.alarmsAgain = false

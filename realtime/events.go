@@ -61,8 +61,10 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 		return false
 	case cloudapi.EventAlarmsQuantity:
 		if g.alarmsQuantity(ev.Payload) {
-			// A count moved: read which alarms now rather than at the next poll.
+			// A count moved: read which alarms now rather than at the next
+			// poll, and the history, where one that came and went shows.
 			g.pollAlarms(ctx)
+			g.readList(ctx, g.alarmHistory)
 		}
 	case cloudapi.EventOverflow:
 		g.overflowed += int64(ev.Dropped)
@@ -185,6 +187,7 @@ func (g *Gateway) poll(ctx context.Context) {
 	}
 	g.pollInFlight = true
 	g.pollAlarms(ctx)
+	g.readHistory(ctx)
 	gen := g.modules.BeginPoll()
 	objectID := g.objectID
 	go func() {

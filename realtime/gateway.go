@@ -59,6 +59,12 @@ type Gateway struct {
 	alarmsInFlight bool // an active alarm list fetch is running
 	alarmsAgain    bool // fetch again when it completes
 
+	// history holds each watched module's alarm and change trackers;
+	// alarmHistory and activityLog read the lists that feed them.
+	history      map[string]*moduleHistory
+	alarmHistory *listReader
+	activityLog  *listReader
+
 	tr         transport.Transport
 	sess       transport.Session
 	sessEvents <-chan transport.Event
@@ -144,6 +150,8 @@ func New(cfg Config) (*Gateway, error) {
 		g.primeFailures[t] = 0
 	}
 	g.activeAlarms = map[string][]Alarm{}
+	g.history = map[string]*moduleHistory{}
+	g.alarmHistory, g.activityLog = newAlarmHistoryReader(), newActivityReader()
 	g.events = map[cloudapi.EventKind]uint64{}
 	g.publish()
 	return g, nil
@@ -199,6 +207,7 @@ func (g *Gateway) Run(ctx context.Context) error {
 	g.scheduleRenewal(false)
 	g.feed(ctx, lifecycle.ConnectWanted{Cancelled: ctx.Err() != nil})
 	g.pollAlarms(ctx)
+	g.readHistory(ctx)
 	for {
 		dirty := true
 		select {
@@ -442,6 +451,7 @@ func (g *Gateway) setSubscribed(devids []string) {
 			delete(g.activeAlarms, d)
 		}
 	}
+	g.watchHistory(keep)
 	// Only this gateway's own modules: the store may be shared with the
 	// gateways of other objects.
 	g.store.Forget(left)

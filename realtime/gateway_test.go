@@ -83,6 +83,13 @@ func startHarnessFull(t *testing.T, tune func(*Config), tuneClient func(*cloudcl
 	for _, f := range faults {
 		sim.Inject(f)
 	}
+	return startHarnessOn(t, sim, tune, tuneClient)
+}
+
+// startHarnessOn starts a gateway (with its own client and store) on a
+// running simulator, as a fresh exporter start would.
+func startHarnessOn(t *testing.T, sim *cloudsim.Cloud, tune func(*Config), tuneClient func(*cloudclient.Config)) *harness {
+	t.Helper()
 	ccfg := cloudclient.Config{
 		BaseURL: sim.URL(), AssetsURL: sim.URL(),
 		Credentials:  cloudclient.StaticCredentials(cloudclient.Credentials{Email: cloudsim.DefaultEmail, Password: cloudsim.DefaultPassword}),

@@ -61,6 +61,11 @@ type ModuleStatus struct {
 	ActiveAlarms      []Alarm
 	ActiveAlarmsKnown bool
 
+	// History is what the module's alarm lists and activity log said since
+	// the gateway began watching it; nil until one was read. Shared, never
+	// changed.
+	History *History
+
 	// DeviceMenu and Permissions are the module row's "deviceMenu" and
 	// "permissions": which menu of the web app describes the module and
 	// what it may show. Valid once the module was seen in a listing
@@ -111,6 +116,9 @@ func (g *Gateway) publish() {
 		}
 		ms.ActiveAlarms, ms.ActiveAlarmsKnown = g.activeAlarms[m.Devid]
 		ms.Alarms, ms.AlarmsKnown = g.alarms[m.Devid]
+		if h := g.history[m.Devid]; h != nil {
+			ms.History = h.snap
+		}
 		st.Modules = append(st.Modules, ms)
 	}
 	g.status.Store(st)

@@ -196,7 +196,7 @@ var simSymbols = []*simSymbol{
 	{token: "PARAM_P4_8", pool: "P4", index: 8, form: defP4, id: 0x2f48, icon: "PRESSURE", unit: unitBar,
 		lo: 0, hi: 40, initLo: 12, initHi: 20, en: "Water pressure", pl: "Ciśnienie wody"},
 	{token: "PARAM_P4_9", pool: "P4", index: 9, form: defP4, id: 0x2f49, icon: "FUEL", unit: unitPercent, name: "app.one.parameters.FUEL_LEVEL",
-		lo: 0, hi: 100, initLo: 25, initHi: 90, en: "Fuel level", pl: "Poziom paliwa"},
+		lo: 0, hi: 100, initLo: 25, initHi: 90, drift: DriftFuel, en: "Fuel level", pl: "Poziom paliwa"},
 	{token: "STATUS_P5_0", pool: "P5", index: 0, form: defBoilerState, id: 0x3100, icon: "FLAME", comp: "STATUS", name: "app.one.boilerStatus.name",
 		unit: unitBoilerSt, noUChan: true, status: true, en: "Boiler state", pl: "Stan kotła"},
 	{token: "STATUS_P5_1", pool: "P5", index: 1, form: defDiode, id: 0x3101, unit: unitDiode, noUChan: true, status: true,

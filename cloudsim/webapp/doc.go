@@ -34,7 +34,8 @@
 // catalogue (catalog.go): the kinds of module (Profiles) with their menu,
 // permissions, registers and alarms. The first profile is stopped out of
 // fuel (power, fan and fuel fixed, the P5.v40/v41 counter at the spec's
-// 38063); the valve profile's alarm has no label; status words sit on bit
+// 38063); in the second the fuel level falls and is refilled, and the
+// fuel-burned counter climbs with it; the valve profile's alarm has no label; status words sit on bit
 // patterns the definitions name (0x60 alarm, 0x0b work in P5.s0; bit 7 of a
 // setting's P6.s<n> is INVISIBLE). Describe says what the assets show a
 // module of a given menu and permissions; testdata/described.txt tables

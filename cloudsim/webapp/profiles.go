@@ -53,6 +53,10 @@ const (
 	DriftTemp          // a temperature, by tenths
 	DriftPercent       // a percentage, by whole points
 	DriftWide          // a 32-bit counter over two words, climbing
+	// DriftFuel is a hopper's fuel level, % by whole points: it falls, and
+	// is refilled to 100 when nearly empty; the module's fuel-burned
+	// counter (a DriftWide value) climbs with it instead of on its own.
+	DriftFuel
 )
 
 // StatusInvisible is the INVISIBLE flag in the status word of a setting
@@ -119,3 +123,14 @@ func register(s *simSymbol, p *simProfile) Register {
 
 // HighWord is the address of a wide value's high word: "P5.v41".
 func (r Register) HighWord() string { return r.Pool + ".v" + strconv.Itoa(r.Index+1) }
+
+// AlarmByID returns the alarm with the given type code (the rows' id); the
+// zero Alarm when the catalogue has none.
+func AlarmByID(id int) Alarm {
+	for _, a := range simAlarms {
+		if a.id == id {
+			return Alarm{ID: a.id, Code: a.code, EN: a.en, PL: a.pl}
+		}
+	}
+	return Alarm{}
+}

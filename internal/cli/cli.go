@@ -51,6 +51,7 @@ type CLI struct {
 	Watch    watchCmd    `cmd:"" help:"Print live parameter changes and session state until interrupted."`
 	Set      setCmd      `cmd:"" help:"Write a parameter (DEVID P6.v8=VALUE, checked against the catalog) or send a raw command (DEVID --command=NAME)."`
 	Catalog  catalogCmd  `cmd:"" help:"Print the parameter catalog of the modules: symbols, registers, names, units, menus and displayed values."`
+	History  historyCmd  `cmd:"" help:"Print the modules' recent changes (who changed what, old → new) and alarms (active and finished)."`
 }
 
 // description heads --help. serve is the default command, and its flags

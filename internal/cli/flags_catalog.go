@@ -16,7 +16,7 @@ import (
 type catalogCommonFlags struct {
 	Language      string `name:"catalog.language" default:"${catalog_language}" help:"Language of parameter names, units and labels: any the web app offers (a language it does not offer is reported at start with the offered ones)." group:"Catalog"`
 	Disable       bool   `name:"catalog.disable" help:"Do not read the catalog: no names, units, display values or enum states; raw values as always." group:"Catalog"`
-	OverridesFile string `name:"catalog.overrides-file" type:"existingfile" help:"YAML file correcting the name, unit or scale of a register (P4.v7) or symbol (PARAM_P4_7) the catalog gets wrong." group:"Catalog"`
+	OverridesFile string `name:"catalog.overrides-file" type:"existingfile" help:"YAML file correcting the name, unit, scale or role of a register (P4.v7) or symbol (PARAM_P4_7) the catalog gets wrong." group:"Catalog"`
 }
 
 // catalogFlags configure the parameter catalog: names, units, display values

@@ -1,9 +1,9 @@
 package cli
 
-// How the command-line tools (check, modules, params, watch, set, catalog)
-// print: a table or JSON in one vocabulary, and values, times and states in
-// one spelling; parseValue reads a value given on the command line in that
-// spelling.
+// How the command-line tools (check, modules, params, watch, set, catalog,
+// history) print: a table or JSON in one vocabulary, and values, times and
+// states in one spelling; parseValue reads a value given on the command
+// line in that spelling.
 
 import (
 	"bytes"
@@ -86,6 +86,22 @@ var (
 	keyStaleSeconds     = word("stale_seconds")
 	keyParameters       = word("parameters") // a count
 	keyCount            = word("count")
+)
+
+// The past: a module's changes and alarms (history).
+var (
+	keyChanges         = word("changes")
+	keyAlarms          = word("alarms")
+	keyOldRaw          = word("old_raw")   // the register's value before a change, as the cloud sent it
+	keyNewRaw          = word("new_raw")   // and after it
+	keyOldValue        = word("old_value") // as the app shows it: a number in unit, or text
+	keyNewValue        = word("new_value")
+	keyUser            = word("user") // who made a change, as the cloud names them
+	keyCode            = word("code") // an alarm's type code
+	keyFrom            = word("from")
+	keyTo              = word("to")
+	keyDurationSeconds = word("duration_seconds")
+	keyRowsLeftOut     = word("rows_left_out") // rows the cloud sent that cannot be used
 )
 
 // The account and its objects, as check sees them.

@@ -42,12 +42,15 @@ func TestParseAndFormatValue(t *testing.T) {
 // empty one is null).
 var (
 	numberKeys = []string{"id", "object_id", "min", "max", "null_left_out", "parameters", "count",
-		"down_seconds", "hysteresis_seconds", "stale_seconds", "user_id", "module_count", "online"}
+		"down_seconds", "hysteresis_seconds", "stale_seconds", "user_id", "module_count", "online",
+		"code", "duration_seconds", "rows_left_out"}
 	boolKeys   = []string{"visible", "writable", "watched"}
-	listKeys   = []string{"menu", "parts", "modules", "params", "objects"}
+	listKeys   = []string{"menu", "parts", "modules", "params", "objects", "changes", "alarms"}
 	objectKeys = []string{"meta"} // the cloud's own members, under its names
-	anyKeys    = []string{"raw", "value"}
-	timeKeys   = []string{"time", "connected_at", "token_expires_at"}
+	anyKeys    = []string{"raw", "value", "old_raw", "new_raw", "old_value", "new_value"}
+	rawKeys    = []string{"raw", "old_raw", "new_raw"}       // as the cloud sent them: any kind
+	shownKeys  = []string{"value", "old_value", "new_value"} // a number or the text of a state
+	timeKeys   = []string{"time", "connected_at", "token_expires_at", "from", "to"}
 	snakeCase  = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 )
 
@@ -99,16 +102,16 @@ func kindFits(key string, v any) bool {
 	case json.Number:
 		return slices.Contains(numberKeys, key) || slices.Contains(anyKeys, key)
 	case bool:
-		return slices.Contains(boolKeys, key) || key == "raw"
+		return slices.Contains(boolKeys, key) || slices.Contains(rawKeys, key)
 	case []any:
-		return slices.Contains(listKeys, key) || key == "raw"
+		return slices.Contains(listKeys, key) || slices.Contains(rawKeys, key)
 	case map[string]any:
-		return slices.Contains(objectKeys, key) || key == "raw"
+		return slices.Contains(objectKeys, key) || slices.Contains(rawKeys, key)
 	case string:
 		switch {
-		case key == "raw":
+		case slices.Contains(rawKeys, key):
 			return true
-		case key == "value":
+		case slices.Contains(shownKeys, key):
 			_, err := strconv.ParseFloat(x, 64)
 			return x != "" && err != nil // a number the app shows is a JSON number
 		case slices.Contains(timeKeys, key):
@@ -176,6 +179,7 @@ func TestEveryToolSpeaksTheVocabulary(t *testing.T) {
 		{"params"},
 		{"params", d, "--include-null"},
 		{"catalog"},
+		{"history", d},
 	} {
 		what := strings.Join(args, " ")
 		code, out, errOut := runArgs(t, toolArgs(sim, args[0], append(args[1:], "-o", "json")...)...)
@@ -190,6 +194,9 @@ func TestEveryToolSpeaksTheVocabulary(t *testing.T) {
 			t.Fatalf("%s: code=%d stderr=%q", what, code, errOut)
 		}
 		checkTableHeader(t, what, out, keys)
+		if _, second, ok := strings.Cut(out, "\n\n"); ok { // history's alarms
+			checkTableHeader(t, what+" (second table)", second, keys)
+		}
 	}
 
 	// check: its objects and modules tables under the lines that

@@ -66,8 +66,41 @@ type modulePage struct {
 
 	CatalogState, CatalogClass, CatalogDetail string
 
+	// History is the module's past as the exporter read it: its recent
+	// changes and its alarm occurrences, newest first, at most
+	// maxHistoryShown of each; HistoryNote says why there is none.
+	HistoryKnown bool
+	HistoryNote  string
+	Changes      []changeView
+	PastAlarms   []pastAlarmView
+
 	Menus    []menuView
 	NoParams string
+}
+
+// maxHistoryShown bounds each history table of a module page.
+const maxHistoryShown = 20
+
+// changeView is one change of the activity log as the page shows it.
+type changeView struct {
+	When, Name, Register, Symbol, Old, New, User, State string
+	Class                                               string // the outcome's card class
+}
+
+// pastAlarmView is one alarm occurrence as the page shows it.
+type pastAlarmView struct {
+	Name, Code, From, To, Duration string
+	Active                         bool
+}
+
+// RawDisplayer is a ParamSource that can also show a raw value of a
+// register as the app would display it, for the old and new values of a
+// change.
+type RawDisplayer interface {
+	// DisplayRaw is raw shown as the app shows the register's value, with
+	// its unit ("55 °C", "Summer"); ok is false when the catalog cannot
+	// show it.
+	DisplayRaw(devid, register string, raw float64) (shown string, ok bool)
 }
 
 // moduleObject is the object a module page names.
@@ -221,7 +254,95 @@ func buildModulePage(s collector.Snapshot, params ParamSource, devid string, o O
 		p.CatalogDetail = strconv.Itoa(m.Params) + " registers stored"
 	}
 	p.Menus = groupByMenu(ps)
+	p.history(m, ps, params, now, o.Location)
 	return p, true
+}
+
+// history fills the page's change log and alarm history from the module's
+// history records, the ones its metrics count: parameters by their
+// catalog names, values as the app displays them where the catalog can,
+// else raw; who made each change (shown here, never a label value).
+func (p *modulePage) history(m *collector.ModuleState, ps []Param, params ParamSource, now time.Time, loc *time.Location) {
+	h := m.History
+	if h == nil {
+		p.HistoryNote = "not read yet: the exporter reads the module's alarm history and activity log shortly after it starts watching it"
+		return
+	}
+	p.HistoryKnown = true
+	byRegister := make(map[string]*Param, len(ps))
+	bySymbol := make(map[string]*Param, len(ps))
+	for i := range ps {
+		byRegister[ps[i].Pool+"."+ps[i].Param] = &ps[i]
+		bySymbol[ps[i].Symbol] = &ps[i]
+	}
+	shower, _ := params.(RawDisplayer)
+	for _, c := range h.Changes[:min(len(h.Changes), maxHistoryShown)] {
+		register := c.Register
+		name := c.Symbol
+		pr := byRegister[register]
+		if pr == nil {
+			pr = bySymbol[c.Symbol]
+		}
+		if pr != nil {
+			name = pr.Name
+			if register == "" {
+				register = pr.Pool + "." + pr.Param
+			}
+		}
+		show := func(raw string) string {
+			if raw == "" {
+				return "—"
+			}
+			if f, err := strconv.ParseFloat(raw, 64); err == nil && shower != nil && register != "" {
+				if t, ok := shower.DisplayRaw(m.Devid, register, f); ok {
+					return clean(t, maxShown)
+				}
+			}
+			return clean(raw, maxShown)
+		}
+		cv := changeView{
+			When: fmtAge(c.At, now, loc), Name: clean(orDash(name), maxShown), Register: clean(register, maxShown),
+			Symbol: cleanTitle(c.Symbol), Old: show(c.Old), New: show(c.New),
+			User: clean(orDash(c.User), maxShown), State: clean(orDash(c.State), maxShown), Class: classUnknown,
+		}
+		switch c.State {
+		case "success":
+			cv.Class = classOK
+		case "":
+		default:
+			cv.Class = classBad
+		}
+		p.Changes = append(p.Changes, cv)
+	}
+	for _, a := range h.Alarms[:min(len(h.Alarms), maxHistoryShown)] {
+		name := a.Symbol
+		if params != nil {
+			if n, ok := params.AlarmName(a.Code, a.Symbol); ok {
+				name = n
+			}
+		}
+		if name == "" {
+			name = a.Code
+		}
+		av := pastAlarmView{Name: clean(name, maxShown), Code: clean(strings.TrimSpace(a.Symbol+" "+a.Code), maxShown),
+			From: fmtTime(a.Start, loc), To: "active", Active: a.End.IsZero()}
+		end := now
+		if !av.Active {
+			av.To, end = fmtTime(a.End, loc), a.End
+		}
+		av.Duration = fmtDuration(end.Sub(a.Start))
+		if av.Active {
+			av.Duration += " so far"
+		}
+		p.PastAlarms = append(p.PastAlarms, av)
+	}
+}
+
+func orDash(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "—"
+	}
+	return s
 }
 
 // moduleObjectOf names the module's object and the state of the session
@@ -343,6 +464,40 @@ func (c CatalogParams) ModuleParams(devid string) ([]Param, bool) {
 		out = append(out, p)
 	}
 	return out, true
+}
+
+// DisplayRaw implements RawDisplayer: raw in the register, the module's
+// other registers (a unit register, say) as they are now.
+func (c CatalogParams) DisplayRaw(devid, register string, raw float64) (string, bool) {
+	cs := c.state()
+	if cs == nil || !cs.Loaded || cs.Modules[devid] == nil {
+		return "", false
+	}
+	read := c.Values(devid)
+	for i := range cs.Modules[devid].Params {
+		d := &cs.Modules[devid].Params[i]
+		if d.Pool+"."+d.Param != register {
+			continue
+		}
+		with := func(pool, param string) (float64, bool) {
+			if pool == d.Pool && param == d.Param {
+				return raw, true
+			}
+			return read(pool, param)
+		}
+		if d.Display == nil {
+			return strings.TrimSpace(strconv.FormatFloat(raw, 'f', -1, 64) + " " + d.Unit), true
+		}
+		v, label, ok := d.Display(with)
+		switch {
+		case label != "":
+			return label, true
+		case !ok || math.IsNaN(v) || math.IsInf(v, 0):
+			return "", false
+		}
+		return strings.TrimSpace(strconv.FormatFloat(v, 'f', -1, 64) + " " + d.Unit), true
+	}
+	return "", false
 }
 
 // AlarmName implements ParamSource.

@@ -1,0 +1,243 @@
+package history
+
+import (
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Change is one entry of a module's activity (change) log.
+type Change struct {
+	ID       int64
+	At       time.Time
+	Register string // "P6.v219" when the row names one, else ""
+	Symbol   string // the row's name token's key ("PARAM_66"), "" when none
+	Old, New string // the values as the row gives them, as text; "" when absent
+	Unit     int    // the row's unit code; 0 when none
+	User     string // who made it, as the cloud names them
+	State    string // outcome token ("success", "failed", …)
+}
+
+// Activity tracks one module's activity log. Counts only grow. Not safe
+// for concurrent use.
+type Activity struct {
+	cfg       Config
+	since     time.Time
+	known     map[int64]time.Time // row id -> its time
+	floor     time.Time           // rows at or before it were forgotten
+	counts    map[string]uint64
+	last      time.Time
+	recent    []Change // newest first
+	dropped   uint64
+	watermark time.Time
+	read      struct {
+		seen map[int64]bool
+		last time.Time
+	}
+}
+
+// ActivitySnapshot is what an Activity tracker says, a copy the caller owns.
+type ActivitySnapshot struct {
+	// ByState counts changes made since the watch began by outcome; every
+	// outcome seen is present, from 0.
+	ByState    map[string]uint64
+	LastChange time.Time // the newest change known (from before the watch too); zero if none
+	Recent     []Change  // newest first
+	Dropped    uint64    // activity rows refused
+}
+
+// NewActivity starts watching a module's activity log at since.
+func NewActivity(cfg Config, since time.Time) *Activity {
+	return &Activity{cfg: cfg.withDefaults(), since: watchStart(since), known: map[int64]time.Time{}, counts: map[string]uint64{}}
+}
+
+// BeginRead starts a read of the activity log (see Alarms.BeginRead).
+func (a *Activity) BeginRead() {
+	a.read.seen, a.read.last = map[int64]bool{}, time.Time{}
+}
+
+// EndRead ends a read.
+func (a *Activity) EndRead() { a.read.seen, a.read.last = nil, time.Time{} }
+
+// ObservePage applies the module's rows of one page of its activity log,
+// newest first as listed, read at now.
+func (a *Activity) ObservePage(now time.Time, rows []map[string]any) PageResult {
+	if a.read.seen == nil {
+		a.BeginRead()
+	}
+	var res PageResult
+	for _, r := range rows {
+		c, ok := a.parseRow(now, r)
+		if !ok {
+			a.dropped++
+			res.Fresh = true
+			continue
+		}
+		if a.read.seen[c.ID] {
+			a.dropped++
+			continue
+		}
+		res.Fresh = true
+		a.read.seen[c.ID] = true
+		if !a.read.last.IsZero() && c.At.After(a.read.last) {
+			a.dropped++
+			continue
+		}
+		a.read.last = c.At
+		if res.Oldest.IsZero() || c.At.Before(res.Oldest) {
+			res.Oldest = c.At
+		}
+		a.apply(c)
+	}
+	a.prune()
+	return res
+}
+
+func (a *Activity) apply(c Change) {
+	if c.At.After(a.watermark) {
+		a.watermark = c.At
+	}
+	if c.At.After(a.last) {
+		a.last = c.At
+	}
+	if _, ok := a.counts[c.State]; !ok {
+		a.counts[c.State] = 0
+	}
+	if _, ok := a.known[c.ID]; ok || (!a.floor.IsZero() && !c.At.After(a.floor)) {
+		return
+	}
+	a.known[c.ID] = c.At
+	if !c.At.Before(a.since) {
+		a.counts[c.State]++
+	}
+	i, _ := slices.BinarySearchFunc(a.recent, c, func(x, t Change) int {
+		if n := t.At.Compare(x.At); n != 0 {
+			return n
+		}
+		return int(t.ID - x.ID)
+	})
+	if i < a.cfg.Recent {
+		a.recent = slices.Insert(a.recent, i, c)
+		if len(a.recent) > a.cfg.Recent {
+			a.recent = a.recent[:a.cfg.Recent]
+		}
+	}
+}
+
+// Horizon is how far back a new read of the log must page: to the newest
+// row already seen, and no further back than the watch's start.
+func (a *Activity) Horizon() time.Time {
+	if a.watermark.Before(a.since) {
+		return a.since
+	}
+	return a.watermark
+}
+
+func (a *Activity) prune() {
+	if len(a.known) <= a.cfg.Remember {
+		return
+	}
+	ats := slices.Collect(maps.Values(a.known))
+	slices.SortFunc(ats, time.Time.Compare)
+	cut := ats[len(ats)-a.cfg.Remember*3/4-1]
+	for id, at := range a.known {
+		if !at.After(cut) {
+			delete(a.known, id)
+		}
+	}
+	if cut.After(a.floor) {
+		a.floor = cut
+	}
+}
+
+// Snapshot returns a copy of what the tracker says.
+func (a *Activity) Snapshot() ActivitySnapshot {
+	return ActivitySnapshot{ByState: maps.Clone(a.counts), LastChange: a.last, Recent: slices.Clone(a.recent), Dropped: a.dropped}
+}
+
+// registerKey is a register as the cloud names it in a token: P<pool>.<channel><index>.
+var registerKey = regexp.MustCompile(`^P[0-9]+\.[a-z]+[0-9]+$`)
+
+func (a *Activity) parseRow(now time.Time, r map[string]any) (Change, bool) {
+	id, ok := rowInt(r["id"])
+	if !ok {
+		return Change{}, false
+	}
+	at, _, ok := rowTime(r["created_at"])
+	if !ok || at.After(now.Add(a.cfg.FutureSkew)) {
+		return Change{}, false
+	}
+	state, ok := r["state"].(string)
+	state = strings.TrimSpace(state)
+	if !ok || state == "" {
+		return Change{}, false
+	}
+	c := Change{ID: id, At: at, State: state}
+	if name, ok := r["name"].(string); ok {
+		key := strings.TrimSpace(name)
+		if i := strings.IndexByte(key, '.'); i >= 0 && !registerKey.MatchString(key) {
+			key = key[i+1:] // "parameters.PARAM_66" -> "PARAM_66"
+		}
+		if registerKey.MatchString(key) {
+			c.Register = key
+		} else {
+			c.Symbol = key
+		}
+	}
+	if u, ok := rowInt(r["unit"]); ok {
+		c.Unit = int(u)
+	}
+	value := r["value"]
+	if m, ok := value.(map[string]any); ok {
+		value = m["value"]
+	}
+	c.New, _ = text(value)
+	c.Old, _ = text(r["prevValue"])
+	if reg, old, ok := snapshotRegister(r["prev_value"]); ok {
+		if c.Register == "" {
+			c.Register = reg
+		}
+		if _, has := r["prevValue"]; !has || r["prevValue"] == nil {
+			c.Old = old
+		}
+	}
+	switch u := r["user"].(type) {
+	case string:
+		c.User = u
+	case map[string]any:
+		c.User, _ = u["name"].(string)
+	}
+	return c, true
+}
+
+// snapshotRegister reads the register a prev_value snapshot names, the
+// nested form {"P6":{"219":{"v":2,"u":38}}}: one pool holding one index;
+// its value is the "v" channel's.
+func snapshotRegister(v any) (reg, old string, ok bool) {
+	pools, isMap := v.(map[string]any)
+	if !isMap || len(pools) != 1 {
+		return "", "", false
+	}
+	for pool, inner := range pools {
+		idxs, isMap := inner.(map[string]any)
+		if !isMap || len(idxs) != 1 || len(pool) < 2 || pool[0] != 'P' {
+			return "", "", false
+		}
+		if _, err := strconv.Atoi(pool[1:]); err != nil {
+			return "", "", false
+		}
+		for idx, chans := range idxs {
+			if _, err := strconv.Atoi(idx); err != nil {
+				return "", "", false
+			}
+			if ch, isMap := chans.(map[string]any); isMap {
+				old, _ = text(ch["v"])
+			}
+			return pool + ".v" + idx, old, true
+		}
+	}
+	return "", "", false
+}
