@@ -4,9 +4,10 @@
 //
 // Writes come from the gateways in batches; scrapes and the CLI read
 // concurrently. A batch takes the write lock once, so a 1,000-entry prime of
-// a module or a burst of live deltas costs one lock round-trip, and readers
-// iterate one module at a time under the read lock without copying the
-// store, so a scrape holds up a write for one module's walk at most.
+// a module or a burst of live deltas costs one lock round-trip. A walk
+// copies one module at a time out under the read lock and calls back with
+// no lock held, so a scrape holds up a write for one module's copy at most,
+// however long it takes to write its answer.
 //
 // Memory: a module keeps its entries in columns (module.go), so a stored
 // parameter costs about 50 bytes; meta keys and values that are not numbers
