@@ -246,10 +246,12 @@ func (f *Fleet) Run(ctx context.Context) error {
 }
 
 // launched is an object to start with the modules to watch on it (nil:
-// every module of the object).
+// every module of the object), and the object's module list when the fleet
+// read it to choose them (nil: it did not, or the read failed).
 type launched struct {
 	object  cloudclient.Object
 	modules []string
+	listing *realtime.ListingRead // ReadAt on the fleet's clock
 }
 
 // start logs in and reads the account until a trusted listing, retrying
@@ -304,19 +306,21 @@ var (
 // warned about.
 func (f *Fleet) assign(ctx context.Context, objects []cloudclient.Object, strict bool) ([]launched, error) {
 	listings := make(map[int]*cloudclient.ModuleListing, len(objects))
+	readAt := make(map[int]time.Time, len(objects))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, o := range objects {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			at := f.cfg.Now()
 			l, err := f.client.Modules(ctx, o.ID)
 			if err != nil {
 				f.log.Warn("could not read an object's module list", "object_id", o.ID, "err", err)
 				l = nil
 			}
 			mu.Lock()
-			listings[o.ID] = l
+			listings[o.ID], readAt[o.ID] = l, at
 			mu.Unlock()
 		}()
 	}
@@ -338,7 +342,10 @@ func (f *Fleet) assign(ctx context.Context, objects []cloudclient.Object, strict
 	var started []cloudclient.Object
 	for _, o := range objects {
 		if d := byObject[o.ID]; len(d) > 0 {
-			out = append(out, launched{object: o, modules: d})
+			// The gateway starts on this list rather than read it again
+			// (one request per object at start), as far as it would trust
+			// a read of its own (see realtime.Config.StartListing).
+			out = append(out, launched{object: o, modules: d, listing: &realtime.ListingRead{Listing: listings[o.ID], ReadAt: readAt[o.ID]}})
 			started = append(started, o)
 		}
 	}
@@ -451,6 +458,15 @@ func (f *Fleet) startMember(ctx context.Context, l launched, spread bool, exited
 	}
 	if gcfg.Logger == nil {
 		gcfg.Logger = f.log
+	}
+	if l.listing != nil {
+		// The gateway judges the list's age on its own clock.
+		gwNow := gcfg.Now
+		if gwNow == nil {
+			gwNow = time.Now
+		}
+		age := f.cfg.Now().Sub(l.listing.ReadAt)
+		gcfg.StartListing = &realtime.ListingRead{Listing: l.listing.Listing, ReadAt: gwNow().Add(-age)}
 	}
 	gw, err := realtime.New(gcfg)
 	if err != nil {

@@ -5,13 +5,17 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
+	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/outage"
@@ -613,4 +617,69 @@ func TestObjectWithoutModulesDoesNotHoldBackReadiness(t *testing.T) {
 	}
 	a.sim.Clear(empty)
 	a.waitAllLive(t)
+}
+
+// TestNarrowedStartReadsEachModuleListOnce: with --cloud.modules the fleet
+// reads every object's module list to share the devids out, and hands each
+// gateway the list it read: a start makes one module-list request per
+// object, not two.
+func TestNarrowedStartReadsEachModuleListOnce(t *testing.T) {
+	probe := cloudsim.New(cloudsim.Options{Objects: 2, Modules: 4, ParamsPerModule: 30, Seed: cloudsim.DefaultSeed})
+	objs := probe.Objects()
+	listings := &listingCounter{next: http.DefaultTransport, byObject: map[string]int{}}
+	a := startAccountWith(t, cloudsim.Options{Objects: 2, Modules: 4},
+		func(c *cloudclient.Config) { c.HTTPClient = &http.Client{Transport: listings} },
+		func(c *Config) {
+			c.Modules = []string{objs[0].Devids[0], objs[1].Devids[0]}
+			gateway := c.Gateway
+			c.Gateway = func(id int) realtime.Config {
+				cfg := gateway(id)
+				cfg.PollInterval = time.Hour // no poll reads the lists again during the test
+				return cfg
+			}
+		}, nil)
+	select {
+	case <-a.fleet.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("not ready")
+	}
+	waitFor(t, "both objects bound and live", func() bool {
+		a.sim.Drift()
+		return healthy(a.object(objs[0].ID)) && healthy(a.object(objs[1].ID))
+	})
+	for _, o := range objs {
+		if got := a.object(o.ID).Gateway.Subscribed; !slices.Equal(got, o.Devids[:1]) {
+			t.Errorf("object %d watches %v, want %v", o.ID, got, o.Devids[:1])
+		}
+	}
+	want := map[string]int{strconv.Itoa(objs[0].ID): 1, strconv.Itoa(objs[1].ID): 1}
+	if got := listings.counts(); !maps.Equal(got, want) {
+		t.Errorf("module-list requests by group_id %v, want %v", got, want)
+	}
+	if got := a.sim.Requests(cloudapi.EndpointModules); got != 2 {
+		t.Errorf("the simulator served %d module-list requests, want 2", got)
+	}
+}
+
+// listingCounter counts the module-list requests the client sends, by the
+// group_id (object) they ask for.
+type listingCounter struct {
+	next     http.RoundTripper
+	mu       sync.Mutex
+	byObject map[string]int
+}
+
+func (c *listingCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/v1/modules") {
+		c.mu.Lock()
+		c.byObject[r.URL.Query().Get("group_id")]++
+		c.mu.Unlock()
+	}
+	return c.next.RoundTrip(r)
+}
+
+func (c *listingCounter) counts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.byObject)
 }

@@ -35,6 +35,18 @@ type Config struct {
 	// module list lacks at start fails the start; one missing from a later
 	// listing does not stop the gateway (see outage.Modules.CompletePoll).
 	Modules []string
+	// StartListing, when set, is the object's module list as read just
+	// before the gateway was made (the fleet reads every object's list to
+	// share --cloud.modules out): the start takes it in place of its own
+	// first read, so a start costs the cloud one module-list request, not
+	// two. It is trusted no further than a read of the start's own: only
+	// when the start would accept such a read (see start) and it names
+	// every devid of Modules, and only when read less than PollInterval ago
+	// (never when PollInterval is 0: nothing would read it again); the first
+	// poll then comes PollInterval after it was read, as it would after a
+	// read of the start's own. Otherwise the start reads the list itself.
+	// Needs ObjectID.
+	StartListing *ListingRead
 
 	// PollInterval is the module-list poll and ladder tick; 0 = no poll.
 	PollInterval time.Duration
@@ -94,6 +106,14 @@ type Config struct {
 	OnEvent func(kind cloudapi.EventKind)
 }
 
+// ListingRead is one object's module list and when it was read.
+type ListingRead struct {
+	Listing *cloudclient.ModuleListing
+	// ReadAt is when the request was sent, on the gateway's clock
+	// (Config.Now): the list is at least that old.
+	ReadAt time.Time
+}
+
 // DefaultSilentGrace is the default SilentGrace: one default health tick,
 // the wait a sighting always had.
 const DefaultSilentGrace = time.Second
@@ -142,6 +162,9 @@ func (c *Config) validate() error {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative, got %v", name, d))
 		}
+	}
+	if c.StartListing != nil && c.ObjectID == 0 {
+		errs = append(errs, errors.New("a StartListing needs the ObjectID it was read for"))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("realtime: invalid config: %w", err)

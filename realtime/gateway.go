@@ -39,6 +39,9 @@ type Gateway struct {
 	settled   chan struct{}
 	settledMu sync.Once
 	emptySeen bool // an empty module list was logged (once a start)
+	// listedAt is when the module list the start went on was read, when it
+	// was handed in (Config.StartListing): the first poll is paced from it.
+	listedAt time.Time
 
 	status atomic.Pointer[Status]
 
@@ -190,10 +193,19 @@ func (g *Gateway) Run(ctx context.Context) error {
 	defer g.stop()
 
 	var pollC <-chan time.Time
+	var pollTicker *time.Ticker
+	pollPaced := true // the ticker runs at PollInterval
 	if g.cfg.PollInterval > 0 {
-		t := time.NewTicker(g.cfg.PollInterval)
-		defer t.Stop()
-		pollC = t.C
+		first := g.cfg.PollInterval
+		if !g.listedAt.IsZero() {
+			// The list the start went on is read again when a read of
+			// the start's own would have been.
+			first = max(g.listedAt.Add(g.cfg.PollInterval).Sub(g.cfg.Now()), time.Nanosecond)
+			pollPaced = first == g.cfg.PollInterval
+		}
+		pollTicker = time.NewTicker(first)
+		defer pollTicker.Stop()
+		pollC = pollTicker.C
 	}
 	super := time.NewTicker(g.cfg.SupervisorInterval)
 	defer super.Stop()
@@ -218,6 +230,10 @@ func (g *Gateway) Run(ctx context.Context) error {
 		case fn := <-g.results:
 			fn()
 		case <-pollC:
+			if !pollPaced {
+				pollTicker.Reset(g.cfg.PollInterval)
+				pollPaced = true
+			}
 			g.poll(ctx)
 		case <-super.C:
 			g.supervise(ctx)
@@ -281,27 +297,26 @@ func (g *Gateway) start(ctx context.Context) error {
 		}
 	}
 
-	var listing *cloudclient.ModuleListing
-	err := g.retry(ctx, func() (err error) {
-		listing, err = g.client.Modules(ctx, g.objectID)
+	listing := g.handedListing()
+	if listing == nil {
+		err := g.retry(ctx, func() (err error) {
+			listing, err = g.client.Modules(ctx, g.objectID)
+			if err != nil {
+				return err
+			}
+			err = g.startListingErr(listing)
+			if errors.Is(err, errNoModules) {
+				g.settle()
+				if !g.emptySeen {
+					g.emptySeen = true
+					g.log.Info("the object lists no modules yet; waiting for some")
+				}
+			}
+			return err
+		}, false)
 		if err != nil {
 			return err
 		}
-		if listing.Recognised && listing.Dropped == 0 && len(listing.Modules) == 0 && len(g.cfg.Modules) == 0 {
-			g.settle()
-			if !g.emptySeen {
-				g.emptySeen = true
-				g.log.Info("the object lists no modules yet; waiting for some")
-			}
-			return errNoModules
-		}
-		if !listing.Recognised || len(listing.Modules) == 0 && len(g.cfg.Modules) == 0 {
-			return errUnusableListing
-		}
-		return nil
-	}, false)
-	if err != nil {
-		return err
 	}
 	// A devid of Modules that a whole, non-empty listing lacks is a mistake
 	// in the configuration, not a module to wait for: the start fails with
@@ -317,6 +332,57 @@ func (g *Gateway) start(ctx context.Context) error {
 	g.applyListing(ctx, gen, listing, nil)
 	g.log.Info("watching modules", "modules", g.subscribed)
 	return nil
+}
+
+// startListingErr says why the start cannot go on with a module list it
+// read (nil: it can).
+func (g *Gateway) startListingErr(l *cloudclient.ModuleListing) error {
+	if l.Recognised && l.Dropped == 0 && len(l.Modules) == 0 && len(g.cfg.Modules) == 0 {
+		return errNoModules
+	}
+	if !l.Recognised || len(l.Modules) == 0 && len(g.cfg.Modules) == 0 {
+		return errUnusableListing
+	}
+	return nil
+}
+
+// handedListing returns the module list handed in (Config.StartListing)
+// when the start may go on with it as with a read of its own; nil: the
+// start reads the list itself. A list handed in is never the reason a
+// start fails or waits: one the start would not go on with, one that lacks
+// a devid of Modules, or one read a poll interval ago or more is set aside
+// for a fresh read.
+func (g *Gateway) handedListing() *cloudclient.ModuleListing {
+	h := g.cfg.StartListing
+	if h == nil || h.Listing == nil {
+		return nil
+	}
+	age := g.cfg.Now().Sub(h.ReadAt)
+	var why string
+	switch {
+	case g.cfg.PollInterval <= 0:
+		why = "no poll would read it again"
+	case age < 0 || age >= g.cfg.PollInterval:
+		why = "read a poll interval ago or more"
+	case g.startListingErr(h.Listing) != nil:
+		why = g.startListingErr(h.Listing).Error()
+	case !coversAll(devidsOf(h.Listing), g.cfg.Modules):
+		why = "it lacks a requested module"
+	}
+	if why != "" {
+		g.log.Debug("reading the module list again at start", "why", why, "age", age)
+		return nil
+	}
+	g.listedAt = h.ReadAt
+	return h.Listing
+}
+
+func devidsOf(l *cloudclient.ModuleListing) []string {
+	out := make([]string, len(l.Modules))
+	for i, m := range l.Modules {
+		out[i] = m.Devid
+	}
+	return out
 }
 
 var (
