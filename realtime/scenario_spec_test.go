@@ -1,10 +1,13 @@
 package realtime_test
 
 import (
+	"net/http"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/realtime"
 )
@@ -145,13 +148,30 @@ func TestSpecConnect503Storm(t *testing.T) {
 // again and retries; the module poll never fails for it, and a reconnect
 // works with the new token.
 func TestSpecTokenRevokedServerSide(t *testing.T) {
-	s := startScenario(t, scenarioSetup{})
+	// A tick reads the alarms and the history beside the module list, and
+	// whichever request meets a revoked token first logs in again for all:
+	// a module list asked for after that login carries the new token. So
+	// the tokens are revoked as a module-list request leaves, with the
+	// token it carries.
+	var s *scenario
+	var revokeAtListing atomic.Bool
+	s = startScenario(t, scenarioSetup{client: func(c *cloudclient.Config) {
+		next := c.HTTPClient.Transport
+		c.HTTPClient = &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if r.Method == http.MethodGet && r.URL.Path == "/v1/modules" && revokeAtListing.CompareAndSwap(true, false) {
+				s.sim.RevokeTokens()
+			}
+			return next.RoundTrip(r)
+		})}
+	}})
 	old := s.waitUp()
 	logins := s.sim.Requests("POST /v1/auth/user")
 	polls := s.sim.Requests("GET /v1/modules")
-	s.sim.RevokeTokens()
+	revokeAtListing.Store(true)
 	s.holdsWhile(func() bool { return s.is(0, "bragerone_module_poll_failure_streak") && s.modulesOnline() },
-		"polls keep succeeding across the revocation", func() bool { return s.sim.Requests("GET /v1/modules") >= polls+3 })
+		"polls keep succeeding across the revocation", func() bool {
+			return s.answers("GET /v1/modules", 401) > 0 && s.sim.Requests("GET /v1/modules") >= polls+3
+		})
 	if s.sim.Requests("POST /v1/auth/user") <= logins || s.answers("GET /v1/modules", 401) == 0 {
 		t.Fatal("the revoked token was never rejected and replaced")
 	}
@@ -269,3 +289,8 @@ func TestSpecModuleOutageReason(t *testing.T) {
 		})
 	})
 }
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
