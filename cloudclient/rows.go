@@ -23,14 +23,17 @@ import (
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
-// Row problems: why a row cannot be used. A caller counts the rows that
-// carry one (and may show the reason); it never sees a half-read row as a
-// good one.
+// Row problems: why a row cannot be used. This decoder is the one judge of
+// a row: every caller (the history trackers, the history command) takes
+// its verdict, counts the rows that carry one (and may show the reason),
+// and never sees a half-read row as a good one.
 const (
 	ProblemNotObject   = "row is not an object"
 	ProblemNoDevid     = "row names no module (devid)"
 	ProblemNoCode      = "row has no integer alarm code (id)"
+	ProblemNoID        = "row has no integer id"
 	ProblemNoParameter = "row names no parameter (name or prev_value)"
+	ProblemNoState     = "row has no outcome (state)"
 	problemTime        = "created_at"
 	problemEndTime     = "finished_at"
 )
@@ -51,7 +54,8 @@ type AlarmRow struct {
 	// alarm is active). Both are UTC.
 	Start, End time.Time
 	// Problem says why the row cannot be used (no code, no devid, a time
-	// that cannot be read, an end before its start); "" when it can.
+	// that cannot be read, an end before its start); "" when it can. A
+	// blank finished_at is no end, as null is: the alarm is active.
 	Problem string
 }
 
@@ -60,7 +64,7 @@ func (a AlarmRow) Active() bool { return a.FinishedAt == "" }
 
 // ActivityRow is one entry of a module's activity (change) log.
 type ActivityRow struct {
-	ID        int
+	ID        int64  // identifies the change: the log's rows are told apart by it
 	Devid     string // the row's, or its nested module's
 	Name      string // i18n token, e.g. "parameters.PARAM_1"
 	Unit      int
@@ -81,7 +85,8 @@ type ActivityRow struct {
 	// ordered by pool and index. Empty when the row has none.
 	Snapshot []RegisterSnapshot
 	// Problem says why the row cannot be used (no devid, a time that
-	// cannot be read, no parameter named); "" when it can.
+	// cannot be read, no parameter named, no integer id, no outcome); ""
+	// when it can.
 	Problem string
 }
 
@@ -275,8 +280,9 @@ func decodeActivityRow(raw json.RawMessage, secrets *redact.Set) ActivityRow {
 	if f == nil {
 		return ActivityRow{Problem: ProblemNotObject}
 	}
+	id, idOK := wire.Int(f["id"])
 	a := ActivityRow{
-		ID: intOf(f["id"]), Devid: wire.String(f["devid"]), Name: strings.TrimSpace(wire.String(f["name"])),
+		ID: id, Devid: wire.String(f["devid"]), Name: strings.TrimSpace(wire.String(f["name"])),
 		Unit: intOf(f["unit"]), Value: wire.Any(f["value"]), PrevValue: wire.Any(f["prevValue"]),
 		State: strings.TrimSpace(wire.String(f["state"])), CreatedAt: wire.String(f["created_at"]),
 		ModuleID: intOf(f["module_id"]), UserID: intOf(f["user_id"]), Raw: wire.Object(raw),
@@ -317,6 +323,10 @@ func decodeActivityRow(raw json.RawMessage, secrets *redact.Set) ActivityRow {
 		a.Problem = problemTime + ": " + terr.Error()
 	case a.Name == "" && a.Register() == "":
 		a.Problem = ProblemNoParameter
+	case !idOK:
+		a.Problem = ProblemNoID
+	case a.State == "":
+		a.Problem = ProblemNoState
 	}
 
 	a.Name, a.State, a.User = secrets.Scrub(a.Name), secrets.Scrub(a.State), secrets.Scrub(a.User)
@@ -347,7 +357,10 @@ func decodeAlarmRow(raw json.RawMessage, secrets *redact.Set) AlarmRow {
 	}
 	var serr, eerr error
 	a.Start, serr = rowTime(f["created_at"])
-	if !wire.IsNull(f["finished_at"]) {
+	if strings.TrimSpace(a.FinishedAt) == "" {
+		a.FinishedAt = "" // blank: not finished, as null
+	}
+	if !wire.IsNull(f["finished_at"]) && !blank(f["finished_at"]) {
 		if a.End, eerr = rowTime(f["finished_at"]); eerr == nil && a.FinishedAt == "" {
 			// An epoch number: keep the "finished" meaning of FinishedAt.
 			a.FinishedAt = a.End.Format(time.RFC3339)
@@ -415,6 +428,11 @@ func rowTime(raw json.RawMessage) (time.Time, error) {
 		return time.Time{}, errors.New("missing")
 	}
 	return parseTimestamp(raw)
+}
+
+// blank says whether a field is a string of nothing but white space.
+func blank(raw json.RawMessage) bool {
+	return wire.FirstByte(raw) == '"' && strings.TrimSpace(wire.String(raw)) == ""
 }
 
 // intOf is an integral field, 0 when absent or not an integer in int range.

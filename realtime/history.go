@@ -29,10 +29,13 @@ func (h *moduleHistory) refresh() {
 	h.snap = &History{Alarms: h.alarms.Snapshot(), Activity: h.activity.Snapshot()}
 }
 
-// listRow is one row of a list page, routed by its module.
+// listRow is one row of a list page, routed by its module: the decoded row
+// as package history takes it (alarm of the alarm history, change of the
+// activity log), its decoder's verdict included.
 type listRow struct {
-	devid string
-	raw   map[string]any
+	devid  string
+	alarm  history.AlarmRow
+	change history.ChangeRow
 }
 
 // listReader reads one of a gateway's lists (the alarm history or the
@@ -52,16 +55,32 @@ type listReader struct {
 // pageTracker is the part of a tracker a list read drives.
 type pageTracker interface {
 	BeginRead()
-	ObservePage(now time.Time, rows []map[string]any) history.PageResult
+	observe(now time.Time, rows []listRow) history.PageResult
 	Horizon() time.Time
 	end(complete bool)
 }
 
 type alarmsTracker struct{ *history.Alarms }
 
+func (t alarmsTracker) observe(now time.Time, rows []listRow) history.PageResult {
+	in := make([]history.AlarmRow, len(rows))
+	for i, r := range rows {
+		in[i] = r.alarm
+	}
+	return t.ObservePage(now, in)
+}
+
 func (t alarmsTracker) end(complete bool) { t.EndRead(complete) }
 
 type activityTracker struct{ *history.Activity }
+
+func (t activityTracker) observe(now time.Time, rows []listRow) history.PageResult {
+	in := make([]history.ChangeRow, len(rows))
+	for i, r := range rows {
+		in[i] = r.change
+	}
+	return t.ObservePage(now, in)
+}
 
 func (t activityTracker) end(bool) { t.EndRead() }
 
@@ -72,7 +91,8 @@ func newAlarmHistoryReader() *listReader {
 			rows, err := c.AlarmHistory(ctx, cloudclient.ListRequest{Modules: modules, Page: page, Limit: cloudclient.DefaultListLimit})
 			out := make([]listRow, 0, len(rows))
 			for _, r := range rows {
-				out = append(out, listRow{devid: r.Devid, raw: r.Raw})
+				o := history.Occurrence{Code: strconv.Itoa(r.ID), Symbol: r.Symbol, Start: r.Start, End: r.End}
+				out = append(out, listRow{devid: r.Devid, alarm: history.AlarmRow{Occurrence: o, Problem: r.Problem}})
 			}
 			return out, err
 		},
@@ -87,7 +107,8 @@ func newActivityReader() *listReader {
 			rows, err := c.Activity(ctx, cloudclient.ListRequest{Modules: modules, Page: page, Limit: cloudclient.DefaultListLimit})
 			out := make([]listRow, 0, len(rows))
 			for _, r := range rows {
-				out = append(out, listRow{devid: r.Devid, raw: r.Raw})
+				c := history.ChangeRow{ID: r.ID, At: r.At, State: r.State, Problem: r.Problem, Fields: r.Raw}
+				out = append(out, listRow{devid: r.Devid, change: c})
 			}
 			return out, err
 		},
@@ -191,13 +212,15 @@ func (g *Gateway) listPageRead(ctx context.Context, l *listReader, modules []str
 		g.log.Info("module list read again", "list", l.list, "failed_reads", l.failures)
 		l.failures = 0
 	}
-	byDevid := map[string][]map[string]any{}
+	byDevid := map[string][]listRow{}
 	for _, r := range rows {
 		d := r.devid
 		if d == "" && len(modules) == 1 {
-			d = modules[0] // a row that does not say its module, read for one module
+			// A row that does not say its module, read for one module: its
+			// problem (it names no module) is counted there.
+			d = modules[0]
 		}
-		byDevid[d] = append(byDevid[d], r.raw)
+		byDevid[d] = append(byDevid[d], r)
 	}
 	now := g.cfg.Now()
 	var res history.PageResult
@@ -206,7 +229,7 @@ func (g *Gateway) listPageRead(ctx context.Context, l *listReader, modules []str
 		if h == nil {
 			continue
 		}
-		res = res.Merge(l.tracker(h).ObservePage(now, byDevid[d]))
+		res = res.Merge(l.tracker(h).observe(now, byDevid[d]))
 		h.refresh()
 	}
 	more, done := l.sweep.Next(page, read, len(rows) >= cloudclient.DefaultListLimit, res)
