@@ -142,38 +142,29 @@ func (a ActivityRow) Symbol() string {
 // Activity returns activity rows (POST /v1/modules/activity), every row of
 // the page: rows that cannot be used carry their Problem.
 func (c *Client) Activity(ctx context.Context, req ListRequest) ([]ActivityRow, error) {
-	cl := &call{method: "POST", path: "/modules/activity", tmpl: cloudapi.EndpointActivity, auth: true}
-	r, body, err := c.listBody(ctx, cl, req)
-	if err != nil || body == nil {
-		return nil, err
-	}
-	rows, err := decodeActivity(body, c.cfg.Secrets)
-	if err != nil {
-		de := decodeError(cl, r, "", err)
-		c.logFailure(cl.tmpl, de)
-		return nil, de
-	}
-	return rows, nil
+	return readList(ctx, c, &call{method: "POST", path: "/modules/activity", tmpl: cloudapi.EndpointActivity, auth: true}, req, decodeActivity)
 }
 
 // Alarms returns active alarms (POST /v1/modules/alarms), every row of the
 // page: rows that cannot be used carry their Problem.
 func (c *Client) Alarms(ctx context.Context, req ListRequest) ([]AlarmRow, error) {
-	return c.alarms(ctx, &call{method: "POST", path: "/modules/alarms", tmpl: cloudapi.EndpointAlarms, auth: true}, req)
+	return readList(ctx, c, &call{method: "POST", path: "/modules/alarms", tmpl: cloudapi.EndpointAlarms, auth: true}, req, decodeAlarmRows)
 }
 
 // AlarmHistory returns finished alarms (POST /v1/modules/alarms/history),
 // every row of the page: rows that cannot be used carry their Problem.
 func (c *Client) AlarmHistory(ctx context.Context, req ListRequest) ([]AlarmRow, error) {
-	return c.alarms(ctx, &call{method: "POST", path: "/modules/alarms/history", tmpl: cloudapi.EndpointAlarmHistory, auth: true}, req)
+	return readList(ctx, c, &call{method: "POST", path: "/modules/alarms/history", tmpl: cloudapi.EndpointAlarmHistory, auth: true}, req, decodeAlarmRows)
 }
 
-func (c *Client) alarms(ctx context.Context, cl *call, req ListRequest) ([]AlarmRow, error) {
+// readList reads one page of a list and decodes its rows; a body that is not
+// one of the list shapes is a *DecodeError of the call.
+func readList[R any](ctx context.Context, c *Client, cl *call, req ListRequest, decode func([]byte, *redact.Set) ([]R, error)) ([]R, error) {
 	r, body, err := c.listBody(ctx, cl, req)
 	if err != nil || body == nil {
 		return nil, err
 	}
-	rows, err := decodeAlarmRows(body, c.cfg.Secrets)
+	rows, err := decode(body, c.cfg.Secrets)
 	if err != nil {
 		de := decodeError(cl, r, "", err)
 		c.logFailure(cl.tmpl, de)
@@ -249,28 +240,25 @@ func listRows(body []byte, key string) ([]json.RawMessage, error) {
 // [rows]}} or {"activities":[rows]}) into one row per element, the cloud's
 // text scrubbed of secrets.
 func decodeActivity(body []byte, secrets *redact.Set) ([]ActivityRow, error) {
-	rows, err := listRows(body, "activities")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ActivityRow, 0, len(rows))
-	for _, raw := range rows {
-		out = append(out, decodeActivityRow(raw, secrets))
-	}
-	return out, nil
+	return decodeRows(body, "activities", secrets, decodeActivityRow)
 }
 
 // decodeAlarmRows decodes an alarm list body (docs/spec.md W-2.7: {"alarms":[rows]} or
 // {"alarms":{"data":[rows]}}) into one row per element, the cloud's text
 // scrubbed of secrets.
 func decodeAlarmRows(body []byte, secrets *redact.Set) ([]AlarmRow, error) {
-	rows, err := listRows(body, "alarms")
+	return decodeRows(body, "alarms", secrets, decodeAlarmRow)
+}
+
+// decodeRows decodes each row of a list body's list under key on its own.
+func decodeRows[R any](body []byte, key string, secrets *redact.Set, decodeRow func(json.RawMessage, *redact.Set) R) ([]R, error) {
+	rows, err := listRows(body, key)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]AlarmRow, 0, len(rows))
+	out := make([]R, 0, len(rows))
 	for _, raw := range rows {
-		out = append(out, decodeAlarmRow(raw, secrets))
+		out = append(out, decodeRow(raw, secrets))
 	}
 	return out, nil
 }
