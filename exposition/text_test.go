@@ -50,43 +50,26 @@ func TestTextFormatSpelling(t *testing.T) {
 		f := Format{OpenMetrics: om}
 		for i, help := range helps {
 			v := values[i%len(values)]
-			mf := &dto.MetricFamily{Name: new(familyName), Help: new(help), Type: dto.MetricType_GAUGE.Enum(),
-				Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: new(v)}}}}
-			var want bytes.Buffer
-			var err error
-			if om {
-				_, err = expfmt.MetricFamilyToOpenMetrics(&want, mf)
-			} else {
-				_, err = expfmt.MetricFamilyToText(&want, mf)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			want := expfmtGauge(t, familyName, &help, v, om)
 			got := append(f.AppendGaugeHeader(nil, familyName, help), familyName+" "...)
 			got = append(f.AppendValue(got, v), '\n')
-			if string(got) != want.String() {
-				t.Errorf("OpenMetrics %v, help %q, value %v: %q, expfmt %q", om, help, v, got, want.String())
+			if string(got) != want {
+				t.Errorf("OpenMetrics %v, help %q, value %v: %q, expfmt %q", om, help, v, got, want)
 			}
 		}
 		for _, v := range values {
-			mf := &dto.MetricFamily{Name: new("x"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: new(v)}}}}
-			var want bytes.Buffer
-			if om {
-				_, _ = expfmt.MetricFamilyToOpenMetrics(&want, mf)
-			} else {
-				_, _ = expfmt.MetricFamilyToText(&want, mf)
-			}
-			if got := "# TYPE x gauge\nx " + string(f.AppendValue(nil, v)) + "\n"; got != want.String() {
-				t.Errorf("OpenMetrics %v, value %v: %q, expfmt %q", om, v, got, want.String())
+			if got, want := "# TYPE x gauge\nx "+string(f.AppendValue(nil, v))+"\n", expfmtValue(t, v, om); got != want {
+				t.Errorf("OpenMetrics %v, value %v: %q, expfmt %q", om, v, got, want)
 			}
 		}
 	}
 }
 
-// expfmtValue is how expfmt writes v as the value of a gauge, in the
-// OpenMetrics or the Prometheus text format.
-func expfmtValue(t testing.TB, v float64, om bool) string {
-	mf := &dto.MetricFamily{Name: new("x"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: new(v)}}}}
+// expfmtGauge is how expfmt writes a gauge family of one series of value v
+// (with HELP when help is not nil), in the OpenMetrics or the Prometheus
+// text format.
+func expfmtGauge(t testing.TB, name string, help *string, v float64, om bool) string {
+	mf := &dto.MetricFamily{Name: &name, Help: help, Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: new(v)}}}}
 	var b bytes.Buffer
 	var err error
 	if om {
@@ -99,6 +82,9 @@ func expfmtValue(t testing.TB, v float64, om bool) string {
 	}
 	return b.String()
 }
+
+// expfmtValue is how expfmt writes v as the value of a gauge x.
+func expfmtValue(t testing.TB, v float64, om bool) string { return expfmtGauge(t, "x", nil, v, om) }
 
 // TestFewDecimalsSpelledAsExpfmt: values with up to three decimals, which
 // take the short path, are spelled as expfmt spells them, and so are their
