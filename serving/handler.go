@@ -183,7 +183,14 @@ func (h *metricsHandler) serveDirect(w http.ResponseWriter, r *http.Request, for
 		w.Header().Add("Vary", "Accept-Encoding")
 	}
 	w.Header().Set("Content-Type", string(format))
-	out, closeOut := compressor(encoding, w)
+	series := 0
+	for _, mf := range mfs {
+		series += len(mf.GetMetric())
+	}
+	for _, f := range direct {
+		series += f.Series
+	}
+	out, closeOut := compressor(encoding, series, w)
 	defer closeOut()
 	if encoding != "identity" {
 		w.Header().Set("Content-Encoding", encoding)
