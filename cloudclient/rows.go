@@ -23,14 +23,17 @@ import (
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
-// Row problems: why a row cannot be used. A caller counts the rows that
-// carry one (and may show the reason); it never sees a half-read row as a
-// good one.
+// Row problems: why a row cannot be used. This decoder is the one judge of
+// a row: every caller (the history trackers, the history command) takes
+// its verdict, counts the rows that carry one (and may show the reason),
+// and never sees a half-read row as a good one.
 const (
 	ProblemNotObject   = "row is not an object"
 	ProblemNoDevid     = "row names no module (devid)"
 	ProblemNoCode      = "row has no integer alarm code (id)"
+	ProblemNoID        = "row has no integer id"
 	ProblemNoParameter = "row names no parameter (name or prev_value)"
+	ProblemNoState     = "row has no outcome (state)"
 	problemTime        = "created_at"
 	problemEndTime     = "finished_at"
 )
@@ -51,7 +54,8 @@ type AlarmRow struct {
 	// alarm is active). Both are UTC.
 	Start, End time.Time
 	// Problem says why the row cannot be used (no code, no devid, a time
-	// that cannot be read, an end before its start); "" when it can.
+	// that cannot be read, an end before its start); "" when it can. A
+	// blank finished_at is no end, as null is: the alarm is active.
 	Problem string
 }
 
@@ -60,7 +64,7 @@ func (a AlarmRow) Active() bool { return a.FinishedAt == "" }
 
 // ActivityRow is one entry of a module's activity (change) log.
 type ActivityRow struct {
-	ID        int
+	ID        int64  // identifies the change: the log's rows are told apart by it
 	Devid     string // the row's, or its nested module's
 	Name      string // i18n token, e.g. "parameters.PARAM_1"
 	Unit      int
@@ -81,7 +85,8 @@ type ActivityRow struct {
 	// ordered by pool and index. Empty when the row has none.
 	Snapshot []RegisterSnapshot
 	// Problem says why the row cannot be used (no devid, a time that
-	// cannot be read, no parameter named); "" when it can.
+	// cannot be read, no parameter named, no integer id, no outcome); ""
+	// when it can.
 	Problem string
 }
 
@@ -137,38 +142,29 @@ func (a ActivityRow) Symbol() string {
 // Activity returns activity rows (POST /v1/modules/activity), every row of
 // the page: rows that cannot be used carry their Problem.
 func (c *Client) Activity(ctx context.Context, req ListRequest) ([]ActivityRow, error) {
-	cl := &call{method: "POST", path: "/modules/activity", tmpl: cloudapi.EndpointActivity, auth: true}
-	r, body, err := c.listBody(ctx, cl, req)
-	if err != nil || body == nil {
-		return nil, err
-	}
-	rows, err := decodeActivity(body, c.cfg.Secrets)
-	if err != nil {
-		de := decodeError(cl, r, "", err)
-		c.logFailure(cl.tmpl, de)
-		return nil, de
-	}
-	return rows, nil
+	return readList(ctx, c, &call{method: "POST", path: "/modules/activity", tmpl: cloudapi.EndpointActivity, auth: true}, req, decodeActivity)
 }
 
 // Alarms returns active alarms (POST /v1/modules/alarms), every row of the
 // page: rows that cannot be used carry their Problem.
 func (c *Client) Alarms(ctx context.Context, req ListRequest) ([]AlarmRow, error) {
-	return c.alarms(ctx, &call{method: "POST", path: "/modules/alarms", tmpl: cloudapi.EndpointAlarms, auth: true}, req)
+	return readList(ctx, c, &call{method: "POST", path: "/modules/alarms", tmpl: cloudapi.EndpointAlarms, auth: true}, req, decodeAlarmRows)
 }
 
 // AlarmHistory returns finished alarms (POST /v1/modules/alarms/history),
 // every row of the page: rows that cannot be used carry their Problem.
 func (c *Client) AlarmHistory(ctx context.Context, req ListRequest) ([]AlarmRow, error) {
-	return c.alarms(ctx, &call{method: "POST", path: "/modules/alarms/history", tmpl: cloudapi.EndpointAlarmHistory, auth: true}, req)
+	return readList(ctx, c, &call{method: "POST", path: "/modules/alarms/history", tmpl: cloudapi.EndpointAlarmHistory, auth: true}, req, decodeAlarmRows)
 }
 
-func (c *Client) alarms(ctx context.Context, cl *call, req ListRequest) ([]AlarmRow, error) {
+// readList reads one page of a list and decodes its rows; a body that is not
+// one of the list shapes is a *DecodeError of the call.
+func readList[R any](ctx context.Context, c *Client, cl *call, req ListRequest, decode func([]byte, *redact.Set) ([]R, error)) ([]R, error) {
 	r, body, err := c.listBody(ctx, cl, req)
 	if err != nil || body == nil {
 		return nil, err
 	}
-	rows, err := decodeAlarmRows(body, c.cfg.Secrets)
+	rows, err := decode(body, c.cfg.Secrets)
 	if err != nil {
 		de := decodeError(cl, r, "", err)
 		c.logFailure(cl.tmpl, de)
@@ -244,28 +240,25 @@ func listRows(body []byte, key string) ([]json.RawMessage, error) {
 // [rows]}} or {"activities":[rows]}) into one row per element, the cloud's
 // text scrubbed of secrets.
 func decodeActivity(body []byte, secrets *redact.Set) ([]ActivityRow, error) {
-	rows, err := listRows(body, "activities")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]ActivityRow, 0, len(rows))
-	for _, raw := range rows {
-		out = append(out, decodeActivityRow(raw, secrets))
-	}
-	return out, nil
+	return decodeRows(body, "activities", secrets, decodeActivityRow)
 }
 
 // decodeAlarmRows decodes an alarm list body (docs/spec.md W-2.7: {"alarms":[rows]} or
 // {"alarms":{"data":[rows]}}) into one row per element, the cloud's text
 // scrubbed of secrets.
 func decodeAlarmRows(body []byte, secrets *redact.Set) ([]AlarmRow, error) {
-	rows, err := listRows(body, "alarms")
+	return decodeRows(body, "alarms", secrets, decodeAlarmRow)
+}
+
+// decodeRows decodes each row of a list body's list under key on its own.
+func decodeRows[R any](body []byte, key string, secrets *redact.Set, decodeRow func(json.RawMessage, *redact.Set) R) ([]R, error) {
+	rows, err := listRows(body, key)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]AlarmRow, 0, len(rows))
+	out := make([]R, 0, len(rows))
 	for _, raw := range rows {
-		out = append(out, decodeAlarmRow(raw, secrets))
+		out = append(out, decodeRow(raw, secrets))
 	}
 	return out, nil
 }
@@ -275,8 +268,9 @@ func decodeActivityRow(raw json.RawMessage, secrets *redact.Set) ActivityRow {
 	if f == nil {
 		return ActivityRow{Problem: ProblemNotObject}
 	}
+	id, idOK := wire.Int(f["id"])
 	a := ActivityRow{
-		ID: intOf(f["id"]), Devid: wire.String(f["devid"]), Name: strings.TrimSpace(wire.String(f["name"])),
+		ID: id, Devid: wire.String(f["devid"]), Name: strings.TrimSpace(wire.String(f["name"])),
 		Unit: intOf(f["unit"]), Value: wire.Any(f["value"]), PrevValue: wire.Any(f["prevValue"]),
 		State: strings.TrimSpace(wire.String(f["state"])), CreatedAt: wire.String(f["created_at"]),
 		ModuleID: intOf(f["module_id"]), UserID: intOf(f["user_id"]), Raw: wire.Object(raw),
@@ -317,6 +311,10 @@ func decodeActivityRow(raw json.RawMessage, secrets *redact.Set) ActivityRow {
 		a.Problem = problemTime + ": " + terr.Error()
 	case a.Name == "" && a.Register() == "":
 		a.Problem = ProblemNoParameter
+	case !idOK:
+		a.Problem = ProblemNoID
+	case a.State == "":
+		a.Problem = ProblemNoState
 	}
 
 	a.Name, a.State, a.User = secrets.Scrub(a.Name), secrets.Scrub(a.State), secrets.Scrub(a.User)
@@ -347,7 +345,10 @@ func decodeAlarmRow(raw json.RawMessage, secrets *redact.Set) AlarmRow {
 	}
 	var serr, eerr error
 	a.Start, serr = rowTime(f["created_at"])
-	if !wire.IsNull(f["finished_at"]) {
+	if strings.TrimSpace(a.FinishedAt) == "" {
+		a.FinishedAt = "" // blank: not finished, as null
+	}
+	if !wire.IsNull(f["finished_at"]) && !blank(f["finished_at"]) {
 		if a.End, eerr = rowTime(f["finished_at"]); eerr == nil && a.FinishedAt == "" {
 			// An epoch number: keep the "finished" meaning of FinishedAt.
 			a.FinishedAt = a.End.Format(time.RFC3339)
@@ -415,6 +416,11 @@ func rowTime(raw json.RawMessage) (time.Time, error) {
 		return time.Time{}, errors.New("missing")
 	}
 	return parseTimestamp(raw)
+}
+
+// blank says whether a field is a string of nothing but white space.
+func blank(raw json.RawMessage) bool {
+	return wire.FirstByte(raw) == '"' && strings.TrimSpace(wire.String(raw)) == ""
 }
 
 // intOf is an integral field, 0 when absent or not an integer in int range.

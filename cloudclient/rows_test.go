@@ -56,34 +56,36 @@ func TestActivityRowFields(t *testing.T) {
 				return a.ID == 4 && a.Devid == "D1" && a.ModuleID == 7 && a.Symbol() == "PARAM_3" && a.Unit == 1 && a.Value == 51.0 &&
 					a.Old() == 50.0 && a.Register() == "P6.v219" && a.State == "success" && a.At.Equal(at) && a.User == "Jan" && a.UserID == 3
 			}, ""},
-		{"devid nested in module", `{"module":{"devid":"D2","id":9},"name":"parameters.X","created_at":"2026-03-01T10:30:00Z"}`,
+		{"devid nested in module", `{"id":1,"state":"success","module":{"devid":"D2","id":9},"name":"parameters.X","created_at":"2026-03-01T10:30:00Z"}`,
 			func(a cloudclient.ActivityRow) bool { return a.Devid == "D2" && a.ModuleID == 9 }, ""},
-		{"value wrapped, prevValue wrapped", `{"devid":"D1","name":"p.X","value":{"value":"on"},"prevValue":{"value":"off"},"created_at":"2026-03-01T10:30:00Z"}`,
+		{"value wrapped, prevValue wrapped", `{"id":1,"state":"success","devid":"D1","name":"p.X","value":{"value":"on"},"prevValue":{"value":"off"},"created_at":"2026-03-01T10:30:00Z"}`,
 			func(a cloudclient.ActivityRow) bool { return a.Value == "on" && a.Old() == "off" }, ""},
-		{"old value only in the snapshot", `{"devid":"D1","name":"p.X","value":2,"prev_value":{"P6":{"219":{"v":2,"u":38}},"P4":{"8":{"u":1}}},"created_at":"2026-03-01T10:30:00Z"}`,
+		{"old value only in the snapshot", `{"id":1,"state":"success","devid":"D1","name":"p.X","value":2,"prev_value":{"P6":{"219":{"v":2,"u":38}},"P4":{"8":{"u":1}}},"created_at":"2026-03-01T10:30:00Z"}`,
 			func(a cloudclient.ActivityRow) bool {
 				return a.PrevValue == nil && a.Old() == 2.0 && a.Register() == "P6.v219" && len(a.Snapshot) == 2 &&
 					a.Snapshot[0].Pool == "P4" && a.Snapshot[1].Index == 219 && a.Snapshot[1].Channels["u"] == 38.0
 			}, ""},
-		{"snapshot entries of other shapes are left out", `{"devid":"D1","name":"p.X","prev_value":{"X1":{"1":{"v":1}},"P":{"1":{"v":1}},"P2":{"a":{"v":1},"3":5},"P3":[1]},"created_at":"2026-03-01T10:30:00Z"}`,
+		{"snapshot entries of other shapes are left out", `{"id":1,"state":"success","devid":"D1","name":"p.X","prev_value":{"X1":{"1":{"v":1}},"P":{"1":{"v":1}},"P2":{"a":{"v":1},"3":5},"P3":[1]},"created_at":"2026-03-01T10:30:00Z"}`,
 			func(a cloudclient.ActivityRow) bool {
 				return len(a.Snapshot) == 0 && a.Register() == "" && a.Old() == nil
 			}, ""},
-		{"user as a string", `{"devid":"D1","name":"p.X","user":" Ola ","created_at":"2026-03-01T10:30:00Z"}`,
+		{"user as a string", `{"id":1,"state":"success","devid":"D1","name":"p.X","user":" Ola ","created_at":"2026-03-01T10:30:00Z"}`,
 			func(a cloudclient.ActivityRow) bool { return a.User == "Ola" && a.UserID == 0 }, ""},
-		{"user of a wrong type", `{"devid":"D1","name":"p.X","user":17,"created_at":"2026-03-01T10:30:00Z"}`,
+		{"user of a wrong type", `{"id":1,"state":"success","devid":"D1","name":"p.X","user":17,"created_at":"2026-03-01T10:30:00Z"}`,
 			func(a cloudclient.ActivityRow) bool { return a.User == "" }, ""},
-		{"wrong-typed id and unit read as zero", `{"id":"x","unit":[1],"devid":"D1","name":"p.X","created_at":"2026-03-01T10:30:00Z"}`,
-			func(a cloudclient.ActivityRow) bool { return a.ID == 0 && a.Unit == 0 }, ""},
-		{"numeric text id", `{"id":"12","devid":"D1","name":"p.X","created_at":"2026-03-01T10:30:00Z"}`,
+		{"wrong-typed unit reads as zero", `{"id":1,"state":"success","unit":[1],"devid":"D1","name":"p.X","created_at":"2026-03-01T10:30:00Z"}`,
+			func(a cloudclient.ActivityRow) bool { return a.Unit == 0 }, ""},
+		{"an id beyond 32 bits", `{"id":1099511627776,"state":"success","devid":"D1","name":"p.X","created_at":"2026-03-01T10:30:00Z"}`,
+			func(a cloudclient.ActivityRow) bool { return a.ID == 1<<40 }, ""},
+		{"numeric text id", `{"state":"success","id":"12","devid":"D1","name":"p.X","created_at":"2026-03-01T10:30:00Z"}`,
 			func(a cloudclient.ActivityRow) bool { return a.ID == 12 }, ""},
-		{"time with fraction and offset (the card's form)", `{"devid":"D1","name":"p.X","created_at":"2026-03-01T11:30:00.000+01:00"}`,
+		{"time with fraction and offset (the card's form)", `{"id":1,"state":"success","devid":"D1","name":"p.X","created_at":"2026-03-01T11:30:00.000+01:00"}`,
 			func(a cloudclient.ActivityRow) bool { return a.At.Equal(at) && a.At.Location() == time.UTC }, ""},
-		{"time in the SQL form is UTC", `{"devid":"D1","name":"p.X","created_at":"2026-03-01 10:30:00"}`,
+		{"time in the SQL form is UTC", `{"id":1,"state":"success","devid":"D1","name":"p.X","created_at":"2026-03-01 10:30:00"}`,
 			func(a cloudclient.ActivityRow) bool { return a.At.Equal(at) }, ""},
-		{"time as epoch seconds", fmt.Sprintf(`{"devid":"D1","name":"p.X","created_at":%d}`, at.Unix()),
+		{"time as epoch seconds", fmt.Sprintf(`{"id":1,"state":"success","devid":"D1","name":"p.X","created_at":%d}`, at.Unix()),
 			func(a cloudclient.ActivityRow) bool { return a.At.Equal(at) }, ""},
-		{"time as epoch milliseconds", fmt.Sprintf(`{"devid":"D1","name":"p.X","created_at":%d}`, at.UnixMilli()),
+		{"time as epoch milliseconds", fmt.Sprintf(`{"id":1,"state":"success","devid":"D1","name":"p.X","created_at":%d}`, at.UnixMilli()),
 			func(a cloudclient.ActivityRow) bool { return a.At.Equal(at) }, ""},
 		{"no time", `{"devid":"D1","name":"p.X"}`, func(a cloudclient.ActivityRow) bool { return a.At.IsZero() }, "created_at: missing"},
 		{"time unreadable", `{"devid":"D1","name":"p.X","created_at":"yesterday"}`,
@@ -92,7 +94,16 @@ func TestActivityRowFields(t *testing.T) {
 		{"no devid", `{"name":"p.X","created_at":"2026-03-01T10:30:00Z"}`, nil, cloudclient.ProblemNoDevid},
 		{"devid of a wrong type", `{"devid":42,"name":"p.X","created_at":"2026-03-01T10:30:00Z"}`, nil, cloudclient.ProblemNoDevid},
 		{"no parameter named", `{"devid":"D1","value":1,"created_at":"2026-03-01T10:30:00Z"}`, nil, cloudclient.ProblemNoParameter},
-		{"a register names the parameter", `{"devid":"D1","prev_value":{"P6":{"219":{"v":2}}},"created_at":"2026-03-01T10:30:00Z"}`,
+		// The id tells the log's changes apart and the state is the
+		// outcome they are counted by: without either a change cannot be
+		// counted, once or at all (docs/spec.md W-2.7c).
+		{"no id", `{"state":"success","devid":"D1","name":"p.X","created_at":"2026-03-01T10:30:00Z"}`, nil, cloudclient.ProblemNoID},
+		{"id of a wrong type", `{"id":"x","state":"success","devid":"D1","name":"p.X","created_at":"2026-03-01T10:30:00Z"}`, nil, cloudclient.ProblemNoID},
+		{"fractional id", `{"id":2.5,"state":"success","devid":"D1","name":"p.X","created_at":"2026-03-01T10:30:00Z"}`, nil, cloudclient.ProblemNoID},
+		{"no state", `{"id":1,"devid":"D1","name":"p.X","created_at":"2026-03-01T10:30:00Z"}`, nil, cloudclient.ProblemNoState},
+		{"blank state", `{"id":1,"state":" ","devid":"D1","name":"p.X","created_at":"2026-03-01T10:30:00Z"}`, nil, cloudclient.ProblemNoState},
+		{"state of a wrong type", `{"id":1,"state":3,"devid":"D1","name":"p.X","created_at":"2026-03-01T10:30:00Z"}`, nil, cloudclient.ProblemNoState},
+		{"a register names the parameter", `{"id":1,"state":"success","devid":"D1","prev_value":{"P6":{"219":{"v":2}}},"created_at":"2026-03-01T10:30:00Z"}`,
 			func(a cloudclient.ActivityRow) bool { return a.Register() == "P6.v219" }, ""},
 		{"not an object", `7`, nil, cloudclient.ProblemNotObject},
 	} {
@@ -125,6 +136,11 @@ func TestAlarmRowFields(t *testing.T) {
 			func(a cloudclient.AlarmRow) bool { return !a.Active() && a.End.Equal(start.Add(time.Minute)) }, ""},
 		{"no finished_at member is active", `{"id":12,"devid":"D1","created_at":"2026-03-01T10:00:00Z"}`,
 			func(a cloudclient.AlarmRow) bool { return a.Active() }, ""},
+		// A blank finished_at carries no end, as null: the alarm is active.
+		{"empty finished_at is active", `{"id":12,"devid":"D1","created_at":"2026-03-01T10:00:00Z","finished_at":""}`,
+			func(a cloudclient.AlarmRow) bool { return a.Active() && a.End.IsZero() }, ""},
+		{"blank finished_at is active", `{"id":12,"devid":"D1","created_at":"2026-03-01T10:00:00Z","finished_at":" "}`,
+			func(a cloudclient.AlarmRow) bool { return a.Active() && a.FinishedAt == "" && a.End.IsZero() }, ""},
 		{"code as numeric text", `{"id":"38","devid":"D1","created_at":"2026-03-01T10:00:00Z"}`,
 			func(a cloudclient.AlarmRow) bool { return a.ID == 38 }, ""},
 		{"devid nested in module", `{"id":3,"module":{"devid":"D9"},"created_at":"2026-03-01T10:00:00Z"}`,
@@ -334,7 +350,7 @@ func FuzzDecodeActivity(f *testing.F) {
 			if strings.Contains(fmt.Sprintf("%+v %s", a, b), rowSecret) {
 				t.Fatalf("unmasked secret in %+v", a)
 			}
-			if a.Problem == "" && (a.Devid == "" || a.At.IsZero() || a.Name == "" && a.Register() == "") {
+			if a.Problem == "" && (a.Devid == "" || a.At.IsZero() || a.Name == "" && a.Register() == "" || a.State == "") {
 				t.Fatalf("unusable row without a problem: %+v", a)
 			}
 			_ = a.Old()
@@ -362,7 +378,7 @@ func FuzzDecodeAlarmRows(f *testing.F) {
 			if strings.Contains(fmt.Sprintf("%+v %s", a, b), rowSecret) {
 				t.Fatalf("unmasked secret in %+v", a)
 			}
-			if a.Problem == "" && (a.Devid == "" || a.Start.IsZero() || !a.Active() && a.End.Before(a.Start)) {
+			if a.Problem == "" && (a.Devid == "" || a.Start.IsZero() || !a.Active() && a.End.Before(a.Start) || a.Active() != a.End.IsZero()) {
 				t.Fatalf("unusable row without a problem: %+v", a)
 			}
 		}

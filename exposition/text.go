@@ -139,9 +139,61 @@ func appendFloat(b []byte, f float64) []byte {
 		return append(b, "-Inf"...)
 	case isSmallInteger(f):
 		return strconv.AppendInt(b, int64(f), 10)
-	default:
-		return strconv.AppendFloat(b, f, 'g', -1, 64)
 	}
+	if m, decimals, ok := fewDecimals(f); ok {
+		return appendDecimal(b, m, decimals)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
+
+// decimalScales are 10^d for the decimals fewDecimals tries.
+var decimalScales = [...]float64{10, 100, 1000}
+
+// fewDecimals reports a number below 10^6 in magnitude whose shortest
+// decimal form has one to three decimals (a temperature of 52.8, a
+// setting of 0.25), as the whole number m and its decimals: m / 10^d is
+// f. Most parameters that are not whole numbers are such numbers, and
+// writing them from m costs a fraction of strconv's shortest search.
+//
+// m / 10^d, both exact in a float64 and divided with one rounding, is the
+// float64 nearest to the decimal m·10^-d, which is what parsing the decimal
+// gives: so the decimal reads back as f. No shorter one does, since the
+// loop tries fewer decimals first (and whole numbers are isSmallInteger's),
+// and no other with d decimals does either, since floats below 10^6 lie
+// far closer together than 10^-3. For the same reasons strconv's shortest
+// 'g' form writes the same digits, in plain notation because the exponent
+// is between -4 and 6.
+func fewDecimals(f float64) (m int64, decimals int, ok bool) {
+	if !(f > -1e6 && f < 1e6) {
+		return 0, 0, false
+	}
+	for i, scale := range decimalScales {
+		r := math.Round(f * scale)
+		if r/scale == f {
+			return int64(r), i + 1, true
+		}
+	}
+	return 0, 0, false
+}
+
+// appendDecimal writes m / 10^decimals in plain notation: the sign, the
+// whole part (0 when there is none) and exactly decimals digits.
+func appendDecimal(b []byte, m int64, decimals int) []byte {
+	if m < 0 {
+		b = append(b, '-')
+		m = -m
+	}
+	var digits [24]byte
+	d := strconv.AppendInt(digits[:0], m, 10)
+	for len(d) <= decimals { // 0.05 is "5" with two decimals
+		d = append(d, 0)
+		copy(d[1:], d)
+		d[0] = '0'
+	}
+	whole := len(d) - decimals
+	b = append(b, d[:whole]...)
+	b = append(b, '.')
+	return append(b, d[whole:]...)
 }
 
 // isSmallInteger reports a whole number that strconv's shortest 'g' format
@@ -170,6 +222,9 @@ func appendOpenMetricsFloat(b []byte, f float64) []byte {
 		return append(b, "-Inf"...)
 	case isSmallInteger(f):
 		return append(strconv.AppendInt(b, int64(f), 10), '.', '0')
+	}
+	if m, decimals, ok := fewDecimals(f); ok {
+		return appendDecimal(b, m, decimals) // has its point already
 	}
 	start := len(b)
 	b = strconv.AppendFloat(b, f, 'g', -1, 64)

@@ -3,6 +3,7 @@ package exposition
 import (
 	"bytes"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -49,35 +50,83 @@ func TestTextFormatSpelling(t *testing.T) {
 		f := Format{OpenMetrics: om}
 		for i, help := range helps {
 			v := values[i%len(values)]
-			mf := &dto.MetricFamily{Name: new(familyName), Help: new(help), Type: dto.MetricType_GAUGE.Enum(),
-				Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: new(v)}}}}
-			var want bytes.Buffer
-			var err error
-			if om {
-				_, err = expfmt.MetricFamilyToOpenMetrics(&want, mf)
-			} else {
-				_, err = expfmt.MetricFamilyToText(&want, mf)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			want := expfmtGauge(t, familyName, &help, v, om)
 			got := append(f.AppendGaugeHeader(nil, familyName, help), familyName+" "...)
 			got = append(f.AppendValue(got, v), '\n')
-			if string(got) != want.String() {
-				t.Errorf("OpenMetrics %v, help %q, value %v: %q, expfmt %q", om, help, v, got, want.String())
+			if string(got) != want {
+				t.Errorf("OpenMetrics %v, help %q, value %v: %q, expfmt %q", om, help, v, got, want)
 			}
 		}
 		for _, v := range values {
-			mf := &dto.MetricFamily{Name: new("x"), Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: new(v)}}}}
-			var want bytes.Buffer
-			if om {
-				_, _ = expfmt.MetricFamilyToOpenMetrics(&want, mf)
-			} else {
-				_, _ = expfmt.MetricFamilyToText(&want, mf)
-			}
-			if got := "# TYPE x gauge\nx " + string(f.AppendValue(nil, v)) + "\n"; got != want.String() {
-				t.Errorf("OpenMetrics %v, value %v: %q, expfmt %q", om, v, got, want.String())
+			if got, want := "# TYPE x gauge\nx "+string(f.AppendValue(nil, v))+"\n", expfmtValue(t, v, om); got != want {
+				t.Errorf("OpenMetrics %v, value %v: %q, expfmt %q", om, v, got, want)
 			}
 		}
 	}
+}
+
+// expfmtGauge is how expfmt writes a gauge family of one series of value v
+// (with HELP when help is not nil), in the OpenMetrics or the Prometheus
+// text format.
+func expfmtGauge(t testing.TB, name string, help *string, v float64, om bool) string {
+	mf := &dto.MetricFamily{Name: &name, Help: help, Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: new(v)}}}}
+	var b bytes.Buffer
+	var err error
+	if om {
+		_, err = expfmt.MetricFamilyToOpenMetrics(&b, mf)
+	} else {
+		_, err = expfmt.MetricFamilyToText(&b, mf)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// expfmtValue is how expfmt writes v as the value of a gauge x.
+func expfmtValue(t testing.TB, v float64, om bool) string { return expfmtGauge(t, "x", nil, v, om) }
+
+// TestFewDecimalsSpelledAsExpfmt: values with up to three decimals, which
+// take the short path, are spelled as expfmt spells them, and so are their
+// neighbours, which must not.
+func TestFewDecimalsSpelledAsExpfmt(t *testing.T) {
+	values := []float64{0.5, -0.5, 52.8, -52.8, 0.1, 0.2, 0.3, 0.1 + 0.2, 0.001, -0.001, 0.0005, 0.0001, 0.999, 1.001,
+		999999.9, 999999.99, 999999.999, -999999.999, 999999.9999, 123.456, 123.4567, 0.05, 0.005, 21.25, 1e5 + 0.125,
+		math.Nextafter(52.8, 100), math.Nextafter(52.8, 0), math.Nextafter(0.001, 1), 1.0 / 3, 2.0 / 3}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		d := []int64{10, 100, 1000}[rng.IntN(3)]
+		values = append(values, float64(rng.Int64N(2e6*d)-1e6*d)/float64(d), (rng.Float64()-0.5)*2e6, rng.Float64())
+	}
+	short := 0
+	for _, om := range []bool{false, true} {
+		f := Format{OpenMetrics: om}
+		for _, v := range values {
+			if _, _, ok := fewDecimals(v); ok {
+				short++
+			}
+			if got, want := "# TYPE x gauge\nx "+string(f.AppendValue(nil, v))+"\n", expfmtValue(t, v, om); got != want {
+				t.Errorf("OpenMetrics %v, value %v: %q, expfmt %q", om, v, got, want)
+			}
+		}
+	}
+	if short < 2*18000 { // the random ones with decimals, bar the whole numbers among them
+		t.Errorf("only %d of %d values took the short path", short, 2*len(values))
+	}
+}
+
+// FuzzAppendValue: every float64 is spelled as expfmt spells it, in both
+// text formats.
+func FuzzAppendValue(f *testing.F) {
+	for _, v := range []float64{0, 1, -1, 0.5, 52.8, 0.001, 0.0005, 999999.999, 1e6, 1e21, 1e-7, math.Inf(1)} {
+		f.Add(math.Float64bits(v))
+	}
+	f.Fuzz(func(t *testing.T, bits uint64) {
+		v := math.Float64frombits(bits)
+		for _, om := range []bool{false, true} {
+			if got, want := "# TYPE x gauge\nx "+string(Format{OpenMetrics: om}.AppendValue(nil, v))+"\n", expfmtValue(t, v, om); got != want {
+				t.Errorf("OpenMetrics %v, value %v (%#x): %q, expfmt %q", om, v, bits, got, want)
+			}
+		}
+	})
 }

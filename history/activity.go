@@ -33,10 +33,7 @@ type Activity struct {
 	recent    []Change // newest first
 	dropped   uint64
 	watermark time.Time
-	read      struct {
-		seen map[int64]bool
-		last time.Time
-	}
+	read      listRead[int64]
 }
 
 // ActivitySnapshot is what an Activity tracker says, a copy the caller owns.
@@ -55,43 +52,19 @@ func NewActivity(cfg Config, since time.Time) *Activity {
 }
 
 // BeginRead starts a read of the activity log (see Alarms.BeginRead).
-func (a *Activity) BeginRead() {
-	a.read.seen, a.read.last = map[int64]bool{}, time.Time{}
-}
+func (a *Activity) BeginRead() { a.read.begin() }
 
 // EndRead ends a read.
-func (a *Activity) EndRead() { a.read.seen, a.read.last = nil, time.Time{} }
+func (a *Activity) EndRead() { a.read.end() }
 
 // ObservePage applies the module's rows of one page of its activity log,
-// newest first as listed, read at now.
-func (a *Activity) ObservePage(now time.Time, rows []map[string]any) PageResult {
-	if a.read.seen == nil {
-		a.BeginRead()
-	}
-	var res PageResult
-	for _, r := range rows {
-		c, ok := a.parseRow(now, r)
-		if !ok {
-			a.dropped++
-			res.Fresh = true
-			continue
-		}
-		if a.read.seen[c.ID] {
-			a.dropped++
-			continue
-		}
-		res.Fresh = true
-		a.read.seen[c.ID] = true
-		if !a.read.last.IsZero() && c.At.After(a.read.last) {
-			a.dropped++
-			continue
-		}
-		a.read.last = c.At
-		if res.Oldest.IsZero() || c.At.Before(res.Oldest) {
-			res.Oldest = c.At
-		}
-		a.apply(c)
-	}
+// newest first as listed, read at now. A row its decoder found a problem
+// with, or one made beyond the allowed skew into the future, is dropped.
+func (a *Activity) ObservePage(now time.Time, rows []ChangeRow) PageResult {
+	limit := now.Add(a.cfg.FutureSkew)
+	res := observePage(&a.read, &a.dropped, rows, func(r ChangeRow) (int64, time.Time, bool) {
+		return r.ID, r.At, r.Problem == "" && !r.At.After(limit)
+	}, func(r ChangeRow) { a.apply(changeOf(r)) })
 	a.prune()
 	return res
 }
@@ -113,18 +86,12 @@ func (a *Activity) apply(c Change) {
 	if !c.At.Before(a.since) {
 		a.counts[c.State]++
 	}
-	i, _ := slices.BinarySearchFunc(a.recent, c, func(x, t Change) int {
+	a.recent = insertNewest(a.recent, c, a.cfg.Recent, func(x, t Change) int {
 		if n := t.At.Compare(x.At); n != 0 {
 			return n
 		}
 		return int(t.ID - x.ID)
 	})
-	if i < a.cfg.Recent {
-		a.recent = slices.Insert(a.recent, i, c)
-		if len(a.recent) > a.cfg.Recent {
-			a.recent = a.recent[:a.cfg.Recent]
-		}
-	}
 }
 
 // Horizon is how far back a new read of the log must page: to the newest
@@ -137,20 +104,7 @@ func (a *Activity) Horizon() time.Time {
 }
 
 func (a *Activity) prune() {
-	if len(a.known) <= a.cfg.Remember {
-		return
-	}
-	ats := slices.Collect(maps.Values(a.known))
-	slices.SortFunc(ats, time.Time.Compare)
-	cut := ats[len(ats)-a.cfg.Remember*3/4-1]
-	for id, at := range a.known {
-		if !at.After(cut) {
-			delete(a.known, id)
-		}
-	}
-	if cut.After(a.floor) {
-		a.floor = cut
-	}
+	forget(a.known, a.cfg.Remember, func(at time.Time) time.Time { return at }, &a.floor)
 }
 
 // Snapshot returns a copy of what the tracker says.
@@ -161,22 +115,12 @@ func (a *Activity) Snapshot() ActivitySnapshot {
 // registerKey is a register as the cloud names it in a token: P<pool>.<channel><index>.
 var registerKey = regexp.MustCompile(`^P[0-9]+\.[a-z]+[0-9]+$`)
 
-func (a *Activity) parseRow(now time.Time, r map[string]any) (Change, bool) {
-	id, ok := rowInt(r["id"])
-	if !ok {
-		return Change{}, false
-	}
-	at, _, ok := rowTime(r["created_at"])
-	if !ok || at.After(now.Add(a.cfg.FutureSkew)) {
-		return Change{}, false
-	}
-	state, ok := r["state"].(string)
-	state = strings.TrimSpace(state)
-	if !ok || state == "" {
-		return Change{}, false
-	}
-	c := Change{ID: id, At: at, State: state}
-	if name, ok := r["name"].(string); ok {
+// changeOf is the change a usable row describes: its id, time and outcome
+// as its decoder read them, and what it shows read from the row as sent.
+func changeOf(r ChangeRow) Change {
+	c := Change{ID: r.ID, At: r.At, State: r.State}
+	f := r.Fields
+	if name, ok := f["name"].(string); ok {
 		key := strings.TrimSpace(name)
 		if i := strings.IndexByte(key, '.'); i >= 0 && !registerKey.MatchString(key) {
 			key = key[i+1:] // "parameters.PARAM_66" -> "PARAM_66"
@@ -187,30 +131,30 @@ func (a *Activity) parseRow(now time.Time, r map[string]any) (Change, bool) {
 			c.Symbol = key
 		}
 	}
-	if u, ok := rowInt(r["unit"]); ok {
+	if u, ok := rowInt(f["unit"]); ok {
 		c.Unit = int(u)
 	}
-	value := r["value"]
+	value := f["value"]
 	if m, ok := value.(map[string]any); ok {
 		value = m["value"]
 	}
 	c.New, _ = text(value)
-	c.Old, _ = text(r["prevValue"])
-	if reg, old, ok := snapshotRegister(r["prev_value"]); ok {
+	c.Old, _ = text(f["prevValue"])
+	if reg, old, ok := snapshotRegister(f["prev_value"]); ok {
 		if c.Register == "" {
 			c.Register = reg
 		}
-		if _, has := r["prevValue"]; !has || r["prevValue"] == nil {
+		if _, has := f["prevValue"]; !has || f["prevValue"] == nil {
 			c.Old = old
 		}
 	}
-	switch u := r["user"].(type) {
+	switch u := f["user"].(type) {
 	case string:
 		c.User = u
 	case map[string]any:
 		c.User, _ = u["name"].(string)
 	}
-	return c, true
+	return c
 }
 
 // snapshotRegister reads the register a prev_value snapshot names, the

@@ -1,18 +1,25 @@
 package history
 
 import (
-	"encoding/json"
 	"reflect"
 	"testing"
 	"time"
 )
 
-func actRow(id int, t time.Duration, state string) map[string]any {
-	return map[string]any{"id": float64(id), "devid": "D1", "name": "parameters.PARAM_66", "unit": float64(1),
-		"value": float64(55), "prevValue": float64(50), "state": state, "created_at": ts(t), "user": "Owner"}
+// actRow is a usable row of the activity log, as its decoder gives it.
+func actRow(id int, t time.Duration, state string) ChangeRow {
+	return ChangeRow{ID: int64(id), At: at(t), State: state, Fields: map[string]any{"id": float64(id), "devid": "D1",
+		"name": "parameters.PARAM_66", "unit": float64(1), "value": float64(55), "prevValue": float64(50), "state": state,
+		"created_at": at(t).Format(time.RFC3339), "user": "Owner"}}
 }
 
-func readActivity(a *Activity, now time.Time, rows []map[string]any) {
+// badAct is a row its decoder found a problem with.
+func badAct(problem string, r ChangeRow) ChangeRow {
+	r.Problem = problem
+	return r
+}
+
+func readActivity(a *Activity, now time.Time, rows []ChangeRow) {
 	a.BeginRead()
 	a.ObservePage(now, rows)
 	a.EndRead()
@@ -21,7 +28,7 @@ func readActivity(a *Activity, now time.Time, rows []map[string]any) {
 func TestActivityCounting(t *testing.T) {
 	cases := []struct {
 		name    string
-		reads   [][]map[string]any
+		reads   [][]ChangeRow
 		counts  map[string]uint64
 		last    time.Time
 		dropped uint64
@@ -29,32 +36,34 @@ func TestActivityCounting(t *testing.T) {
 	}{
 		{
 			name:   "changes since the watch counted by state, older ones shown",
-			reads:  [][]map[string]any{{actRow(4, 3*time.Minute, "failed"), actRow(3, 2*time.Minute, "success"), actRow(2, time.Minute, "success"), actRow(1, -time.Hour, "success")}},
+			reads:  [][]ChangeRow{{actRow(4, 3*time.Minute, "failed"), actRow(3, 2*time.Minute, "success"), actRow(2, time.Minute, "success"), actRow(1, -time.Hour, "success")}},
 			counts: map[string]uint64{"success": 2, "failed": 1}, last: at(3 * time.Minute), recent: []int64{4, 3, 2, 1},
 		},
 		{
 			name:   "a row read again is not counted again",
-			reads:  [][]map[string]any{{actRow(2, time.Minute, "success")}, {actRow(3, 2*time.Minute, "success"), actRow(2, time.Minute, "success")}},
+			reads:  [][]ChangeRow{{actRow(2, time.Minute, "success")}, {actRow(3, 2*time.Minute, "success"), actRow(2, time.Minute, "success")}},
 			counts: map[string]uint64{"success": 2}, last: at(2 * time.Minute), recent: []int64{3, 2},
 		},
 		{
 			name:   "only rows from before the watch: last change known, nothing counted",
-			reads:  [][]map[string]any{{actRow(1, -time.Hour, "success")}},
+			reads:  [][]ChangeRow{{actRow(1, -time.Hour, "success")}},
 			counts: map[string]uint64{"success": 0}, last: at(-time.Hour), recent: []int64{1},
 		},
 		{
 			name: "bad, repeated and out-of-order rows cost only themselves",
-			reads: [][]map[string]any{{
+			reads: [][]ChangeRow{{
 				actRow(9, 5*time.Minute, "success"),
-				{"id": float64(8), "created_at": ts(4 * time.Minute)},                  // no state
-				{"id": float64(8), "created_at": ts(4 * time.Minute), "state": 3.0},    // state not text
-				{"created_at": ts(4 * time.Minute), "state": "success"},                // no id
-				{"id": "eight", "created_at": ts(4 * time.Minute), "state": "success"}, // id not a number
-				{"id": float64(8), "created_at": "", "state": "success"},               // no time
-				actRow(7, 2*time.Hour, "success"),                                      // in the future
-				actRow(9, 5*time.Minute, "success"),                                    // repeated
-				actRow(6, 6*time.Minute, "success"),                                    // out of order
-				actRow(5, 3*time.Minute, "weird_new_state"),                            // unknown state: fine
+				// The decoder's verdict is the tracker's: a row with a
+				// problem is dropped, whatever else it holds.
+				badAct("row has no outcome (state)", actRow(8, 4*time.Minute, "")),
+				badAct("row names no module (devid)", actRow(8, 4*time.Minute, "success")),
+				badAct("row has no integer id", actRow(0, 4*time.Minute, "success")),
+				badAct("row names no parameter (name or prev_value)", actRow(8, 4*time.Minute, "success")),
+				badAct("created_at: missing", ChangeRow{ID: 8, State: "success"}),
+				actRow(7, 2*time.Hour, "success"),           // in the future
+				actRow(9, 5*time.Minute, "success"),         // repeated
+				actRow(6, 6*time.Minute, "success"),         // out of order
+				actRow(5, 3*time.Minute, "weird_new_state"), // unknown state: fine
 			}},
 			counts: map[string]uint64{"success": 1, "weird_new_state": 1}, last: at(5 * time.Minute), dropped: 8, recent: []int64{9, 5},
 		},
@@ -89,31 +98,32 @@ func TestActivityCounting(t *testing.T) {
 func TestActivityChangeFields(t *testing.T) {
 	cases := []struct {
 		name string
-		row  map[string]any
+		row  map[string]any // the row as sent
 		want Change
 	}{
 		{
 			name: "token, scalar values, user name",
-			row:  actRow(1, time.Minute, "success"),
+			row:  actRow(1, time.Minute, "success").Fields,
 			want: Change{ID: 1, At: at(time.Minute), Symbol: "PARAM_66", Old: "50", New: "55", Unit: 1, User: "Owner", State: "success"},
 		},
 		{
 			name: "register and old value from the prev_value snapshot, wrapped value, user object",
 			row: map[string]any{"id": float64(2), "name": "parameters.PARAM_1", "unit": float64(38), "value": map[string]any{"value": 2.5},
 				"prev_value": map[string]any{"P6": map[string]any{"219": map[string]any{"v": float64(2), "u": float64(38)}}},
-				"state":      "failed", "created_at": ts(time.Minute), "user": map[string]any{"name": "Installer", "id": float64(7)}},
+				"state":      "failed", "created_at": at(time.Minute).Format(time.RFC3339), "user": map[string]any{"name": "Installer", "id": float64(7)}},
 			want: Change{ID: 2, At: at(time.Minute), Register: "P6.v219", Symbol: "PARAM_1", Old: "2", New: "2.5", Unit: 38, User: "Installer", State: "failed"},
 		},
 		{
 			name: "a token naming a register",
-			row:  map[string]any{"id": float64(3), "name": "P4.v8", "value": "on", "state": "success", "created_at": ts(time.Minute)},
+			row:  map[string]any{"id": float64(3), "name": "P4.v8", "value": "on", "state": "success", "created_at": at(time.Minute).Format(time.RFC3339)},
 			want: Change{ID: 3, At: at(time.Minute), Register: "P4.v8", New: "on", State: "success"},
 		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			a := NewActivity(Config{}, t0)
-			readActivity(a, at(time.Hour), []map[string]any{c.row})
+			row := ChangeRow{ID: c.want.ID, At: c.want.At, State: c.want.State, Fields: c.row}
+			readActivity(a, at(time.Hour), []ChangeRow{row})
 			got := a.Snapshot().Recent
 			if len(got) != 1 || !reflect.DeepEqual(got[0], c.want) {
 				t.Fatalf("change = %+v, want %+v", got, c.want)
@@ -124,24 +134,39 @@ func TestActivityChangeFields(t *testing.T) {
 
 func TestActivityHorizon(t *testing.T) {
 	a := NewActivity(Config{}, t0)
-	readActivity(a, at(time.Hour), []map[string]any{actRow(1, -time.Hour, "success")})
+	readActivity(a, at(time.Hour), []ChangeRow{actRow(1, -time.Hour, "success")})
 	if got := a.Horizon(); !got.Equal(t0) {
 		t.Fatalf("horizon = %v, want the watch start", got)
 	}
-	readActivity(a, at(time.Hour), []map[string]any{actRow(2, 5*time.Minute, "success")})
+	readActivity(a, at(time.Hour), []ChangeRow{actRow(2, 5*time.Minute, "success")})
 	if got := a.Horizon(); !got.Equal(at(5 * time.Minute)) {
 		t.Fatalf("horizon = %v, want the newest row", got)
 	}
 }
 
-func FuzzActivityIntake(f *testing.F) {
-	f.Add([]byte(`[{"id":2,"name":"parameters.PARAM_1","value":{"value":3},"prevValue":2,"state":"success","created_at":"2026-03-01T12:01:00Z","user":{"name":"x"}}]`))
-	f.Add([]byte(`[{"id":1,"prev_value":{"P6":{"219":{"v":2}}},"state":"failed","created_at":1772366500},{"id":1,"state":"","created_at":null}]`))
-	f.Fuzz(func(t *testing.T, p []byte) {
-		var rows []map[string]any
-		if json.Unmarshal(p, &rows) != nil {
-			return
+// fuzzChangeRows reads fuzz bytes as rows the decoder could give, three
+// bytes a row: the id (0-15), the time in minutes around t0 (-128 to 127)
+// and the outcome (success, failed, a problem).
+func fuzzChangeRows(b []byte) []ChangeRow {
+	var rows []ChangeRow
+	for ; len(b) >= 3; b = b[3:] {
+		switch b[2] % 3 {
+		case 0:
+			rows = append(rows, actRow(int(b[0]%16), time.Duration(int8(b[1]))*time.Minute, "success"))
+		case 1:
+			rows = append(rows, actRow(int(b[0]%16), time.Duration(int8(b[1]))*time.Minute, "failed"))
+		default:
+			rows = append(rows, badAct("row has no outcome (state)", actRow(int(b[0]%16), time.Duration(int8(b[1]))*time.Minute, "")))
 		}
+	}
+	return rows
+}
+
+func FuzzActivityIntake(f *testing.F) {
+	f.Add([]byte{2, 1, 0, 1, 0x80, 1})
+	f.Add([]byte{1, 3, 2, 1, 3, 0, 2, 5, 0, 1, 3, 0})
+	f.Fuzz(func(t *testing.T, p []byte) {
+		rows := fuzzChangeRows(p)
 		a := NewActivity(Config{Recent: 4, Remember: 8}, t0)
 		prev := map[string]uint64{}
 		for i := 0; i < 3; i++ {

@@ -3,8 +3,6 @@ package history
 import (
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -48,12 +46,7 @@ type Alarms struct {
 	dropped uint64
 	// watermark is the newest start of a history row seen.
 	watermark time.Time
-	read      readState
-}
-
-type readState struct {
-	seen map[occKey]bool
-	last time.Time // start of the previous row accepted in this read
+	read      listRead[occKey]
 }
 
 // AlarmsSnapshot is what an Alarms tracker says, a copy the caller owns.
@@ -129,7 +122,7 @@ func (a *Alarms) learn(o Occurrence) *occ {
 
 // BeginRead starts a read of the alarm history: rows repeated within it and
 // rows out of order (newer than the row before) are refused.
-func (a *Alarms) BeginRead() { a.read = readState{seen: map[occKey]bool{}} }
+func (a *Alarms) BeginRead() { a.read.begin() }
 
 // PageResult is what one page told the tracker, for Sweep.Next.
 type PageResult struct {
@@ -147,36 +140,14 @@ func (p PageResult) Merge(q PageResult) PageResult {
 }
 
 // ObservePage applies the module's rows of one page of its alarm history,
-// in the order the cloud listed them (newest first), read at now.
-func (a *Alarms) ObservePage(now time.Time, rows []map[string]any) PageResult {
-	if a.read.seen == nil {
-		a.BeginRead()
-	}
-	var res PageResult
-	for _, r := range rows {
-		o, ok := a.parseRow(now, r)
-		if !ok {
-			a.dropped++
-			res.Fresh = true
-			continue
-		}
-		k := occKey{o.Code, o.Start.UnixNano()}
-		if a.read.seen[k] {
-			a.dropped++ // a page that repeats
-			continue
-		}
-		res.Fresh = true
-		a.read.seen[k] = true
-		if !a.read.last.IsZero() && o.Start.After(a.read.last) {
-			a.dropped++ // out of order
-			continue
-		}
-		a.read.last = o.Start
-		if res.Oldest.IsZero() || o.Start.Before(res.Oldest) {
-			res.Oldest = o.Start
-		}
-		a.applyRow(o)
-	}
+// in the order the cloud listed them (newest first), read at now. A row
+// its decoder found a problem with, or one that begins or ends beyond the
+// allowed skew into the future, is dropped.
+func (a *Alarms) ObservePage(now time.Time, rows []AlarmRow) PageResult {
+	limit := now.Add(a.cfg.FutureSkew)
+	res := observePage(&a.read, &a.dropped, rows, func(r AlarmRow) (occKey, time.Time, bool) {
+		return occKey{r.Code, r.Start.UnixNano()}, r.Start, r.Problem == "" && !r.Start.After(limit) && !r.End.After(limit)
+	}, func(r AlarmRow) { a.applyRow(r.Occurrence) })
 	a.prune()
 	return res
 }
@@ -184,34 +155,13 @@ func (a *Alarms) ObservePage(now time.Time, rows []map[string]any) PageResult {
 // EndRead ends a read; complete says the sweep reached its horizon, so a
 // closing occurrence whose finished row was not found is given up on.
 func (a *Alarms) EndRead(complete bool) {
-	a.read = readState{}
+	a.read.end()
 	if !complete {
 		return
 	}
 	for _, e := range a.known {
 		e.closing = false
 	}
-}
-
-func (a *Alarms) parseRow(now time.Time, r map[string]any) (Occurrence, bool) {
-	code, ok := rowInt(r["id"])
-	if !ok || code < 0 {
-		return Occurrence{}, false
-	}
-	start, _, ok := rowTime(r["created_at"])
-	limit := now.Add(a.cfg.FutureSkew)
-	if !ok || start.After(limit) {
-		return Occurrence{}, false
-	}
-	end, present, ok := rowTime(r["finished_at"])
-	if present && (!ok || end.Before(start) || end.After(limit)) {
-		return Occurrence{}, false
-	}
-	o := Occurrence{Code: strconv.FormatInt(code, 10), Start: start, End: end}
-	if s, ok := r["name"].(string); ok {
-		o.Symbol = strings.TrimSpace(s)
-	}
-	return o, true
 }
 
 func (a *Alarms) applyRow(o Occurrence) {
@@ -250,14 +200,7 @@ func (a *Alarms) Horizon() time.Time {
 }
 
 func (a *Alarms) insertRecent(o Occurrence) {
-	i, _ := slices.BinarySearchFunc(a.recent, o, func(x, t Occurrence) int { return t.Start.Compare(x.Start) })
-	if i >= a.cfg.Recent {
-		return
-	}
-	a.recent = slices.Insert(a.recent, i, o)
-	if len(a.recent) > a.cfg.Recent {
-		a.recent = a.recent[:a.cfg.Recent]
-	}
+	a.recent = insertNewest(a.recent, o, a.cfg.Recent, func(x, t Occurrence) int { return t.Start.Compare(x.Start) })
 }
 
 func (a *Alarms) updateRecent(o Occurrence) {
@@ -272,23 +215,7 @@ func (a *Alarms) updateRecent(o Occurrence) {
 // prune forgets the oldest quarter of the remembered occurrences once there
 // are more than cfg.Remember, raising the floor to the newest forgotten.
 func (a *Alarms) prune() {
-	if len(a.known) <= a.cfg.Remember {
-		return
-	}
-	starts := make([]time.Time, 0, len(a.known))
-	for _, e := range a.known {
-		starts = append(starts, e.Start)
-	}
-	slices.SortFunc(starts, time.Time.Compare)
-	cut := starts[len(starts)-a.cfg.Remember*3/4-1]
-	for k, e := range a.known {
-		if !e.Start.After(cut) {
-			delete(a.known, k)
-		}
-	}
-	if cut.After(a.floor) {
-		a.floor = cut
-	}
+	forget(a.known, a.cfg.Remember, func(e *occ) time.Time { return e.Start }, &a.floor)
 }
 
 // Snapshot returns a copy of what the tracker says.

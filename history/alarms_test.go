@@ -1,8 +1,8 @@
 package history
 
 import (
-	"encoding/json"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -11,20 +11,25 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func at(d time.Duration) time.Time { return t0.Add(d) }
 
-func ts(d time.Duration) string { return at(d).Format(time.RFC3339) }
-
-func alarmRow(code int, start time.Duration, end *time.Duration) map[string]any {
-	r := map[string]any{"id": float64(code), "devid": "D1", "created_at": ts(start), "finished_at": nil}
+// alarmRow is a usable row of the alarm history, as its decoder gives it.
+func alarmRow(code int, start time.Duration, end *time.Duration) AlarmRow {
+	r := AlarmRow{Occurrence: Occurrence{Code: strconv.Itoa(code), Start: at(start)}}
 	if end != nil {
-		r["finished_at"] = ts(*end)
+		r.End = at(*end)
 	}
+	return r
+}
+
+// badAlarm is a row its decoder found a problem with.
+func badAlarm(problem string, r AlarmRow) AlarmRow {
+	r.Problem = problem
 	return r
 }
 
 func dur(d time.Duration) *time.Duration { return &d }
 
 // read feeds pages as one read.
-func readAlarms(a *Alarms, now time.Time, pages ...[]map[string]any) {
+func readAlarms(a *Alarms, now time.Time, pages ...[]AlarmRow) {
 	a.BeginRead()
 	for _, p := range pages {
 		a.ObservePage(now, p)
@@ -35,9 +40,9 @@ func readAlarms(a *Alarms, now time.Time, pages ...[]map[string]any) {
 func TestAlarmsCounting(t *testing.T) {
 	type step struct {
 		now     time.Duration
-		active  []Active         // applied when non-nil or activeRead
-		read    bool             // apply the active list (even empty)
-		history []map[string]any // one read of one page, when non-nil
+		active  []Active   // applied when non-nil or activeRead
+		read    bool       // apply the active list (even empty)
+		history []AlarmRow // one read of one page, when non-nil
 	}
 	cases := []struct {
 		name    string
@@ -53,8 +58,8 @@ func TestAlarmsCounting(t *testing.T) {
 			since: t0,
 			steps: []step{
 				{now: time.Minute, read: true},
-				{now: 2 * time.Minute, read: true, history: []map[string]any{alarmRow(38, 70*time.Second, dur(100*time.Second))}},
-				{now: 3 * time.Minute, read: true, history: []map[string]any{alarmRow(38, 70*time.Second, dur(100*time.Second))}},
+				{now: 2 * time.Minute, read: true, history: []AlarmRow{alarmRow(38, 70*time.Second, dur(100*time.Second))}},
+				{now: 3 * time.Minute, read: true, history: []AlarmRow{alarmRow(38, 70*time.Second, dur(100*time.Second))}},
 			},
 			counts: map[string]uint64{"38": 1}, lastDur: map[string]time.Duration{"38": 30 * time.Second}, recent: 1,
 		},
@@ -64,7 +69,7 @@ func TestAlarmsCounting(t *testing.T) {
 			steps: []step{
 				{now: time.Minute, read: true, active: []Active{{Code: "38", Symbol: "ERROR_BRAK_PALIWA", Start: at(50 * time.Second)}}},
 				{now: 2 * time.Minute, read: true, active: []Active{{Code: "38", Start: at(50 * time.Second)}}},
-				{now: 3 * time.Minute, read: true, history: []map[string]any{alarmRow(38, 50*time.Second, dur(150*time.Second))}},
+				{now: 3 * time.Minute, read: true, history: []AlarmRow{alarmRow(38, 50*time.Second, dur(150*time.Second))}},
 			},
 			counts: map[string]uint64{"38": 1}, lastDur: map[string]time.Duration{"38": 100 * time.Second}, recent: 1,
 		},
@@ -72,7 +77,7 @@ func TestAlarmsCounting(t *testing.T) {
 			name:  "two occurrences of one code are two",
 			since: t0,
 			steps: []step{
-				{now: 5 * time.Minute, history: []map[string]any{
+				{now: 5 * time.Minute, history: []AlarmRow{
 					alarmRow(38, 3*time.Minute, dur(4*time.Minute)),
 					alarmRow(38, time.Minute, dur(90*time.Second)),
 				}},
@@ -83,7 +88,7 @@ func TestAlarmsCounting(t *testing.T) {
 			name:  "rows from before the watch are shown, never counted",
 			since: t0,
 			steps: []step{
-				{now: time.Minute, read: true, active: []Active{{Code: "12", Start: at(-2 * time.Hour)}}, history: []map[string]any{
+				{now: time.Minute, read: true, active: []Active{{Code: "12", Start: at(-2 * time.Hour)}}, history: []AlarmRow{
 					alarmRow(38, -time.Hour, dur(-50*time.Minute)),
 				}},
 			},
@@ -92,7 +97,7 @@ func TestAlarmsCounting(t *testing.T) {
 		{
 			name:   "a row stamped in the second the watch began counts",
 			since:  t0.Add(700 * time.Millisecond),
-			steps:  []step{{now: time.Minute, history: []map[string]any{alarmRow(38, 0, dur(time.Second))}}},
+			steps:  []step{{now: time.Minute, history: []AlarmRow{alarmRow(38, 0, dur(time.Second))}}},
 			counts: map[string]uint64{"38": 1}, lastDur: map[string]time.Duration{"38": time.Second}, recent: 1,
 		},
 		{
@@ -104,20 +109,22 @@ func TestAlarmsCounting(t *testing.T) {
 		{
 			name:  "bad rows cost only themselves",
 			since: t0,
-			steps: []step{{now: 10 * time.Minute, history: []map[string]any{
-				{"devid": "D1", "created_at": ts(9 * time.Minute)},     // no id
-				{"id": "x", "created_at": ts(9 * time.Minute)},         // id not a number
-				{"id": 1.5, "created_at": ts(9 * time.Minute)},         // id not integral
-				{"id": float64(-1), "created_at": ts(9 * time.Minute)}, // negative code
-				{"id": float64(7), "created_at": true},                 // wrong-typed time
-				{"id": float64(7), "created_at": "yesterday"},          // unreadable time
-				{"id": float64(7)}, // no time
-				{"id": float64(7), "created_at": ts(time.Hour)},                                 // in the future
-				{"id": float64(7), "created_at": ts(time.Minute), "finished_at": ts(0)},         // ends before it began
-				{"id": float64(7), "created_at": ts(time.Minute), "finished_at": "soon"},        // unreadable end
-				{"id": float64(7), "created_at": ts(time.Minute), "finished_at": ts(time.Hour)}, // ends in the future
-				alarmRow(999, 2*time.Minute, dur(3*time.Minute)),                                // unknown code: fine
-				{"id": "38", "created_at": float64(at(time.Minute).Unix()), "finished_at": nil}, // numeric string, epoch
+			steps: []step{{now: 10 * time.Minute, history: []AlarmRow{
+				// The decoder's verdict is the tracker's: a row with a
+				// problem is dropped, whatever else it holds.
+				badAlarm("row names no module (devid)", alarmRow(7, 9*time.Minute, nil)),
+				badAlarm("row has no integer alarm code (id)", AlarmRow{Occurrence: Occurrence{Start: at(9 * time.Minute)}}),
+				badAlarm("row has no integer alarm code (id)", alarmRow(0, 9*time.Minute, nil)),
+				badAlarm("created_at: not a timestamp", AlarmRow{Occurrence: Occurrence{Code: "7"}}),
+				badAlarm(`created_at: unparseable timestamp "yesterday"`, AlarmRow{Occurrence: Occurrence{Code: "7"}}),
+				badAlarm("created_at: missing", AlarmRow{Occurrence: Occurrence{Code: "7"}}),
+				badAlarm("finished_at is before created_at", AlarmRow{Occurrence: Occurrence{Code: "7", Start: at(time.Minute), End: at(0)}}),
+				badAlarm(`finished_at: unparseable timestamp "soon"`, alarmRow(7, time.Minute, nil)),
+				badAlarm("row is not an object", AlarmRow{}),
+				alarmRow(7, time.Hour, nil),                      // in the future
+				alarmRow(7, time.Minute, dur(time.Hour)),         // ends in the future
+				alarmRow(999, 2*time.Minute, dur(3*time.Minute)), // unknown code: fine
+				alarmRow(38, time.Minute, nil),
 			}}},
 			counts: map[string]uint64{"999": 1, "38": 1}, lastDur: map[string]time.Duration{"999": time.Minute},
 			dropped: 11, recent: 2,
@@ -125,7 +132,7 @@ func TestAlarmsCounting(t *testing.T) {
 		{
 			name:  "a row out of order costs that row",
 			since: t0,
-			steps: []step{{now: 10 * time.Minute, history: []map[string]any{
+			steps: []step{{now: 10 * time.Minute, history: []AlarmRow{
 				alarmRow(1, 5*time.Minute, nil),
 				alarmRow(2, 7*time.Minute, nil),
 				alarmRow(3, 2*time.Minute, nil),
@@ -136,7 +143,7 @@ func TestAlarmsCounting(t *testing.T) {
 			name:  "a page that repeats costs its rows and counts nothing twice",
 			since: t0,
 			steps: []step{{now: 10 * time.Minute, history: append(
-				[]map[string]any{alarmRow(1, 5*time.Minute, nil), alarmRow(2, 4*time.Minute, nil)},
+				[]AlarmRow{alarmRow(1, 5*time.Minute, nil), alarmRow(2, 4*time.Minute, nil)},
 				alarmRow(1, 5*time.Minute, nil), alarmRow(2, 4*time.Minute, nil))}},
 			counts: map[string]uint64{"1": 1, "2": 1}, lastDur: map[string]time.Duration{}, dropped: 2, recent: 2,
 		},
@@ -173,8 +180,8 @@ func TestAlarmsCounting(t *testing.T) {
 func TestAlarmsSymbolAndEndReachRecent(t *testing.T) {
 	a := NewAlarms(Config{}, t0)
 	a.ObserveActive(at(time.Minute), []Active{{Code: "38", Start: at(30 * time.Second)}})
-	readAlarms(a, at(2*time.Minute), []map[string]any{{"id": float64(38), "name": "ERROR_BRAK_PALIWA",
-		"created_at": ts(30 * time.Second), "finished_at": ts(90 * time.Second)}})
+	readAlarms(a, at(2*time.Minute), []AlarmRow{{Occurrence: Occurrence{Code: "38", Symbol: "ERROR_BRAK_PALIWA",
+		Start: at(30 * time.Second), End: at(90 * time.Second)}}})
 	want := []Occurrence{{Code: "38", Symbol: "ERROR_BRAK_PALIWA", Start: at(30 * time.Second), End: at(90 * time.Second)}}
 	if got := a.Snapshot().Recent; !reflect.DeepEqual(got, want) {
 		t.Fatalf("recent = %v, want %v", got, want)
@@ -185,10 +192,10 @@ func TestAlarmsRecentNewestFirstBounded(t *testing.T) {
 	a := NewAlarms(Config{Recent: 3}, t0)
 	a.BeginRead()
 	// Two reads, the older rows second, as a continued sweep reads them.
-	a.ObservePage(at(time.Hour), []map[string]any{alarmRow(5, 50*time.Minute, nil), alarmRow(4, 40*time.Minute, nil)})
+	a.ObservePage(at(time.Hour), []AlarmRow{alarmRow(5, 50*time.Minute, nil), alarmRow(4, 40*time.Minute, nil)})
 	a.EndRead(false)
 	a.BeginRead()
-	a.ObservePage(at(time.Hour), []map[string]any{alarmRow(3, 30*time.Minute, nil), alarmRow(6, 55*time.Minute, nil)})
+	a.ObservePage(at(time.Hour), []AlarmRow{alarmRow(3, 30*time.Minute, nil), alarmRow(6, 55*time.Minute, nil)})
 	a.EndRead(true)
 	var codes []string
 	for _, o := range a.Snapshot().Recent {
@@ -198,7 +205,7 @@ func TestAlarmsRecentNewestFirstBounded(t *testing.T) {
 	if want := []string{"5", "4", "3"}; !reflect.DeepEqual(codes, want) {
 		t.Fatalf("recent codes = %v, want %v", codes, want)
 	}
-	readAlarms(a, at(2*time.Hour), []map[string]any{alarmRow(7, 70*time.Minute, nil)})
+	readAlarms(a, at(2*time.Hour), []AlarmRow{alarmRow(7, 70*time.Minute, nil)})
 	codes = codes[:0]
 	for _, o := range a.Snapshot().Recent {
 		codes = append(codes, o.Code)
@@ -211,7 +218,7 @@ func TestAlarmsRecentNewestFirstBounded(t *testing.T) {
 // Forgetting bounds memory without counting a forgotten occurrence again.
 func TestAlarmsForgetBelowFloor(t *testing.T) {
 	a := NewAlarms(Config{Remember: 4}, t0)
-	var rows []map[string]any
+	var rows []AlarmRow
 	for i := 10; i >= 1; i-- {
 		rows = append(rows, alarmRow(38, time.Duration(i)*time.Minute, dur(time.Duration(i)*time.Minute+time.Second)))
 	}
@@ -230,7 +237,7 @@ func TestAlarmsHorizon(t *testing.T) {
 	if got := a.Horizon(); !got.Equal(t0) {
 		t.Fatalf("horizon before any row = %v, want the watch start", got)
 	}
-	readAlarms(a, at(time.Hour), []map[string]any{alarmRow(38, 30*time.Minute, dur(31*time.Minute))})
+	readAlarms(a, at(time.Hour), []AlarmRow{alarmRow(38, 30*time.Minute, dur(31*time.Minute))})
 	if got := a.Horizon(); !got.Equal(at(30 * time.Minute)) {
 		t.Fatalf("horizon = %v, want the newest row's start", got)
 	}
@@ -256,21 +263,39 @@ func TestAlarmsHorizon(t *testing.T) {
 	}
 }
 
+// fuzzAlarmRows reads fuzz bytes as rows the decoder could give, four bytes
+// a row: the code (0-7), the start in minutes around t0 (-128 to 127), the
+// length in seconds (0: active), and whether the row has a problem (then
+// its fields are whatever the bytes say, as a bad row's may be).
+func fuzzAlarmRows(b []byte) []AlarmRow {
+	var rows []AlarmRow
+	for ; len(b) >= 4; b = b[4:] {
+		r := alarmRow(int(b[0]%8), time.Duration(int8(b[1]))*time.Minute, nil)
+		if b[2] != 0 {
+			r.End = r.Start.Add(time.Duration(b[2]) * time.Second)
+		}
+		if b[3]&1 == 1 {
+			r.Problem = "created_at: missing"
+			r.End = r.Start.Add(-time.Duration(b[2]) * time.Second)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
 // Counts never fall and what is counted never exceeds what was offered,
 // whatever the rows.
 func FuzzAlarmsIntake(f *testing.F) {
-	f.Add([]byte(`[{"id":38,"created_at":"2026-03-01T12:01:00Z","finished_at":"2026-03-01T12:02:00Z"}]`), []byte(`[{"id":38,"created_at":"2026-03-01T12:01:00Z","finished_at":null}]`))
-	f.Add([]byte(`[{"id":"7","created_at":1772366500},{"id":1.5},{"id":38,"created_at":"x"}]`), []byte(`[{"id":38,"created_at":"2026-03-01 12:00:00","finished_at":"2026-03-01 11:00:00"}]`))
-	f.Add([]byte(`[{"id":1,"created_at":"2026-03-01T12:05:00Z"},{"id":2,"created_at":"2026-03-01T12:09:00Z"},{"id":1,"created_at":"2026-03-01T12:05:00Z"}]`), []byte(`[]`))
+	f.Add([]byte{38, 1, 60, 0}, []byte{38, 1, 0, 0})                                // seen finished, then active
+	f.Add([]byte{7, 2, 0, 0, 1, 0, 0, 1, 38, 1, 0, 1}, []byte{38, 0, 0xff, 1})      // bad rows among good
+	f.Add([]byte{1, 5, 0, 0, 2, 9, 0, 0, 1, 5, 0, 0}, []byte{})                     // out of order, repeated
+	f.Add([]byte{3, 0x80, 10, 0, 3, 0x7f, 10, 0}, []byte{3, 70, 0, 0, 3, 61, 5, 0}) // before the watch, in the future
 	f.Fuzz(func(t *testing.T, p1, p2 []byte) {
 		a := NewAlarms(Config{Recent: 5, Remember: 8}, t0)
 		prev := map[string]uint64{}
 		offered := 0
 		for _, p := range [][]byte{p1, p2, p1} {
-			var rows []map[string]any
-			if json.Unmarshal(p, &rows) != nil {
-				return
-			}
+			rows := fuzzAlarmRows(p)
 			offered += len(rows)
 			a.BeginRead()
 			a.ObservePage(at(time.Hour), rows)

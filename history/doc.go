@@ -7,9 +7,11 @@
 // replayed as new).
 //
 // An occurrence of an alarm is identified by its type code and its start: the
-// rows' id is the alarm type, not a key. A bad row (missing or wrong-typed
-// fields, a time beyond the allowed skew into the future, out of order, or
-// a repeat within one read) costs that row only and is counted as dropped.
+// rows' id is the alarm type, not a key. Whether a row's fields can be used
+// is its decoder's verdict (package cloudclient's row Problem), never judged
+// again here. A row with a problem, or one dated beyond the allowed skew into
+// the future, out of order, or repeated within one read, costs that row only
+// and is counted as dropped.
 // Memory is bounded: the occurrences and changes remembered for
 // deduplication are capped, and what falls off is remembered as a floor.
 //

@@ -3,8 +3,6 @@ package realtime
 import (
 	"context"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
@@ -101,10 +99,14 @@ func (g *Gateway) setActiveAlarms(modules []string, rows []cloudclient.AlarmRow)
 		if !ok {
 			continue
 		}
-		a := Alarm{Code: r.ID, Since: parseAlarmTime(r.CreatedAt)}
-		if s, ok := r.Raw["name"].(string); ok {
-			a.Symbol = strings.TrimSpace(s)
+		if r.Problem == cloudclient.ProblemNoCode {
+			continue // names no alarm; the history's tracker counts it dropped
 		}
+		// The decoder reads the row (docs/spec.md W-2.7c). A start it cannot
+		// read leaves the alarm active with no start: the list says the alarm
+		// is on now, which the page and the series must not lose; the
+		// history, which keys an occurrence by its start, drops such a row.
+		a := Alarm{Code: r.ID, Symbol: r.Symbol, Since: r.Start}
 		i := slices.IndexFunc(list, func(x Alarm) bool { return x.Code == a.Code })
 		switch {
 		case i < 0:
@@ -121,25 +123,4 @@ func (g *Gateway) setActiveAlarms(modules []string, rows []cloudclient.AlarmRow)
 		slices.SortFunc(list, func(a, b Alarm) int { return a.Code - b.Code })
 		g.activeAlarms[d] = list
 	}
-}
-
-// alarmTimeLayouts are the created_at forms accepted: RFC 3339 (with or
-// without fractions) and the SQL-like form some endpoints use.
-var alarmTimeLayouts = []string{time.RFC3339Nano, "2006-01-02 15:04:05", "2006-01-02T15:04:05"}
-
-func parseAlarmTime(s string) time.Time {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}
-	}
-	for _, l := range alarmTimeLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t
-		}
-	}
-	// Epoch seconds, as some rows carry numbers.
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
-		return time.Unix(n, 0)
-	}
-	return time.Time{}
 }

@@ -194,3 +194,27 @@ func TestFetchAlarmsIsBounded(t *testing.T) {
 		t.Errorf("%d requests, want %d", calls.Load(), maxAlarmPages)
 	}
 }
+
+// The active list reads its rows as the decoder does (docs/spec.md
+// W-2.7c): a start the decoder reads (an epoch number) is the alarm's, a
+// row without an alarm code names no alarm and is not listed as code 0,
+// and a start nobody can read leaves the alarm active with no start.
+func TestActiveAlarmsTakeTheDecodersReading(t *testing.T) {
+	epoch := row("A", 38, "ERROR_BRAK_PALIWA", "")
+	epoch["created_at"] = 1772366400
+	noCode := row("A", 0, "ERR", "2026-01-02T10:00:00Z")
+	delete(noCode, "id")
+	c, _ := alarmServer(t, [][]map[string]any{{epoch, noCode, row("A", 7, "", "garbage")}})
+	g := offlineGateway(t, c, "A")
+	rows, err := g.fetchAlarms(context.Background(), []string{"A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.setActiveAlarms([]string{"A"}, rows)
+	want := []Alarm{{Code: 7}, {Code: 38, Symbol: "ERROR_BRAK_PALIWA", Since: time.Unix(1772366400, 0).UTC()}}
+	if got := g.activeAlarms["A"]; !slices.EqualFunc(got, want, func(a, b Alarm) bool {
+		return a.Code == b.Code && a.Symbol == b.Symbol && a.Since.Equal(b.Since)
+	}) {
+		t.Errorf("active alarms %+v, want %+v", got, want)
+	}
+}

@@ -64,7 +64,7 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 			// A count moved: read which alarms now rather than at the next
 			// poll, and the history, where one that came and went shows.
 			g.pollAlarms(ctx)
-			g.readList(ctx, g.alarmHistory)
+			readList(ctx, g, g.alarmHistory)
 		}
 	case cloudapi.EventOverflow:
 		g.overflowed += int64(ev.Dropped)

@@ -65,8 +65,8 @@ type Gateway struct {
 	// history holds each watched module's alarm and change trackers;
 	// alarmHistory and activityLog read the lists that feed them.
 	history      map[string]*moduleHistory
-	alarmHistory *listReader
-	activityLog  *listReader
+	alarmHistory *alarmHistoryReader
+	activityLog  *activityReader
 
 	tr         transport.Transport
 	sess       transport.Session

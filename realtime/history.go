@@ -29,30 +29,38 @@ func (h *moduleHistory) refresh() {
 	h.snap = &History{Alarms: h.alarms.Snapshot(), Activity: h.activity.Snapshot()}
 }
 
-// listRow is one row of a list page, routed by its module.
-type listRow struct {
+// listRow is one row of a list page, routed by its module: the decoded row
+// as package history takes it (R: history.AlarmRow of the alarm history,
+// history.ChangeRow of the activity log), its decoder's verdict included.
+type listRow[R any] struct {
 	devid string
-	raw   map[string]any
+	row   R
 }
 
 // listReader reads one of a gateway's lists (the alarm history or the
 // activity log) incrementally: one read in flight, another after it when
 // asked meanwhile, a sweep of pages as package history decides, and one
 // log line per streak of failures.
-type listReader struct {
+type listReader[R any] struct {
 	list     string // history.ListAlarmHistory or history.ListActivity
-	fetch    func(ctx context.Context, c *cloudclient.Client, modules []string, page int) ([]listRow, error)
-	tracker  func(h *moduleHistory) pageTracker
+	fetch    func(ctx context.Context, c *cloudclient.Client, modules []string, page int) ([]listRow[R], error)
+	tracker  func(h *moduleHistory) pageTracker[R]
 	sweep    history.Sweep
 	inFlight bool
 	again    bool
 	failures int // reads failed in a row
 }
 
+// The gateway's two list readers.
+type (
+	alarmHistoryReader = listReader[history.AlarmRow]
+	activityReader     = listReader[history.ChangeRow]
+)
+
 // pageTracker is the part of a tracker a list read drives.
-type pageTracker interface {
+type pageTracker[R any] interface {
 	BeginRead()
-	ObservePage(now time.Time, rows []map[string]any) history.PageResult
+	ObservePage(now time.Time, rows []R) history.PageResult
 	Horizon() time.Time
 	end(complete bool)
 }
@@ -65,33 +73,38 @@ type activityTracker struct{ *history.Activity }
 
 func (t activityTracker) end(bool) { t.EndRead() }
 
-func newAlarmHistoryReader() *listReader {
-	return &listReader{
-		list: history.ListAlarmHistory,
-		fetch: func(ctx context.Context, c *cloudclient.Client, modules []string, page int) ([]listRow, error) {
-			rows, err := c.AlarmHistory(ctx, cloudclient.ListRequest{Modules: modules, Page: page, Limit: cloudclient.DefaultListLimit})
-			out := make([]listRow, 0, len(rows))
-			for _, r := range rows {
-				out = append(out, listRow{devid: r.Devid, raw: r.Raw})
-			}
-			return out, err
-		},
-		tracker: func(h *moduleHistory) pageTracker { return alarmsTracker{h.alarms} },
+// fetchPages is a list's fetch: a page of the list read for the modules,
+// each row routed by its module and given as package history takes it.
+func fetchPages[C, R any](read func(*cloudclient.Client, context.Context, cloudclient.ListRequest) ([]C, error),
+	rowOf func(C) listRow[R]) func(context.Context, *cloudclient.Client, []string, int) ([]listRow[R], error) {
+	return func(ctx context.Context, c *cloudclient.Client, modules []string, page int) ([]listRow[R], error) {
+		rows, err := read(c, ctx, cloudclient.ListRequest{Modules: modules, Page: page, Limit: cloudclient.DefaultListLimit})
+		out := make([]listRow[R], 0, len(rows))
+		for _, r := range rows {
+			out = append(out, rowOf(r))
+		}
+		return out, err
 	}
 }
 
-func newActivityReader() *listReader {
-	return &listReader{
+func newAlarmHistoryReader() *alarmHistoryReader {
+	return &alarmHistoryReader{
+		list: history.ListAlarmHistory,
+		fetch: fetchPages((*cloudclient.Client).AlarmHistory, func(r cloudclient.AlarmRow) listRow[history.AlarmRow] {
+			o := history.Occurrence{Code: strconv.Itoa(r.ID), Symbol: r.Symbol, Start: r.Start, End: r.End}
+			return listRow[history.AlarmRow]{r.Devid, history.AlarmRow{Occurrence: o, Problem: r.Problem}}
+		}),
+		tracker: func(h *moduleHistory) pageTracker[history.AlarmRow] { return alarmsTracker{h.alarms} },
+	}
+}
+
+func newActivityReader() *activityReader {
+	return &activityReader{
 		list: history.ListActivity,
-		fetch: func(ctx context.Context, c *cloudclient.Client, modules []string, page int) ([]listRow, error) {
-			rows, err := c.Activity(ctx, cloudclient.ListRequest{Modules: modules, Page: page, Limit: cloudclient.DefaultListLimit})
-			out := make([]listRow, 0, len(rows))
-			for _, r := range rows {
-				out = append(out, listRow{devid: r.Devid, raw: r.Raw})
-			}
-			return out, err
-		},
-		tracker: func(h *moduleHistory) pageTracker { return activityTracker{h.activity} },
+		fetch: fetchPages((*cloudclient.Client).Activity, func(r cloudclient.ActivityRow) listRow[history.ChangeRow] {
+			return listRow[history.ChangeRow]{r.Devid, history.ChangeRow{ID: r.ID, At: r.At, State: r.State, Problem: r.Problem, Fields: r.Raw}}
+		}),
+		tracker: func(h *moduleHistory) pageTracker[history.ChangeRow] { return activityTracker{h.activity} },
 	}
 }
 
@@ -132,14 +145,14 @@ func (g *Gateway) observeActiveHistory(modules []string) {
 
 // readHistory reads the alarm history and the activity log.
 func (g *Gateway) readHistory(ctx context.Context) {
-	g.readList(ctx, g.alarmHistory)
-	g.readList(ctx, g.activityLog)
+	readList(ctx, g, g.alarmHistory)
+	readList(ctx, g, g.activityLog)
 }
 
 // readList starts a read of list l unless one is in flight (then one more
 // follows it). A failure costs that read only: the trackers keep their
 // counts and the sweep retries the failed page next time.
-func (g *Gateway) readList(ctx context.Context, l *listReader) {
+func readList[R any](ctx context.Context, g *Gateway, l *listReader[R]) {
 	if g.life.Stopping || len(g.subscribed) == 0 {
 		return
 	}
@@ -161,19 +174,19 @@ func (g *Gateway) readList(ctx context.Context, l *listReader) {
 		}
 	}
 	l.inFlight = true
-	g.fetchListPage(ctx, l, modules, l.sweep.Begin(horizon), 1)
+	fetchListPage(ctx, g, l, modules, l.sweep.Begin(horizon), 1)
 }
 
-func (g *Gateway) fetchListPage(ctx context.Context, l *listReader, modules []string, page, read int) {
+func fetchListPage[R any](ctx context.Context, g *Gateway, l *listReader[R], modules []string, page, read int) {
 	go func() {
 		rows, err := l.fetch(ctx, g.client, modules, page)
-		g.post(func() { g.listPageRead(ctx, l, modules, page, read, rows, err) })
+		g.post(func() { listPageRead(ctx, g, l, modules, page, read, rows, err) })
 	}()
 }
 
 // listPageRead applies one page on the loop and reads the next when the
 // sweep says so.
-func (g *Gateway) listPageRead(ctx context.Context, l *listReader, modules []string, page, read int, rows []listRow, err error) {
+func listPageRead[R any](ctx context.Context, g *Gateway, l *listReader[R], modules []string, page, read int, rows []listRow[R], err error) {
 	if err != nil {
 		l.sweep.Failed(page)
 		if l.failures == 0 {
@@ -184,20 +197,22 @@ func (g *Gateway) listPageRead(ctx context.Context, l *listReader, modules []str
 			lvl("module list read failed; counts kept, trying again with the next poll", "list", l.list, "page", page, "err", compactErr(err))
 		}
 		l.failures++
-		g.endList(ctx, l, modules, false)
+		endList(ctx, g, l, modules, false)
 		return
 	}
 	if l.failures > 0 {
 		g.log.Info("module list read again", "list", l.list, "failed_reads", l.failures)
 		l.failures = 0
 	}
-	byDevid := map[string][]map[string]any{}
+	byDevid := map[string][]R{}
 	for _, r := range rows {
 		d := r.devid
 		if d == "" && len(modules) == 1 {
-			d = modules[0] // a row that does not say its module, read for one module
+			// A row that does not say its module, read for one module: its
+			// problem (it names no module) is counted there.
+			d = modules[0]
 		}
-		byDevid[d] = append(byDevid[d], r.raw)
+		byDevid[d] = append(byDevid[d], r.row)
 	}
 	now := g.cfg.Now()
 	var res history.PageResult
@@ -211,13 +226,13 @@ func (g *Gateway) listPageRead(ctx context.Context, l *listReader, modules []str
 	}
 	more, done := l.sweep.Next(page, read, len(rows) >= cloudclient.DefaultListLimit, res)
 	if more && !g.life.Stopping && ctx.Err() == nil {
-		g.fetchListPage(ctx, l, modules, page+1, read+1)
+		fetchListPage(ctx, g, l, modules, page+1, read+1)
 		return
 	}
-	g.endList(ctx, l, modules, done)
+	endList(ctx, g, l, modules, done)
 }
 
-func (g *Gateway) endList(ctx context.Context, l *listReader, modules []string, complete bool) {
+func endList[R any](ctx context.Context, g *Gateway, l *listReader[R], modules []string, complete bool) {
 	for _, d := range modules {
 		if h := g.history[d]; h != nil {
 			l.tracker(h).end(complete)
@@ -226,6 +241,6 @@ func (g *Gateway) endList(ctx context.Context, l *listReader, modules []string, 
 	l.inFlight = false
 	if l.again {
 		l.again = false
-		g.readList(ctx, l)
+		readList(ctx, g, l)
 	}
 }

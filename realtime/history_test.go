@@ -3,6 +3,14 @@ package realtime
 import (
 	"context"
 	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -227,4 +235,117 @@ func TestGatewayHistoryListFailureCostsTheReadOnly(t *testing.T) {
 	h.mustRaise(devid, 57)
 	h.mustClear(devid, 57)
 	h.waitHistory("a new occurrence counted after the failures", devid, func(hist *History) bool { return hist.Alarms.Counts["57"] == want+1 })
+}
+
+// listProxy stands between the gateway's REST client and the simulator: it
+// answers the first read of the alarm history and of the activity log
+// with the rows a test gives (their times from the first read on, so they
+// count as begun within the watch) and every later read with an empty
+// page; everything else goes to the simulator.
+func listProxy(t *testing.T, sim *cloudsim.Cloud, alarms, activity func(base time.Time) []string) *httptest.Server {
+	t.Helper()
+	target, err := url.Parse(sim.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := httputil.NewSingleHostReverseProxy(target)
+	next.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, _ error) { w.WriteHeader(http.StatusBadGateway) }
+	var mu sync.Mutex
+	var base time.Time
+	served := map[string]bool{}
+	lists := map[string]struct {
+		key  string
+		rows func(time.Time) []string
+	}{
+		"/v1/modules/alarms/history": {"alarms", alarms},
+		"/v1/modules/activity":       {"activities", activity},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l, ok := lists[r.URL.Path]
+		if !ok || r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		mu.Lock()
+		if base.IsZero() {
+			base = time.Now().UTC().Truncate(time.Second)
+		}
+		var rows []string
+		if !served[r.URL.Path] {
+			served[r.URL.Path], rows = true, l.rows(base)
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":true,%q:{"data":[%s]}}`, l.key, strings.Join(rows, ","))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// Whether a row of the alarm history or the activity log can be used is
+// its decoder's verdict alone (docs/spec.md W-2.7c): rows the decoder reads
+// (a time with an offset after a space, epoch milliseconds) are counted,
+// and rows it refuses (no module named, even read for one module; a time
+// that is digits in a string; an alarm code beyond 32 bits; a change of no
+// parameter, without an id or an outcome) are dropped and counted as such.
+func TestGatewayHistoryTakesTheDecodersVerdict(t *testing.T) {
+	sim := cloudsim.New(cloudsim.Options{Modules: 1, ParamsPerModule: 40, Seed: 7, Logger: testLogger()})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	devid := sim.Devids()[0]
+	at := func(base time.Time, s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
+	spaced := func(t time.Time) string { return t.Format("2006-01-02 15:04:05-07:00") }
+	alarms := func(b time.Time) []string {
+		return []string{ // newest first
+			fmt.Sprintf(`{"id":1,"devid":%q,"created_at":%q,"finished_at":null}`, devid, spaced(at(b, 10))),
+			fmt.Sprintf(`{"id":2,"devid":%q,"created_at":%d,"finished_at":null}`, devid, at(b, 9).UnixMilli()),
+			fmt.Sprintf(`{"id":3,"devid":%q,"created_at":"%d","finished_at":null}`, devid, at(b, 8).Unix()),
+			fmt.Sprintf(`{"id":4,"created_at":%q,"finished_at":null}`, at(b, 7).Format(time.RFC3339)),
+			fmt.Sprintf(`{"id":2147483648,"devid":%q,"created_at":%q,"finished_at":null}`, devid, at(b, 6).Format(time.RFC3339)),
+			fmt.Sprintf(`{"id":6,"devid":%q,"created_at":%q,"finished_at":""}`, devid, at(b, 5).Format(time.RFC3339)),
+		}
+	}
+	activity := func(b time.Time) []string {
+		row := func(fields string, s int) string {
+			return fmt.Sprintf(`{"devid":%q,"name":"parameters.PARAM_1","value":2,"prevValue":1,"user":"Jan",%s,"created_at":%q}`,
+				devid, fields, at(b, s).Format(time.RFC3339))
+		}
+		return []string{ // newest first
+			fmt.Sprintf(`{"id":10,"devid":%q,"name":"parameters.PARAM_1","state":"success","created_at":%q}`, devid, spaced(at(b, 10))),
+			fmt.Sprintf(`{"id":9,"devid":%q,"name":"parameters.PARAM_1","state":"success","created_at":%d}`, devid, at(b, 9).UnixMilli()),
+			fmt.Sprintf(`{"id":8,"devid":%q,"value":2,"state":"success","created_at":%q}`, devid, at(b, 8).Format(time.RFC3339)),
+			fmt.Sprintf(`{"id":7,"devid":%q,"name":"parameters.PARAM_1","state":"success","created_at":"%d"}`, devid, at(b, 7).Unix()),
+			fmt.Sprintf(`{"id":6,"name":"parameters.PARAM_1","state":"success","created_at":%q}`, at(b, 6).Format(time.RFC3339)),
+			row(`"state":"success"`, 5),
+			row(`"id":4`, 4),
+		}
+	}
+	proxy := listProxy(t, sim, alarms, activity)
+	h := startHarnessOn(t, sim, nil, func(c *cloudclient.Config) { c.BaseURL = proxy.URL })
+	hist := h.waitHistory("both lists read", devid, func(hist *History) bool {
+		return hist.Alarms.Dropped > 0 && hist.Activity.Dropped > 0
+	})
+	for code, want := range map[string]uint64{"1": 1, "2": 1, "3": 0, "4": 0, "2147483648": 0, "6": 1} {
+		if got := hist.Alarms.Counts[code]; got != want {
+			t.Errorf("alarm %s counted %d times, want %d (counts %v)", code, got, want, hist.Alarms.Counts)
+		}
+	}
+	if hist.Alarms.Dropped != 3 {
+		t.Errorf("%d alarm history rows dropped, want 3 (the digits time, no module, the code beyond 32 bits)", hist.Alarms.Dropped)
+	}
+	if got := hist.Activity.ByState; !maps.Equal(got, map[string]uint64{"success": 2}) {
+		t.Errorf("changes by state %v, want 2 successes (ids 10 and 9)", got)
+	}
+	var ids []int64
+	for _, c := range hist.Activity.Recent {
+		ids = append(ids, c.ID)
+	}
+	if !slices.Equal(ids, []int64{10, 9}) {
+		t.Errorf("recent changes %v, want 10 and 9", ids)
+	}
+	if hist.Activity.Dropped != 5 {
+		t.Errorf("%d activity rows dropped, want 5 (no parameter, the digits time, no module, no id, no outcome)", hist.Activity.Dropped)
+	}
 }

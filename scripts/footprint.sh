@@ -136,7 +136,10 @@ for size in $sizes; do
 		modules=${dims[0]} per=${dims[1]}
 	fi
 	sim_args=(--modules "$((objects * modules))" --params-per-module "$per")
-	if "$bin" simulate --help 2>&1 | grep -q -- '--objects'; then
+	# The help is read whole first: grep -q leaving early would fail the
+	# pipeline (pipefail) when the help is still being written.
+	sim_help=$("$bin" simulate --help 2>&1)
+	if grep -q -- '--objects' <<<"$sim_help"; then
 		sim_args+=(--objects "$objects") # the modules split over that many objects
 	elif [ "$objects" != 1 ]; then
 		echo "# $size: skipped, \`simulate\` has no --objects"

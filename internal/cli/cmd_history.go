@@ -278,35 +278,12 @@ func (h *historyReader) drop(problem string) {
 }
 
 func (h *historyReader) activity(ctx context.Context) ([]cloudclient.ActivityRow, error) {
-	var out []cloudclient.ActivityRow
-	seen := map[string]bool{}
-	for page := 1; page <= h.maxPages() && len(out) < h.limit; page++ {
-		rows, err := h.client.Activity(ctx, cloudclient.ListRequest{Modules: []string{h.devid}, Page: page, Limit: historyPageSize})
-		if err != nil {
-			return nil, err
-		}
-		fresh, old := 0, false
-		for _, a := range rows {
-			key := fmt.Sprint(a.ID, a.CreatedAt, a.Name)
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			fresh++
-			switch {
-			case a.Problem != "":
-				h.drop(a.Problem)
-			case a.Devid != h.devid:
-				h.drop("row of another module")
-			case !h.since.IsZero() && a.At.Before(h.since):
-				old = true
-			case len(out) < h.limit:
-				out = append(out, a)
-			}
-		}
-		if fresh == 0 || old || len(rows) < historyPageSize {
-			break
-		}
+	out, err := readPages(ctx, h, h.client.Activity, func(a cloudclient.ActivityRow) pagedRow {
+		return pagedRow{key: fmt.Sprint(a.ID, a.CreatedAt, a.Name), devid: a.Devid, problem: a.Problem,
+			old: !h.since.IsZero() && a.At.Before(h.since)}
+	})
+	if err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(out, func(a, b cloudclient.ActivityRow) int { return b.At.Compare(a.At) })
 	return out, nil
@@ -317,39 +294,63 @@ func (h *historyReader) activity(ctx context.Context) ([]cloudclient.ActivityRow
 func (h *historyReader) alarms(ctx context.Context) ([]cloudclient.AlarmRow, error) {
 	var out []cloudclient.AlarmRow
 	for _, read := range []func(context.Context, cloudclient.ListRequest) ([]cloudclient.AlarmRow, error){h.client.Alarms, h.client.AlarmHistory} {
-		seen := map[string]bool{}
-		n := 0
-		for page := 1; page <= h.maxPages() && n < h.limit; page++ {
-			rows, err := read(ctx, cloudclient.ListRequest{Modules: []string{h.devid}, Page: page, Limit: historyPageSize})
-			if err != nil {
-				return nil, err
-			}
-			fresh, old := 0, false
-			for _, a := range rows {
-				key := fmt.Sprint(a.ID, a.CreatedAt, a.FinishedAt)
-				if seen[key] {
-					continue
-				}
-				seen[key] = true
-				fresh++
-				switch {
-				case a.Problem != "":
-					h.drop(a.Problem)
-				case a.Devid != h.devid:
-					h.drop("row of another module")
-				case !h.since.IsZero() && !a.Active() && a.End.Before(h.since):
-					old = true
-				case n < h.limit:
-					out = append(out, a)
-					n++
-				}
-			}
-			if fresh == 0 || old || len(rows) < historyPageSize {
-				break
-			}
+		rows, err := readPages(ctx, h, read, func(a cloudclient.AlarmRow) pagedRow {
+			return pagedRow{key: fmt.Sprint(a.ID, a.CreatedAt, a.FinishedAt), devid: a.Devid, problem: a.Problem,
+				old: !h.since.IsZero() && !a.Active() && a.End.Before(h.since)}
+		})
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, rows...)
 	}
 	slices.SortStableFunc(out, func(a, b cloudclient.AlarmRow) int { return b.Start.Compare(a.Start) })
+	return out, nil
+}
+
+// pagedRow is what paging a list needs of a row: what tells it apart
+// within the read, its module, why it cannot be used (its decoder's
+// verdict) and whether it is older than --since.
+type pagedRow struct {
+	key, devid, problem string
+	old                 bool
+}
+
+// readPages reads one list of the module as historyReader pages it: up to
+// limit usable rows, as listed. A row read before in this read is skipped;
+// a row with a problem or of another module is left out and counted; the
+// read ends at a row older than since, a page with nothing new, a short
+// page or the page bound.
+func readPages[R any](ctx context.Context, h *historyReader, read func(context.Context, cloudclient.ListRequest) ([]R, error), view func(R) pagedRow) ([]R, error) {
+	var out []R
+	seen := map[string]bool{}
+	for page := 1; page <= h.maxPages() && len(out) < h.limit; page++ {
+		rows, err := read(ctx, cloudclient.ListRequest{Modules: []string{h.devid}, Page: page, Limit: historyPageSize})
+		if err != nil {
+			return nil, err
+		}
+		fresh, old := 0, false
+		for _, r := range rows {
+			v := view(r)
+			if seen[v.key] {
+				continue
+			}
+			seen[v.key] = true
+			fresh++
+			switch {
+			case v.problem != "":
+				h.drop(v.problem)
+			case v.devid != h.devid:
+				h.drop("row of another module")
+			case v.old:
+				old = true
+			case len(out) < h.limit:
+				out = append(out, r)
+			}
+		}
+		if fresh == 0 || old || len(rows) < historyPageSize {
+			break
+		}
+	}
 	return out, nil
 }
 
