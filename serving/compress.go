@@ -3,6 +3,7 @@ package serving
 import (
 	"io"
 	"net/http"
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -37,6 +38,12 @@ const gzipLevel = gzip.BestSpeed
 // a small account's whole live heap; above it the time counts and the
 // tables are a small share of what the account holds anyway.
 const statefulGzipSeries = 25_000
+
+// pipedGzipSeries is the size of answer, in series, from which gzip
+// compresses on a goroutine of its own beside the one writing the text
+// (pipe.go), when the process may use two CPUs or more. Below it, handing
+// chunks between goroutines costs more than the overlap saves.
+const pipedGzipSeries = statefulGzipSeries
 
 // Writers are pooled: a stateful gzip writer holds several hundred KiB of
 // tables and a zstd encoder more, far more than a scrape should allocate
@@ -87,9 +94,18 @@ func compressor(encoding string, series int, w http.ResponseWriter) (io.Writer, 
 		}
 		zw := pool.Get().(*gzip.Writer)
 		zw.Reset(w)
-		return zw, func() {
+		if series < pipedGzipSeries || runtime.GOMAXPROCS(0) < 2 {
+			return zw, func() {
+				_ = zw.Close()
+				zw.Reset(nil) // drop the response writer
+				pool.Put(zw)
+			}
+		}
+		p := newPipe(zw)
+		return p, func() {
+			_ = p.Close()
 			_ = zw.Close()
-			zw.Reset(nil) // drop the response writer
+			zw.Reset(nil)
 			pool.Put(zw)
 		}
 	case "zstd":

@@ -190,11 +190,11 @@ func (h *metricsHandler) serveDirect(w http.ResponseWriter, r *http.Request, for
 	for _, f := range direct {
 		series += f.Series
 	}
-	out, closeOut := compressor(encoding, series, w)
-	defer closeOut()
 	if encoding != "identity" {
 		w.Header().Set("Content-Encoding", encoding)
 	}
+	out, closeOut := compressor(encoding, series, w)
+	defer closeOut()
 
 	// handleError reports an encoding error and tells whether to stop.
 	handleError := func(err error) bool {
