@@ -123,7 +123,6 @@ type command interface {
 func runSelected(ctx context.Context, kctx *kong.Context, g *Globals) error {
 	if node := kctx.Selected(); node != nil && node.Target.CanAddr() {
 		if cmd, ok := node.Target.Addr().Interface().(command); ok {
-			kctx = nil
 			return cmd.Run(ctx, g)
 		}
 	}
