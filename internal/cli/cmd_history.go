@@ -209,15 +209,7 @@ func displayedRaw(p *catalog.Param, raw any, r store.Reader) (value, unit any) {
 		return nil, nil
 	}
 	v, label, ok := p.DisplayRaw(f, r)
-	switch {
-	case !ok:
-		return nil, nil
-	case label != "":
-		return label, nil
-	case isNaNOrInf(v):
-		return nil, nil
-	}
-	return v, orNull(p.UnitFor(r))
+	return displayedAs(p, r, v, label, ok)
 }
 
 // alarmRecord is one alarm occurrence: its code, the cloud's symbol, its

@@ -63,6 +63,12 @@ func (f *catalogCommonFlags) load(ctx context.Context, fetch catalog.Fetcher, sp
 // unit); both nil when nothing can be shown.
 func displayed(p *catalog.Param, r store.Reader) (value, unit any) {
 	v, label, ok := p.Display(r)
+	return displayedAs(p, r, v, label, ok)
+}
+
+// displayedAs is displayed for a value the catalog has already turned into
+// what the app shows (v, or the text label; ok false when it shows nothing).
+func displayedAs(p *catalog.Param, r store.Reader, v float64, label string, ok bool) (value, unit any) {
 	switch {
 	case !ok:
 		return nil, nil
