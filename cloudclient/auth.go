@@ -3,6 +3,7 @@ package cloudclient
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,16 +52,36 @@ var loginCall = call{method: "POST", path: "/auth/user", tmpl: cloudapi.Endpoint
 // ClassifyLogin returns the outcome of a login attempt that returned err (nil
 // is cloudapi.LoginOK). Only an answer of the login endpoint itself counts as a
 // verdict on the credentials: a 401 of another request wrapped in err does
-// not make the login rejected.
+// not make the login rejected, and neither does a page that something in
+// front of the cloud answered (an HTML or empty 403).
 func ClassifyLogin(err error) cloudapi.LoginOutcome {
 	if err == nil {
 		return cloudapi.LoginOK
 	}
-	if ae := loginAPIError(err); ae != nil {
-		switch ae.Status {
-		case 400, 401, 403, 422:
+	var te *ThrottledError
+	if errors.As(err, &te) && te.Endpoint == loginCall.tmpl {
+		return cloudapi.LoginRateLimited
+	}
+	ae := loginAPIError(err)
+	if ae == nil {
+		return cloudapi.LoginUnreachable
+	}
+	switch {
+	case ae.Status == 401:
+		return cloudapi.LoginRejected
+	case ae.Status == 400 || ae.Status == 403 || ae.Status == 422:
+		if ae.JSONBody {
 			return cloudapi.LoginRejected
 		}
+		return cloudapi.LoginBlocked
+	case ae.Status == 429:
+		return cloudapi.LoginRateLimited
+	case ae.Status == 503 && ae.header("Retry-After") != "":
+		return cloudapi.LoginRateLimited
+	case ae.Status == 408 || ae.Status >= 500:
+		return cloudapi.LoginUnreachable
+	case ae.Status >= 400:
+		return cloudapi.LoginBlocked
 	}
 	return cloudapi.LoginUnreachable
 }
@@ -86,64 +107,64 @@ func loginAPIError(err error) *APIError {
 	return nil
 }
 
-// Login logs in with the configured credentials and replaces the token.
+// loginFlight is the login in progress: every caller that needs a token
+// while it runs waits for it and shares its outcome, success or failure.
+type loginFlight struct {
+	done   chan struct{}
+	forced bool // the current token is being replaced: requests wait for the new one
+	err    error
+}
+
+// Login logs in with the configured credentials and replaces the token. It
+// shares a login in progress and honours the account's login backoff like
+// every other path.
 func (c *Client) Login(ctx context.Context) (*LoginResult, error) {
-	if err := c.lockLogin(ctx); err != nil {
+	res, _, err := c.obtain(ctx, loginNeed{fresh: true, since: c.cfg.Now()})
+	if err != nil {
 		return nil, err
 	}
-	defer c.unlockLogin()
-	return c.loginLocked(ctx, false)
+	if res == nil {
+		// A login that finished while we waited: answer with its token.
+		c.mu.Lock()
+		res = &LoginResult{Token: c.tok, UserID: c.userID, Objects: []Object{}}
+		c.mu.Unlock()
+	}
+	return res, nil
 }
 
 // EnsureAuth logs in when there is no usable token or it expires within the
 // refresh leeway.
 func (c *Client) EnsureAuth(ctx context.Context) error {
-	_, _, err := c.validToken(ctx)
+	_, err := c.obtainToken(ctx, loginNeed{})
 	return err
 }
 
-// EnsureToken is EnsureAuth returning the token: for the realtime handshake,
-// which must carry a current token and wait for a login in progress.
+// EnsureToken is EnsureAuth returning the token.
 func (c *Client) EnsureToken(ctx context.Context) (string, error) {
-	tok, _, err := c.validToken(ctx)
-	return tok, err
+	return c.obtainToken(ctx, loginNeed{})
 }
 
-// ForceRelogin drops the cached token and logs in again. Without credentials
-// (no provider, or ErrNoCredentials) the current token is kept and
-// ErrNoCredentials returned. If the fresh login fails for an upstream or
-// transport reason, a previous token that has not expired is put back so the
-// client is never left unauthenticated by an auth backend outage.
+// ForceRelogin drops the cached token and logs in again, unless a login
+// finished while the caller waited: that token is as fresh as its own
+// would be. It is FreshLogin from now.
 func (c *Client) ForceRelogin(ctx context.Context) error {
-	c.mu.Lock()
-	gen := c.loginGen
-	c.mu.Unlock()
-	if err := c.lockLogin(ctx); err != nil {
-		return err
-	}
-	defer c.unlockLogin()
-	c.mu.Lock()
-	if c.loginGen != gen && c.loginErr == nil && c.hasTok {
-		// A login completed while we waited: it is as fresh as ours would be.
-		c.mu.Unlock()
-		return nil
-	}
-	prev, hadPrev := c.tok, c.hasTok
-	c.mu.Unlock()
-	_, err := c.loginLocked(ctx, true)
-	if err != nil && errors.Is(err, ErrNoCredentials) {
-		c.log.Warn("forced re-login without credentials: keeping the current token")
-		return err
-	}
-	var ae *APIError
-	if err != nil && hadPrev && prev.AccessToken != "" && !prev.Expired(c.cfg.Now(), DefaultTokenLeeway) &&
-		!(errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403)) {
-		c.mu.Lock()
-		if !c.hasTok {
-			c.tok, c.hasTok = prev, true
-		}
-		c.mu.Unlock()
-	}
+	return c.FreshLogin(ctx, c.cfg.Now())
+}
+
+// FreshLogin makes sure the account holds a token issued at or after since,
+// logging in when it does not, whoever asked for the token that satisfies
+// it: a recovery step passes the time of its object's previous step (or
+// when its trouble began), so the steps of several objects taken close
+// together share one login while one object's successive steps each log in.
+// A login in progress is waited for and its failure shared; during the
+// account's login backoff the last failure is returned at once
+// (*LoginBackoffError). Without credentials (no provider, or
+// ErrNoCredentials) the current token is kept and ErrNoCredentials
+// returned. A failure that is no verdict on the credentials keeps the
+// current token, so an auth backend outage never leaves the client
+// unauthenticated.
+func (c *Client) FreshLogin(ctx context.Context, since time.Time) error {
+	_, _, err := c.obtain(ctx, loginNeed{fresh: true, since: since, forced: true})
 	return err
 }
 
@@ -174,7 +195,7 @@ func (c *Client) SetToken(t Token) {
 		return
 	}
 	c.cfg.Secrets.Add(t.AccessToken, t.RefreshToken)
-	c.tok, c.hasTok = t, true
+	c.replaceTokenLocked(t, c.cfg.Now())
 }
 
 // UserID returns the user id of the last login answer (0 if none).
@@ -184,8 +205,8 @@ func (c *Client) UserID() int {
 	return c.userID
 }
 
-// Logout revokes the token at the server and always clears it locally.
-// 401, 403 and 404 answers are not errors.
+// Logout revokes the current token at the server and always clears it
+// locally. 401, 403 and 404 answers are not errors.
 func (c *Client) Logout(ctx context.Context) error {
 	if err := c.lockLogin(ctx); err != nil {
 		return err
@@ -196,12 +217,21 @@ func (c *Client) Logout(ctx context.Context) error {
 	c.tok, c.hasTok = Token{}, false
 	c.loginGen++
 	c.loginErr = ErrNotAuthenticated
+	if has {
+		delete(c.tokens, tok.AccessToken)
+	}
 	c.mu.Unlock()
 	if !has || tok.AccessToken == "" {
 		return nil
 	}
+	return c.revoke(ctx, tok.AccessToken)
+}
+
+// revoke ends token at the server. 401, 403 and 404 answers are not errors:
+// the token is not valid any more either way.
+func (c *Client) revoke(ctx context.Context, token string) error {
 	cl := &call{method: "POST", path: "/auth/revoke", tmpl: cloudapi.EndpointRevoke, auth: true}
-	r, err := c.send(ctx, cl, nil, tok.AccessToken)
+	r, err := c.send(ctx, cl, nil, token)
 	_, err = c.check(cl, r, err)
 	var ae *APIError
 	if errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403 || ae.Status == 404) {
@@ -213,15 +243,42 @@ func (c *Client) Logout(ctx context.Context) error {
 // ExitLogoutTimeout bounds the logout a program sends as it stops.
 const ExitLogoutTimeout = 3 * time.Second
 
-// LogoutOnExit revokes the token as a program stops, so it leaves no
-// session behind: on a context of its own (the program's is cancelled by
-// then), bounded by ExitLogoutTimeout. A failure is logged at debug level
-// only: the token expires on its own.
+// LogoutOnExit revokes every token the client still holds as a program
+// stops (the current one, and any superseded one not revoked yet), so it
+// leaves no session behind: on a context of its own (the program's is
+// cancelled by then), bounded by ExitLogoutTimeout, the revokes in
+// parallel. A failure is logged at debug level only: the token expires on
+// its own.
 func (c *Client) LogoutOnExit() {
 	ctx, cancel := context.WithTimeout(context.Background(), ExitLogoutTimeout)
 	defer cancel()
+	c.mu.Lock()
+	var others []string
+	for tok := range c.tokens {
+		if !c.hasTok || tok != c.tok.AccessToken {
+			others = append(others, tok)
+		}
+	}
+	clear(c.tokens)
+	c.mu.Unlock()
+	done := make(chan struct{}, len(others))
+	for _, tok := range others {
+		go func() {
+			if err := c.revoke(ctx, tok); err != nil {
+				c.log.Debug("revoking a superseded token", "err", err)
+			}
+			done <- struct{}{}
+		}()
+	}
 	if err := c.Logout(ctx); err != nil {
 		c.log.Debug("logout", "err", err)
+	}
+	for range others {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -236,61 +293,128 @@ func (c *Client) lockLogin(ctx context.Context) error {
 
 func (c *Client) unlockLogin() { <-c.loginSlot }
 
-// validToken returns a usable token, logging in (or waiting for a login in
-// progress) when there is none or it expires within the refresh leeway. gen
-// identifies the login that produced the token.
-func (c *Client) validToken(ctx context.Context) (string, uint64, error) {
-	c.mu.Lock()
-	t, has, gen := c.tok, c.hasTok, c.loginGen
-	if has && t.AccessToken == "" {
-		c.tok, c.hasTok, has = Token{}, false, false
-	}
-	c.mu.Unlock()
-	if has && !t.Expired(c.cfg.Now(), c.cfg.RefreshLeeway) {
-		return t.AccessToken, gen, nil
-	}
-	return c.loginShared(ctx, gen, "")
+// loginNeed says which token a caller can use.
+type loginNeed struct {
+	// fresh: only a token issued at or after since will do.
+	fresh bool
+	since time.Time
+	// rejected is a token the cloud refused: any other will do.
+	rejected string
+	// forced: the caller replaces the current token (ForceRelogin, a
+	// recovery step, a token the cloud refused): requests wait for the
+	// new one rather than use it.
+	forced bool
+	// lease: the caller uses the token until it releases it
+	// (releaseToken), so it is not revoked meanwhile.
+	lease bool
 }
 
-// reloginAfterReject is called after the server rejected token (issued by
-// login gen). Unless another caller already replaced it, the token is dropped
-// and a fresh login made.
-func (c *Client) reloginAfterReject(ctx context.Context, gen uint64, token string) (string, error) {
-	tok, _, err := c.loginShared(ctx, gen, token)
+// takeLocked returns the current token for n, counting the caller as its
+// user when n asks for a lease.
+func (c *Client) takeLocked(n loginNeed) string {
+	tok := c.tok.AccessToken
+	if n.lease {
+		c.useTokenLocked(tok)
+	}
+	return tok
+}
+
+// accepts reports whether the current token meets the need. The caller
+// holds c.mu.
+func (c *Client) acceptsLocked(n loginNeed, now time.Time) bool {
+	if !c.hasTok || c.tok.AccessToken == "" {
+		return false
+	}
+	switch {
+	case n.fresh:
+		return !c.tokIssued.Before(n.since)
+	case n.rejected != "":
+		return c.tok.AccessToken != n.rejected
+	}
+	return !c.tok.Expired(now, c.cfg.RefreshLeeway)
+}
+
+// obtainToken returns a token that meets n and counts the caller as its
+// user until release.
+func (c *Client) obtainToken(ctx context.Context, n loginNeed) (string, error) {
+	_, tok, err := c.obtain(ctx, n)
 	return tok, err
 }
 
-// loginShared logs in once for all concurrent callers: whoever waited for a
-// login that completed meanwhile reuses its outcome.
-func (c *Client) loginShared(ctx context.Context, seenGen uint64, rejected string) (string, uint64, error) {
-	if err := c.lockLogin(ctx); err != nil {
-		return "", 0, err
-	}
-	defer c.unlockLogin()
-	c.mu.Lock()
-	if c.loginGen != seenGen {
-		t, has, gen, lerr := c.tok, c.hasTok, c.loginGen, c.loginErr
-		c.mu.Unlock()
-		if lerr != nil && !errors.Is(lerr, ErrNotAuthenticated) {
-			return "", gen, lerr
+// obtain returns a token that meets n, logging in once for every concurrent
+// caller: whoever finds a login in progress waits for it and shares its
+// outcome; a failed login arms the account-wide login backoff, during which
+// its failure is every caller's answer. res is the login answer when this
+// caller's own login produced the token.
+func (c *Client) obtain(ctx context.Context, n loginNeed) (res *LoginResult, tok string, err error) {
+	for {
+		now := c.cfg.Now()
+		c.mu.Lock()
+		f := c.flight
+		if (f == nil || !f.forced) && c.acceptsLocked(n, now) {
+			tok = c.takeLocked(n)
+			c.mu.Unlock()
+			return nil, tok, nil
 		}
-		if has && t.AccessToken != "" && t.AccessToken != rejected {
-			return t.AccessToken, gen, nil
+		if f != nil {
+			c.mu.Unlock()
+			select {
+			case <-f.done:
+			case <-ctx.Done():
+				return nil, "", ctx.Err()
+			}
+			if f.err != nil && !isCanceled(f.err) {
+				// A failure is shared, unless the current token still
+				// serves this caller (a forced login failed upstream and
+				// kept it).
+				c.mu.Lock()
+				ok := !n.fresh && !n.forced && c.acceptsLocked(n, c.cfg.Now())
+				if ok {
+					tok = c.takeLocked(n)
+				}
+				c.mu.Unlock()
+				if ok {
+					return nil, tok, nil
+				}
+				return nil, "", f.err
+			}
+			continue
 		}
-	} else {
+		if !c.loginRetryAt.IsZero() && now.Before(c.loginRetryAt) {
+			err := &LoginBackoffError{Until: c.loginRetryAt, Err: c.loginErr}
+			c.mu.Unlock()
+			return nil, "", err
+		}
+		f = &loginFlight{done: make(chan struct{}), forced: n.forced}
+		c.flight = f
 		c.mu.Unlock()
+
+		res, err = c.runLogin(ctx, n.forced)
+
+		c.mu.Lock()
+		c.flight = nil
+		f.err = err
+		if err == nil {
+			tok = c.takeLocked(n)
+		}
+		c.mu.Unlock()
+		close(f.done)
+		if err != nil {
+			return nil, "", err
+		}
+		return res, tok, nil
 	}
-	if _, err := c.loginLocked(ctx, rejected != ""); err != nil {
-		return "", 0, err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.tok.AccessToken, c.loginGen, nil
 }
 
-// loginLocked runs a login; the caller holds the login slot. Credentials are
-// resolved first so that, without them, the current token is kept.
-func (c *Client) loginLocked(ctx context.Context, drop bool) (*LoginResult, error) {
+// runLogin runs one login attempt for obtain, which made it the flight.
+// Credentials are resolved first so that, without them, the current token
+// is kept; credentials the cloud rejected before are not sent again until
+// they change or the rejection's hold ends.
+func (c *Client) runLogin(ctx context.Context, forced bool) (*LoginResult, error) {
+	if err := c.lockLogin(ctx); err != nil {
+		return nil, err
+	}
+	defer c.unlockLogin()
 	if c.cfg.Credentials == nil {
 		return nil, ErrNoCredentials
 	}
@@ -303,19 +427,55 @@ func (c *Client) loginLocked(ctx context.Context, drop bool) (*LoginResult, erro
 	}
 	// Remembered before it is sent: a login answer may echo it.
 	c.cfg.Secrets.Add(creds.Password)
-	if drop {
-		c.mu.Lock()
-		c.tok, c.hasTok = Token{}, false
-		c.mu.Unlock()
+	key := credentialsKey(creds)
+	now := c.cfg.Now()
+	c.mu.Lock()
+	if c.heldKey != "" {
+		if c.heldKey == key && now.Before(c.heldUntil) {
+			err := &CredentialsHeldError{Until: c.heldUntil, Err: c.heldErr}
+			c.mu.Unlock()
+			return nil, err
+		}
+		if c.heldKey != key {
+			c.log.Info("credentials changed since the cloud rejected them; logging in again")
+		}
+		c.heldKey, c.heldErr = "", nil
 	}
+	c.mu.Unlock()
+
 	res, err := c.postLogin(ctx, creds)
+	outcome := ClassifyLogin(err)
+	now = c.cfg.Now()
 	c.mu.Lock()
 	c.loginGen++
 	c.loginErr = err
-	if err == nil {
+	switch {
+	case err == nil:
 		c.cfg.Secrets.Add(res.Token.AccessToken, res.Token.RefreshToken)
-		c.tok, c.hasTok = res.Token, true
+		c.replaceTokenLocked(res.Token, now)
 		c.userID = res.UserID
+		c.loginFails, c.loginRetryAt = 0, time.Time{}
+		c.lastLogin = LoginState{Outcome: cloudapi.LoginOK, At: now}
+	case isCanceled(err):
+		// A login the caller abandoned (shutdown) says nothing about the cloud.
+	case outcome == cloudapi.LoginRejected:
+		c.heldKey, c.heldUntil, c.heldErr = key, now.Add(c.cfg.RejectedRetry), err
+		if forced && c.hasTok {
+			// The credentials are refused: the token they replaced is no
+			// longer ours to rely on.
+			c.dropTokenLocked()
+		}
+		c.lastLogin = LoginState{Outcome: outcome, At: now, Err: compactLoginErr(err)}
+		c.log.Error("the cloud rejected the credentials; not sending them again until they change",
+			"until", c.heldUntil.UTC().Format(time.RFC3339), "err", err)
+	default:
+		c.loginFails++
+		pause := LoginRetryAfter(c.loginFails, c.cfg.LoginRetryBase, c.cfg.LoginRetryMax)
+		if until, ok := RateLimited(err, now); ok && until.After(now.Add(pause)) {
+			pause = until.Sub(now)
+		}
+		c.loginRetryAt = now.Add(pause)
+		c.lastLogin = LoginState{Outcome: outcome, At: now, Err: compactLoginErr(err)}
 	}
 	c.mu.Unlock()
 	if err == nil {
@@ -324,11 +484,31 @@ func (c *Client) loginLocked(ctx context.Context, drop bool) (*LoginResult, erro
 			c.scrubObject(&res.Objects[i])
 		}
 	}
-	// A login the caller abandoned (shutdown) says nothing about the cloud.
-	if c.cfg.LoginObserver != nil && !errors.Is(err, context.Canceled) {
-		c.cfg.LoginObserver(ClassifyLogin(err))
+	if c.cfg.LoginObserver != nil && !isCanceled(err) {
+		c.cfg.LoginObserver(outcome)
 	}
 	return res, err
+}
+
+// compactLoginErr is the text of a failed login for pages and metrics-side
+// state: the endpoint and status, never a page of HTML.
+func compactLoginErr(err error) string {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return fmt.Sprintf("%s: HTTP %d", ae.Endpoint, ae.Status)
+	}
+	s := err.Error()
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+// credentialsKey identifies credentials without keeping them: a digest, so
+// the held verdict can tell changed credentials from the same ones.
+func credentialsKey(c Credentials) string {
+	sum := sha256.Sum256([]byte(c.Email + "\x00" + c.Password))
+	return string(sum[:])
 }
 
 // postLogin posts the credentials, retrying the server's duplicate-token race.

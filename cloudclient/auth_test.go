@@ -161,7 +161,7 @@ func TestLoginFailures(t *testing.T) {
 				t.Fatalf("err = %#v", err)
 			}
 		}},
-		{"rate limited 429", 429, "application/json", `{"message":"Too many requests"}`, cloudapi.LoginUnreachable, func(t *testing.T, err error) {
+		{"rate limited 429", 429, "application/json", `{"message":"Too many requests"}`, cloudapi.LoginRateLimited, func(t *testing.T, err error) {
 			var ae *cloudclient.APIError
 			if !errors.As(err, &ae) || ae.Status != 429 {
 				t.Fatalf("err = %#v", err)
@@ -716,7 +716,7 @@ func TestClassifyLoginLooksAtTheLoginAnswer(t *testing.T) {
 			t.Errorf("%s: ClassifyLogin = %q, want %q", tc.name, got, tc.want)
 		}
 	}
-	if got := cloudapi.LoginOutcomes(); !slices.Equal(got, []cloudapi.LoginOutcome{"ok", "rejected", "unreachable"}) {
+	if got := cloudapi.LoginOutcomes(); !slices.Equal(got, []cloudapi.LoginOutcome{"ok", "rejected", "blocked", "rate_limited", "unreachable"}) {
 		t.Errorf("LoginOutcomes = %q", got)
 	}
 }

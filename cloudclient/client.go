@@ -80,6 +80,23 @@ type Config struct {
 	// LoginObserver is called once per login attempt with its outcome,
 	// unless the caller abandoned it (context canceled).
 	LoginObserver func(cloudapi.LoginOutcome)
+
+	// HoldWhileThrottled: while the cloud throttles the account (a 429, a
+	// 503 with Retry-After), requests to the API host wait for the pause
+	// to end (a long-running exporter); false: they fail at once with
+	// *ThrottledError (the tools, which say so and stop).
+	HoldWhileThrottled bool
+	// ThrottleBase is the first pause of a 429 without Retry-After (it
+	// doubles on repeats), ThrottleCap the longest pause; 0: defaults.
+	ThrottleBase, ThrottleCap time.Duration
+	// LoginRetryBase and LoginRetryMax bound the account-wide backoff
+	// after failed logins; RejectedRetry is how long credentials the cloud
+	// rejected are not sent again unless they change; 0: defaults.
+	LoginRetryBase, LoginRetryMax, RejectedRetry time.Duration
+	// RevokeTimeout bounds the revoke of a superseded token (0: default);
+	// KeepSupersededTokens leaves them to expire instead.
+	RevokeTimeout        time.Duration
+	KeepSupersededTokens bool
 }
 
 // Client talks to the cloud. It is safe for concurrent use.
@@ -96,12 +113,35 @@ type Client struct {
 	// loginSlot serialises logins (a channel so waiting honours ctx).
 	loginSlot chan struct{}
 
-	mu       sync.Mutex // guards the fields below
-	tok      Token
-	hasTok   bool
-	userID   int
-	loginGen uint64 // incremented when a login attempt completes
-	loginErr error  // outcome of the last completed login
+	mu        sync.Mutex // guards the fields below
+	tok       Token
+	hasTok    bool
+	tokIssued time.Time // when the login that gave tok answered
+	userID    int
+	loginGen  uint64 // incremented when a login attempt completes
+	loginErr  error  // outcome of the last completed login
+	lastLogin LoginState
+
+	// The login in progress, the account-wide backoff after failed logins
+	// and the hold on credentials the cloud rejected (see obtain).
+	flight       *loginFlight
+	loginFails   int
+	loginRetryAt time.Time
+	heldKey      string // digest of the rejected credentials; "" = none held
+	heldUntil    time.Time
+	heldErr      error
+
+	// Tokens obtained and not yet revoked, with their users (tokens.go).
+	tokens            map[string]*tokenUse
+	revokedSuperseded uint64
+	revokeProbe       bool // a revoke happened: watch the current token's next answer
+	revokeOff         bool // the cloud's revoke ends every session: stop revoking
+
+	// The throttle pause (throttle.go).
+	pausedUntil time.Time
+	pauseStreak int // throttling answers in a row
+	pauseCount  uint64
+	pauses      []pauseSpan
 
 	shapeMu sync.Mutex
 	shape   *bindShape // body shape that last bound modules/connect
@@ -152,6 +192,15 @@ func New(cfg Config) (*Client, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	for d, def := range map[*time.Duration]time.Duration{
+		&cfg.ThrottleBase: DefaultThrottleBase, &cfg.ThrottleCap: DefaultThrottleCap,
+		&cfg.LoginRetryBase: DefaultLoginRetryBase, &cfg.LoginRetryMax: DefaultLoginRetryMax,
+		&cfg.RejectedRetry: DefaultRejectedRetry, &cfg.RevokeTimeout: DefaultRevokeTimeout,
+	} {
+		if *d <= 0 {
+			*d = def
+		}
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -169,6 +218,7 @@ func New(cfg Config) (*Client, error) {
 		log:       cfg.Logger,
 		inFlight:  make(chan struct{}, cfg.MaxInFlight),
 		loginSlot: make(chan struct{}, 1),
+		tokens:    map[string]*tokenUse{},
 		assets:    map[string]*assetEntry{},
 		jitter: func(max time.Duration) time.Duration {
 			return time.Duration(rand.Int64N(int64(max) + 1))
@@ -259,6 +309,12 @@ func (c *Client) send(ctx context.Context, cl *call, payload []byte, token strin
 	if cl.query != "" {
 		u += "?" + cl.query
 	}
+	api := cl.url == "" // the API host; the assets host keeps its own retry rule
+	if api {
+		if err := c.waitThrottle(ctx, cl.tmpl); err != nil {
+			return nil, err
+		}
+	}
 	if err := c.acquire(ctx); err != nil {
 		return nil, fmt.Errorf("cloudclient: %s: %w", cl.tmpl, err)
 	}
@@ -302,6 +358,9 @@ func (c *Client) send(ctx context.Context, cl *call, payload []byte, token strin
 		return nil, fmt.Errorf("cloudclient: %s: reading body: %w", cl.tmpl, err)
 	}
 	c.observe(cl.tmpl, resp.StatusCode, time.Since(start))
+	if api {
+		c.noteThrottle(cl.tmpl, resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
 	if int64(len(data)) > c.cfg.MaxBodyBytes {
 		return nil, fmt.Errorf("cloudclient: %s: HTTP %d: more than %d bytes: %w", cl.tmpl, resp.StatusCode, c.cfg.MaxBodyBytes, ErrBodyTooLarge)
 	}
@@ -322,14 +381,18 @@ func (c *Client) do(ctx context.Context, cl *call) (*reply, error) {
 		r, err := c.send(ctx, cl, payload, "")
 		return c.check(cl, r, err)
 	}
-	tok, gen, err := c.validToken(ctx)
+	tok, err := c.obtainToken(ctx, loginNeed{lease: true})
 	if err != nil {
 		return nil, err
 	}
 	r, err := c.send(ctx, cl, payload, tok)
+	if err == nil {
+		c.noteTokenAnswer(tok, r.status)
+	}
+	c.releaseToken(tok)
 	if err == nil && (r.status == http.StatusUnauthorized || r.status == http.StatusForbidden) {
 		rejected := c.apiError(cl, r)
-		tok2, lerr := c.reloginAfterReject(ctx, gen, tok)
+		tok2, lerr := c.obtainToken(ctx, loginNeed{rejected: tok, forced: true, lease: true})
 		if lerr != nil {
 			if errors.Is(lerr, ErrNoCredentials) {
 				return c.check(cl, r, nil)
@@ -337,6 +400,7 @@ func (c *Client) do(ctx context.Context, cl *call) (*reply, error) {
 			return nil, fmt.Errorf("%w (re-login failed: %w)", rejected, lerr)
 		}
 		r, err = c.send(ctx, cl, payload, tok2)
+		c.releaseToken(tok2)
 	}
 	return c.check(cl, r, err)
 }
@@ -387,7 +451,7 @@ func (c *Client) apiError(cl *call, r *reply) *APIError {
 	if r.isJSON() {
 		var v any
 		if json.Unmarshal(r.body, &v) == nil {
-			e.Data = secrets.ScrubJSON(v)
+			e.Data, e.JSONBody = secrets.ScrubJSON(v), true
 			return e
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"strings"
 )
 
@@ -42,7 +43,13 @@ type APIError struct {
 	Status   int               // HTTP status
 	Data     any               // parsed JSON body, or raw text (truncated) when not JSON
 	Headers  map[string]string // response headers, first value of each
+	// JSONBody: the body was JSON (Data is its decoded value). A firewall's
+	// or a proxy's page is not, which tells its 403 from the API's.
+	JSONBody bool
 }
+
+// header returns the response header k, or "".
+func (e *APIError) header(k string) string { return e.Headers[http.CanonicalHeaderKey(k)] }
 
 // Error is compact: endpoint, status and, for JSON bodies only, a short
 // message. An HTML error page is never quoted.

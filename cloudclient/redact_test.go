@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/redact"
@@ -79,7 +80,8 @@ func TestShortEchoesOfSecretsAreScrubbed(t *testing.T) {
 	logs := &logBuffer{}
 	c, _ := newClient(t, ec.fakeCloud, func(cfg *cloudclient.Config) {
 		cfg.Credentials = cloudclient.StaticCredentials(cloudclient.Credentials{Email: testEmail, Password: echoPassword})
-		cfg.Logger = logs.logger() // no redaction of its own: what it shows is what the client wrote
+		cfg.Logger = logs.logger()           // no redaction of its own: what it shows is what the client wrote
+		cfg.LoginRetryBase = time.Nanosecond // the next login follows the failed one at once
 	})
 	ctx := ctxT(t)
 
@@ -186,6 +188,7 @@ func TestCommandAnswerEchoIsScrubbed(t *testing.T) {
 	ec := newEchoCloud(t)
 	c, _ := newClient(t, ec.fakeCloud, func(cfg *cloudclient.Config) {
 		cfg.Credentials = cloudclient.StaticCredentials(cloudclient.Credentials{Email: testEmail, Password: echoPassword})
+		cfg.LoginRetryBase = time.Nanosecond // the next login follows the failed one at once
 	})
 	ctx := ctxT(t)
 	_, _ = c.Login(ctx) // the echo cloud's first login fails

@@ -1,0 +1,260 @@
+package cloudclient
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
+)
+
+// Tokens: every token the client obtained is the cloud's session until it
+// is revoked or expires. The client counts who uses each (requests in
+// flight, realtime sessions that authenticated with it) and revokes a token
+// once a newer login replaced it and nothing uses it any more, so the
+// account does not pile up valid sessions with every re-login. At exit
+// every token still held is revoked (LogoutOnExit).
+
+// tokenUse is what the client knows of one token it obtained.
+type tokenUse struct {
+	users      int  // requests in flight and sessions using it
+	superseded bool // a newer login replaced it (or the cloud refused the credentials)
+	revoking   bool // a revoke is under way
+}
+
+// replaceTokenLocked makes t the current token, issued at now; the token it
+// replaces is superseded. The caller holds c.mu.
+func (c *Client) replaceTokenLocked(t Token, now time.Time) {
+	if c.hasTok && c.tok.AccessToken != "" && c.tok.AccessToken != t.AccessToken {
+		c.supersedeLocked(c.tok.AccessToken)
+	}
+	c.tok, c.hasTok, c.tokIssued = t, true, now
+	if c.tokens[t.AccessToken] == nil {
+		c.tokens[t.AccessToken] = &tokenUse{}
+	}
+}
+
+// dropTokenLocked forgets the current token; it is superseded.
+func (c *Client) dropTokenLocked() {
+	old := c.tok.AccessToken
+	c.tok, c.hasTok = Token{}, false
+	if old != "" {
+		c.supersedeLocked(old)
+	}
+}
+
+func (c *Client) supersedeLocked(tok string) {
+	u := c.tokens[tok]
+	if u == nil {
+		u = &tokenUse{}
+		c.tokens[tok] = u
+	}
+	u.superseded = true
+	c.maybeRevokeLocked(tok, u)
+}
+
+// useTokenLocked counts a user of tok.
+func (c *Client) useTokenLocked(tok string) {
+	u := c.tokens[tok]
+	if u == nil {
+		u = &tokenUse{}
+		c.tokens[tok] = u
+	}
+	u.users++
+}
+
+// releaseToken ends one use of tok; a superseded token nothing uses any
+// more is revoked.
+func (c *Client) releaseToken(tok string) {
+	if tok == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if u := c.tokens[tok]; u != nil && u.users > 0 {
+		u.users--
+		c.maybeRevokeLocked(tok, u)
+	}
+}
+
+// maybeRevokeLocked starts the revoke of a superseded token nothing uses:
+// in the background, bounded by RevokeTimeout, best effort (a failure
+// leaves it for the revokes at exit), never in a recovery's way.
+func (c *Client) maybeRevokeLocked(tok string, u *tokenUse) {
+	if !u.superseded || u.users > 0 || u.revoking || c.revokeOff || c.cfg.KeepSupersededTokens {
+		return
+	}
+	u.revoking = true
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.RevokeTimeout)
+		defer cancel()
+		err := c.revoke(ctx, tok)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if err != nil {
+			if u := c.tokens[tok]; u != nil {
+				u.revoking = false
+			}
+			c.log.Debug("revoking a superseded token failed; it is revoked at exit", "err", err)
+			return
+		}
+		delete(c.tokens, tok)
+		c.revokedSuperseded++
+		// The next answer to the current token tells whether the cloud's
+		// revoke ended only the token it was given.
+		c.revokeProbe = true
+	}()
+}
+
+// noteTokenAnswer watches the first answer to the current token after a
+// revoke: a cloud whose revoke ends every session of the user refuses it.
+// Then superseded tokens are no longer revoked for the rest of the run
+// (the exit's logout still is: it ends them all on such a cloud).
+func (c *Client) noteTokenAnswer(tok string, status int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.revokeProbe || !c.hasTok || tok != c.tok.AccessToken {
+		return
+	}
+	c.revokeProbe = false
+	if status == 401 || status == 403 {
+		c.revokeOff = true
+		c.log.Warn("the current token was refused right after a superseded one was revoked: this cloud's revoke seems to end every session of the user; superseded tokens are left to expire for the rest of the run")
+	}
+}
+
+// SessionToken holds the token a realtime session authenticated with, so
+// the token is not revoked while the session lives. A gateway puts one in
+// the dial's context (WithSessionToken); the handshake's token resolution
+// (HandshakeToken) fills it; the gateway releases it when the session ends
+// or the dial fails.
+type SessionToken struct {
+	mu  sync.Mutex
+	c   *Client
+	tok string
+}
+
+type sessionTokenKey struct{}
+
+// WithSessionToken returns ctx carrying a new, empty SessionToken.
+func WithSessionToken(ctx context.Context) (context.Context, *SessionToken) {
+	st := &SessionToken{}
+	return context.WithValue(ctx, sessionTokenKey{}, st), st
+}
+
+// Release ends the session's use of its token. Safe to call more than once
+// and on nil.
+func (s *SessionToken) Release() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	c, tok := s.c, s.tok
+	s.c, s.tok = nil, ""
+	s.mu.Unlock()
+	if c != nil {
+		c.releaseToken(tok)
+	}
+}
+
+// Refused reports that the cloud refused the session's token (the
+// handshake or the namespace join was unauthorized).
+func (s *SessionToken) Refused() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	c, tok := s.c, s.tok
+	s.mu.Unlock()
+	if c != nil {
+		c.noteTokenAnswer(tok, 401)
+	}
+}
+
+func (s *SessionToken) hold(c *Client, tok string) {
+	s.Release()
+	s.mu.Lock()
+	s.c, s.tok = c, tok
+	s.mu.Unlock()
+}
+
+// HandshakeToken returns the token for a realtime handshake: it waits out
+// the account's throttle pause (a handshake is a request to the API host
+// too), logs in when the token is due, and falls back to the current token
+// when the login fails for a reason that is no verdict, so a session never
+// goes without a token it could have used. When ctx carries a
+// SessionToken, the token is held by it.
+func (c *Client) HandshakeToken(ctx context.Context) (string, error) {
+	if err := c.waitThrottle(ctx, "GET /socket.io"); err != nil {
+		return "", err
+	}
+	st, _ := ctx.Value(sessionTokenKey{}).(*SessionToken)
+	tok, err := c.obtainToken(ctx, loginNeed{lease: st != nil})
+	if err != nil {
+		c.mu.Lock()
+		if !c.hasTok || c.tok.AccessToken == "" || IsCredentialVerdict(err) {
+			c.mu.Unlock()
+			return "", err
+		}
+		tok = c.tok.AccessToken
+		if st != nil {
+			c.useTokenLocked(tok)
+		}
+		c.mu.Unlock()
+	}
+	if st != nil {
+		st.hold(c, tok)
+	}
+	return tok, nil
+}
+
+// LoginState is what the last login attempt gave.
+type LoginState struct {
+	Outcome cloudapi.LoginOutcome // "" before the first attempt
+	At      time.Time
+	Err     string // compact: endpoint and status, never a page
+}
+
+// AccountState is the account's standing with the cloud, for pages and
+// metrics.
+type AccountState struct {
+	HasToken      bool
+	TokenIssuedAt time.Time
+	TokenExpires  time.Time // zero: the token does not expire
+	// PausedUntil is the end of the throttle pause (zero or past: none);
+	// Pauses counts the throttling answers that paused the account.
+	PausedUntil time.Time
+	Pauses      uint64
+	// LastLogin is the last login attempt's outcome; LoginRetryAt the end
+	// of the account-wide backoff after a failed one (zero: none).
+	LastLogin    LoginState
+	LoginRetryAt time.Time
+	// CredentialsHeldUntil: the cloud rejected the credentials; they are
+	// not sent again before this time unless they change (zero: none).
+	CredentialsHeldUntil time.Time
+	// TokensHeld counts the tokens obtained and not yet revoked, the
+	// current one included; SupersededRevoked the superseded ones revoked.
+	TokensHeld        int
+	SupersededRevoked uint64
+	// RevokeDisabled: the cloud's revoke ended every session of the user,
+	// so superseded tokens are left to expire.
+	RevokeDisabled bool
+}
+
+// Account returns the account's standing now.
+func (c *Client) Account() AccountState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := AccountState{
+		HasToken: c.hasTok && c.tok.AccessToken != "", PausedUntil: c.pausedUntil, Pauses: c.pauseCount,
+		LastLogin: c.lastLogin, LoginRetryAt: c.loginRetryAt, TokensHeld: len(c.tokens),
+		SupersededRevoked: c.revokedSuperseded, RevokeDisabled: c.revokeOff,
+	}
+	if s.HasToken {
+		s.TokenIssuedAt, s.TokenExpires = c.tokIssued, c.tok.ExpiresAt
+	}
+	if c.heldKey != "" {
+		s.CredentialsHeldUntil = c.heldUntil
+	}
+	return s
+}
