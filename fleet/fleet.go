@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/realtime"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
@@ -385,14 +384,9 @@ func (f *Fleet) retry(ctx context.Context, fn func() error) error {
 	}
 }
 
-// isAuthRejected: the account, not the cloud, is the problem.
-func isAuthRejected(err error) bool {
-	if cloudclient.ClassifyLogin(err) == cloudapi.LoginRejected || errors.Is(err, cloudclient.ErrNoCredentials) {
-		return true
-	}
-	var apiErr *cloudclient.APIError
-	return errors.As(err, &apiErr) && (apiErr.Status == 401 || apiErr.Status == 403)
-}
+// isAuthRejected: the account, not the cloud, is the problem
+// (cloudclient.IsCredentialVerdict): nothing else stops a start.
+func isAuthRejected(err error) bool { return cloudclient.IsCredentialVerdict(err) }
 
 func (f *Fleet) setListed(trusted bool) {
 	f.mu.Lock()

@@ -197,6 +197,10 @@ func (m *Modules) BeginPoll() uint64 {
 	return m.seq
 }
 
+// AbandonPoll forgets the poll begun as gen without applying it: its
+// answer was no observation of the modules (the cloud throttled it).
+func (m *Modules) AbandonPoll(gen uint64) { delete(m.pending, gen) }
+
 // CompletePoll applies the completion of the poll begun as gen.
 //
 // A completion is discarded when Stop ran after its BeginPoll (only stop

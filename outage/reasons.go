@@ -31,6 +31,8 @@ const (
 const (
 	ReasonLoginUnreachable = "login_unreachable" // the login got no verdict: transport error, timeout, 5xx
 	ReasonLoginRejected    = "login_rejected"    // the cloud refused the credentials
+	ReasonLoginBlocked     = "login_blocked"     // something in front of the cloud refused the login (an HTML or empty 4xx)
+	ReasonRateLimited      = "rate_limited"      // the cloud throttles the account: the login or handshake waits out its pause
 )
 
 // sessionReasons is the vocabulary in its fixed order.
@@ -41,11 +43,12 @@ var sessionReasons = []string{
 }
 
 // connectFailureReasons: the session reasons, then the login ones.
-var connectFailureReasons = append(slices.Clone(sessionReasons), ReasonLoginUnreachable, ReasonLoginRejected)
+var connectFailureReasons = append(slices.Clone(sessionReasons), ReasonLoginUnreachable, ReasonLoginRejected, ReasonLoginBlocked, ReasonRateLimited)
 
 // ConnectFailureReasons lists every reason a failed connect attempt can
-// carry, in a fixed order: SessionReasons, then ReasonLoginUnreachable and
-// ReasonLoginRejected. The slice is the caller's own.
+// carry, in a fixed order: SessionReasons, then ReasonLoginUnreachable,
+// ReasonLoginRejected, ReasonLoginBlocked and ReasonRateLimited. The slice
+// is the caller's own.
 func ConnectFailureReasons() []string {
 	return slices.Clone(connectFailureReasons)
 }

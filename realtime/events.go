@@ -185,6 +185,12 @@ func (g *Gateway) poll(ctx context.Context) {
 	if g.pollInFlight || g.life.Stopping {
 		return
 	}
+	if g.client.Paused(g.cfg.Now()) {
+		// The cloud throttles the account: no poll, no history read, no
+		// ladder step until the pause ends (what is owed then, the
+		// primes and binds, waits in the client and goes first).
+		return
+	}
 	g.pollInFlight = true
 	g.pollAlarms(ctx)
 	g.readHistory(ctx)
@@ -210,6 +216,13 @@ func (g *Gateway) applyListing(ctx context.Context, gen uint64, l *cloudclient.M
 		for _, m := range l.Modules {
 			listing.Rows = append(listing.Rows, outage.Row{Devid: m.Devid, ConnectedAt: m.ConnectedAt, Gateway: outage.Gateway(m.Gateway)})
 		}
+	}
+	if _, throttled := cloudclient.RateLimited(err, now); throttled {
+		// A throttled poll observed nothing: no failure streak, no module
+		// state, no ladder step.
+		g.modules.AbandonPoll(gen)
+		g.log.Debug("module poll throttled by the cloud; not counted", "err", compactErr(err))
+		return
 	}
 	res, cerr := g.modules.CompletePoll(gen, listing, now)
 	if cerr != nil {

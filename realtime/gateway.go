@@ -65,6 +65,13 @@ type Gateway struct {
 	// history holds each watched module's alarm and change trackers;
 	// alarmHistory and activityLog read the lists that feed them.
 	history      map[string]*moduleHistory
+	// stepLoginAt is when this object's last recovery step with a fresh
+	// login was chosen in the current episode; stepLoginSince what the
+	// step being started needs its token to be newer than.
+	stepLoginAt, stepLoginSince time.Time
+	// sessToken holds the token the current session authenticated with,
+	// dialToken the one of the dial in progress (cloudclient.SessionToken).
+	sessToken, dialToken *cloudclient.SessionToken
 	alarmHistory *alarmHistoryReader
 	activityLog  *activityReader
 
@@ -410,11 +417,21 @@ func (g *Gateway) startFailed(ctx context.Context, err error, login bool) {
 	g.publish()
 }
 
-// loginFailureReason is the connect failure reason of a failed login: the
-// cloud refused the credentials, or gave no verdict on them.
+// loginFailureReason is the connect failure reason of a failed login, after
+// the login's outcome: the cloud refused the credentials, something in
+// front of it refused the login, the cloud throttles the account, or no
+// answer about the credentials came.
 func loginFailureReason(err error) string {
-	if isAuthRejected(err) {
+	if errors.Is(err, cloudclient.ErrNoCredentials) {
 		return outage.ReasonLoginRejected
+	}
+	switch cloudclient.ClassifyLogin(err) {
+	case cloudapi.LoginRejected:
+		return outage.ReasonLoginRejected
+	case cloudapi.LoginBlocked:
+		return outage.ReasonLoginBlocked
+	case cloudapi.LoginRateLimited:
+		return outage.ReasonRateLimited
 	}
 	return outage.ReasonLoginUnreachable
 }
@@ -452,16 +469,8 @@ func (g *Gateway) retry(ctx context.Context, fn func() error, login bool) error 
 }
 
 // isAuthRejected says whether err means the account, not the cloud, is the
-// problem: the login endpoint refused the credentials (the client's own
-// classification, the one logins_total counts), another call was still
-// refused after the client's re-login, or there are no credentials at all.
-func isAuthRejected(err error) bool {
-	if cloudclient.ClassifyLogin(err) == cloudapi.LoginRejected || errors.Is(err, cloudclient.ErrNoCredentials) {
-		return true
-	}
-	var apiErr *cloudclient.APIError
-	return errors.As(err, &apiErr) && (apiErr.Status == 401 || apiErr.Status == 403)
-}
+// problem (cloudclient.IsCredentialVerdict): nothing else stops a start.
+func isAuthRejected(err error) bool { return cloudclient.IsCredentialVerdict(err) }
 
 // chooseModules picks the devids to watch from a listing.
 func (g *Gateway) chooseModules(l *cloudclient.ModuleListing) []string {

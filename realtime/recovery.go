@@ -19,13 +19,30 @@ func (g *Gateway) ladderInput(now time.Time) ladder.Input {
 		AllSubscribedOffline: g.modules.AllOffline(),
 		InFlight:             g.life.Step != "",
 	}
+	// Silence while the cloud throttled the account is the throttle's,
+	// not a zombie's: it does not count.
 	if !live.IsZero() {
-		in.AnyLiveSeen, in.LiveAge = true, now.Sub(live)
+		in.AnyLiveSeen, in.LiveAge = true, now.Sub(live)-g.client.PausedDuring(live, now)
 	}
 	if !anyT.IsZero() {
-		in.AnyUpdateSeen, in.OverallAge = true, now.Sub(anyT)
+		in.AnyUpdateSeen, in.OverallAge = true, now.Sub(anyT)-g.client.PausedDuring(anyT, now)
 	}
 	return in
+}
+
+// troubleSince is when the silence the ladder answers began: a recovery
+// step's fresh login must be newer than this (for the episode's first
+// step) or than the object's previous step.
+func (g *Gateway) troubleSince(in ladder.Input) time.Time {
+	switch {
+	case !g.stepLoginAt.IsZero():
+		return g.stepLoginAt
+	case in.AnyLiveSeen:
+		return in.Now.Add(-in.LiveAge)
+	case in.AnyUpdateSeen:
+		return in.Now.Add(-in.OverallAge)
+	}
+	return time.Time{}
 }
 
 // ladderTick runs once per poll interval, after the module-list poll: while
@@ -36,7 +53,16 @@ func (g *Gateway) ladderTick(ctx context.Context) {
 		return
 	}
 	now := g.cfg.Now()
-	st, d := g.cfg.Ladder.OnTick(g.ladder, g.ladderInput(now))
+	if g.client.Paused(now) {
+		// No ladder step and no cooldown spent while the cloud throttles
+		// the account; the tick after the pause decides.
+		return
+	}
+	in := g.ladderInput(now)
+	if in.AnyLiveSeen && in.LiveAge < g.cfg.Ladder.StaleAfter {
+		g.stepLoginAt = time.Time{} // no trouble: the next episode starts afresh
+	}
+	st, d := g.cfg.Ladder.OnTick(g.ladder, in)
 	g.ladder = st
 	g.evaluatePush(now)
 	if d.Zombie {
@@ -44,6 +70,10 @@ func (g *Gateway) ladderTick(ctx context.Context) {
 			"zombie_streak", d.PrimeStreak, "skipped", string(d.Skipped))
 	}
 	if step := d.Step(); step != "" {
+		if d.ForceLogin {
+			g.stepLoginSince = g.troubleSince(in)
+			g.stepLoginAt = now
+		}
 		g.runRecovery(ctx, step, d.ForceLogin)
 	}
 	switch {
@@ -67,13 +97,19 @@ func (g *Gateway) runRecovery(ctx context.Context, step ladder.Action, forceLogi
 	g.feed(ctx, lifecycle.StepChosen{Step: step, ForceLogin: forceLogin})
 }
 
-// startStep runs the step's forced login in a worker and hands the outcome
-// back to the machine.
+// startStep runs the step's fresh login in a worker and hands the outcome
+// back to the machine. The login is the account's (cloudclient.FreshLogin):
+// a token issued since this object's previous step, or since its trouble
+// began, is fresh whoever asked for it, so objects stepping together share
+// one login. A step that meets the account's login backoff is aborted at
+// once with the shared failure and arms its cooldown, as any aborted step
+// does; one that meets the throttle pause waits for it.
 func (g *Gateway) startStep(ctx context.Context, step ladder.Action, forceLogin bool) {
+	since := g.stepLoginSince
 	go func() {
 		aborted := false
 		if forceLogin {
-			err := g.client.ForceRelogin(ctx)
+			err := g.client.FreshLogin(ctx, since)
 			switch {
 			case errors.Is(err, cloudclient.ErrNoCredentials):
 				g.log.Info("no credentials for a fresh login; keeping the current token", "step", step)
