@@ -77,10 +77,11 @@ func newCounters(since time.Time) Counters {
 // caller.
 func (k Counters) clone() Counters {
 	k.Requests = maps.Clone(k.Requests)
-	k.RequestsByObject = make(map[string]map[string]int, len(k.RequestsByObject))
+	byObject := make(map[string]map[string]int, len(k.RequestsByObject))
 	for o, m := range k.RequestsByObject {
-		k.RequestsByObject[o] = maps.Clone(m)
+		byObject[o] = maps.Clone(m)
 	}
+	k.RequestsByObject = byObject
 	k.HandshakesByObject = maps.Clone(k.HandshakesByObject)
 	k.JoinsByObject = maps.Clone(k.JoinsByObject)
 	return k
