@@ -104,7 +104,8 @@ type Fault struct {
 	Kind FaultKind `json:"kind"`
 	// Path selects REST requests: "POST /v1/modules/parameters" (method and
 	// template) or "/v1/modules" (template, any method); "" = every /v1 path
-	// (login only, for login_dup_entry).
+	// (login only, for login_dup_entry; the revoke, and only it, for
+	// revoke_all_sessions).
 	Path    string `json:"path,omitempty"`
 	Status  int    `json:"status,omitempty"`
 	DelayMS int    `json:"delay_ms,omitempty"`

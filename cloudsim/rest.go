@@ -196,8 +196,8 @@ func writeFirewallPage(w http.ResponseWriter) {
 }
 
 // resetConnection drops the request's TCP connection with a reset and no
-// answer. Served by Start the raw connection is the tracker's; served
-// through Handler it is reached by hijacking.
+// answer, reached by hijacking (served by Start, the hijacked connection is
+// the tracker's wrapper around it).
 func (c *Cloud) resetConnection(w http.ResponseWriter) {
 	hj, ok := w.(http.Hijacker)
 	if !ok {
@@ -211,7 +211,9 @@ func (c *Cloud) resetConnection(w http.ResponseWriter) {
 		return
 	}
 	if tc, ok := nc.(*trackedConn); ok {
-		nc = tc.Conn
+		abortConn(tc.Conn)
+		_ = tc.Close() // and the tracker forgets it
+		return
 	}
 	abortConn(nc)
 }
