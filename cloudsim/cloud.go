@@ -59,6 +59,10 @@ type Options struct {
 	// DefaultDriftInterval.
 	DriftInterval time.Duration
 	Latency       time.Duration // added to every REST answer; default 0
+	// RevokeAllSessions makes POST /v1/auth/revoke end every token of the
+	// user, not only the one it is called with, as some clouds do; the
+	// fault revoke_all_sessions does it for some revokes only.
+	RevokeAllSessions bool
 	// AllowRemoteControl lets non-loopback clients use /control/.
 	AllowRemoteControl bool
 	// PingInterval and PingTimeout of the Engine.IO server; 0 keeps the
@@ -83,12 +87,11 @@ type Cloud struct {
 	byDevid   map[string]*module
 	objects   []*object // in module order; the first is ObjectID's
 	byObject  map[int]*object
-	logins    int // successful login answers
 	user      userRecord
 	tokens    map[string]*token
 	faults    []*activeFault
 	nextFault int
-	requests  map[string]int
+	count     Counters            // since New or ResetCounters
 	sessions  map[string]*session // by namespace SID
 	order     []string            // namespace SIDs in connect order
 	rng       *rand.Rand
@@ -147,13 +150,13 @@ func New(opts Options) *Cloud {
 		byDevid:  map[string]*module{},
 		byObject: map[int]*object{},
 		tokens:   map[string]*token{},
-		requests: map[string]int{},
 		sessions: map[string]*session{},
 		rng:      rand.New(rand.NewPCG(uint64(opts.Seed), uint64(opts.Seed)^0x9e3779b97f4a7c15)),
 		released: make(chan struct{}),
 		closing:  make(chan struct{}),
 		conns:    newConnTracker(),
 	}
+	c.count = newCounters(c.now())
 	c.buildWorld()
 	c.setupRealtime()
 	c.router = c.routes()

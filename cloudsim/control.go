@@ -17,6 +17,7 @@ import (
 //	POST   /control/objects/{id}/hide|show
 //	POST   /control/drift
 //	POST   /control/revoke-tokens
+//	POST   /control/reset-counters
 //	GET    /control/state
 //	GET    /control/assets, POST /control/assets/rotate-index (assetControlRoutes)
 func (c *Cloud) controlRoutes(mux *http.ServeMux) {
@@ -34,6 +35,10 @@ func (c *Cloud) controlRoutes(mux *http.ServeMux) {
 	}))
 	mux.HandleFunc("POST /control/revoke-tokens", c.control(func(w http.ResponseWriter, _ *http.Request) {
 		c.RevokeTokens()
+		writeJSON(w, http.StatusOK, map[string]any{})
+	}))
+	mux.HandleFunc("POST /control/reset-counters", c.control(func(w http.ResponseWriter, _ *http.Request) {
+		c.ResetCounters()
 		writeJSON(w, http.StatusOK, map[string]any{})
 	}))
 	mux.HandleFunc("GET /control/state", c.control(c.ctlState))
@@ -152,23 +157,22 @@ type ModuleState struct {
 
 // State is the answer of GET /control/state.
 type State struct {
-	URL      string       `json:"url"`
-	ObjectID int          `json:"object_id"` // the first object's (ObjectID)
-	Objects  []ObjectInfo `json:"objects"`   // every object, hidden ones too
-	// Logins counts the successful login answers (Logins).
-	Logins   int            `json:"logins"`
-	Modules  []ModuleState  `json:"modules"`
-	Sessions []Session      `json:"sessions"`
-	Faults   []ActiveFault  `json:"faults"`
-	Requests map[string]int `json:"requests"`
+	URL      string        `json:"url"`
+	ObjectID int           `json:"object_id"` // the first object's (ObjectID)
+	Objects  []ObjectInfo  `json:"objects"`   // every object, hidden ones too
+	Modules  []ModuleState `json:"modules"`
+	Sessions []Session     `json:"sessions"`
+	Faults   []ActiveFault `json:"faults"`
+	// Counters (logins, requests, tokens, handshakes: the Counters) sit
+	// flat beside the rest: "logins", "requests", "tokens_valid", ...
+	Counters
 }
 
 // Snapshot returns what GET /control/state shows.
 func (c *Cloud) Snapshot() State {
-	st := State{URL: c.URL(), Objects: c.Objects(), Sessions: c.Sessions(), Faults: c.Faults(), Requests: c.RequestCounts()}
+	st := State{URL: c.URL(), Objects: c.Objects(), Sessions: c.Sessions(), Faults: c.Faults(), Counters: c.Counters()}
 	c.mu.Lock()
 	st.ObjectID = c.objects[0].id
-	st.Logins = c.logins
 	for _, m := range c.modules {
 		st.Modules = append(st.Modules, ModuleState{Devid: m.devid, ObjectID: m.obj.id, Online: m.connectedAt != 0, ConnectedAt: m.connectedAt})
 	}

@@ -27,7 +27,41 @@
 // clients take for a token problem), and its sessions lose their bindings;
 // ShowObject (.../show) gives it back. The faults mute_pushes and the
 // session faults narrow to one object with Fault.ObjectID, and Logins counts
-// the successful logins.
+// the successful logins (Counters the rest).
+//
+// # Manners toward the cloud: throttling, firewalls, tokens, cost
+//
+// A client must meet throttling, a firewall in front of the API, a login
+// outage and revoked tokens without hammering the cloud; the fault kinds and
+// counters here let a test show that it does. http_status with Status 429
+// answers {"message":"Too Many Requests"} (Body replaces the message), with
+// Fault.RetryAfterS a Retry-After of that many seconds, and with
+// RetryAfterDate that as an HTTP date ahead of the cloud's clock
+// (Options.Now); Status 503 with RetryAfterS is the front end's HTML page
+// with the header. Fault.HTML makes a 4xx an HTML page (a 403 gets a
+// firewall's "Access denied" page: no verdict on the password), Body being
+// the page when given, and Fault.EmptyBody answers no body. reset_connection
+// resets the TCP connection of the requests its Path selects: with Path
+// "POST /v1/auth/user" and http_status 503 or reset_connection, a login
+// outage while the rest of the API answers.
+//
+// Every access token a login issues is valid until it expires or is
+// revoked: by POST /v1/auth/revoke called with it, or by RevokeTokens (POST
+// /control/revoke-tokens) for all. A revoke ends only its own token unless
+// the cloud revokes every session of the user (Options.RevokeAllSessions,
+// or the fault revoke_all_sessions for Count revokes, switched at run
+// time). A dead token is answered 401 on REST and its Socket.IO join is
+// refused (a CONNECT_ERROR "Unauthorized").
+//
+// Counters (also flat in GET /control/state) count since New or
+// ResetCounters (POST /control/reset-counters, so a measurement leaves out
+// the client's start): login attempts and their outcome (logins,
+// logins_rejected, logins_faulted), tokens_issued, revokes and
+// tokens_revoked, requests by endpoint template (the templates of package
+// cloudapi) and requests_by_object (the object the request names, "" for
+// none), Engine.IO handshakes, /ws joins and joins_refused, and both by
+// object once modules/connect binds the session; tokens_valid is the number
+// of tokens valid now. Tokens themselves are never listed.
 //
 // # The web app
 //

@@ -2,7 +2,10 @@ package cloudsim
 
 import (
 	"fmt"
+	"maps"
 	"strings"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
 // FaultKind names one failure the cloud can be told to produce.
@@ -12,8 +15,24 @@ type FaultKind string
 // act on the Socket.IO side.
 const (
 	// FaultHTTPStatus answers Status (default 503): 5xx with an HTML page,
-	// 4xx with {"message":Body or the status text}.
+	// 4xx with {"message":Body or the status text} (a 429 is then
+	// {"message":"Too Many Requests"}, as an API gateway throttles). HTML
+	// makes a 4xx an HTML page too (a 403 gets a firewall's "Access denied"
+	// page), and Body, when given, is then the page verbatim; EmptyBody
+	// answers no body at all. RetryAfterS adds a Retry-After header: that
+	// many seconds, or with RetryAfterDate the HTTP date that many seconds
+	// after the cloud's clock. Throttling is this kind with Status 429 (or
+	// 503) and RetryAfterS.
 	FaultHTTPStatus FaultKind = "http_status"
+	// FaultResetConnection answers nothing: the request's TCP connection is
+	// reset (SO_LINGER 0), a transport-level refusal of one path, e.g. a
+	// login outage at a load balancer.
+	FaultResetConnection FaultKind = "reset_connection"
+	// FaultRevokeAllSessions makes POST /v1/auth/revoke end every token of
+	// the user, not only the one it is called with, as some clouds do
+	// (Options.RevokeAllSessions makes that the cloud's default). Count
+	// counts revokes.
+	FaultRevokeAllSessions FaultKind = "revoke_all_sessions"
 	// FaultLatency delays the answer by DelayMS.
 	FaultLatency FaultKind = "latency"
 	// FaultDispatchTimeout answers 408 {"status":"E_DISPATCH_EVENT_TIMEOUT",...}.
@@ -69,7 +88,7 @@ const (
 
 // FaultKinds lists every kind, for validation and documentation.
 var FaultKinds = []FaultKind{
-	FaultHTTPStatus, FaultLatency, FaultDispatchTimeout, FaultLoginDupEntry, FaultDegradedRow,
+	FaultHTTPStatus, FaultResetConnection, FaultRevokeAllSessions, FaultLatency, FaultDispatchTimeout, FaultLoginDupEntry, FaultDegradedRow,
 	FaultAssetBroken, FaultAssetsUnreachable,
 	FaultMissingRow, FaultListing, FaultConnectNotBound, FaultMutePushes, FaultCloseTransport,
 	FaultAbortTransport, FaultStallTransport, FaultConnectError, FaultStallHandshake, FaultNoNamespaceAck,
@@ -85,7 +104,8 @@ type Fault struct {
 	Kind FaultKind `json:"kind"`
 	// Path selects REST requests: "POST /v1/modules/parameters" (method and
 	// template) or "/v1/modules" (template, any method); "" = every /v1 path
-	// (login only, for login_dup_entry).
+	// (login only, for login_dup_entry; the revoke, and only it, for
+	// revoke_all_sessions).
 	Path    string `json:"path,omitempty"`
 	Status  int    `json:"status,omitempty"`
 	DelayMS int    `json:"delay_ms,omitempty"`
@@ -100,6 +120,17 @@ type Fault struct {
 	// together with Devid.
 	ObjectID int    `json:"object_id,omitempty"`
 	Body     string `json:"body,omitempty"`
+	// RetryAfterS (http_status) sends Retry-After with that many seconds;
+	// 0 = no Retry-After. RetryAfterDate sends it as an HTTP date
+	// (http.TimeFormat) that many seconds after the cloud's clock
+	// (Options.Now), as a server whose clock the client does not share.
+	RetryAfterS    int  `json:"retry_after_s,omitempty"`
+	RetryAfterDate bool `json:"retry_after_date,omitempty"`
+	// HTML (http_status) answers a 4xx with an HTML page rather than JSON:
+	// what a firewall or CDN in front of the cloud answers, not the API.
+	HTML bool `json:"html,omitempty"`
+	// EmptyBody (http_status) answers the status with no body.
+	EmptyBody bool `json:"empty_body,omitempty"`
 }
 
 // FaultError reports a fault that cannot be injected.
@@ -136,6 +167,18 @@ func (f Fault) Validate() error {
 		return assetErr
 	case f.Kind == FaultHTTPStatus && f.Status != 0 && (f.Status < 400 || f.Status > 599):
 		return &FaultError{f, "status must be 4xx or 5xx"}
+	case f.Kind != FaultHTTPStatus && (f.RetryAfterS != 0 || f.RetryAfterDate || f.HTML || f.EmptyBody):
+		return &FaultError{f, "retry_after_s, retry_after_date, html and empty_body shape http_status answers only"}
+	case f.RetryAfterS < 0:
+		return &FaultError{f, "retry_after_s must not be negative"}
+	case f.RetryAfterDate && f.RetryAfterS == 0:
+		return &FaultError{f, "retry_after_date needs retry_after_s (the date is that many seconds ahead)"}
+	case f.HTML && f.EmptyBody:
+		return &FaultError{f, "give html or empty_body, not both"}
+	case f.EmptyBody && f.Body != "":
+		return &FaultError{f, "empty_body and body contradict each other"}
+	case f.Kind == FaultRevokeAllSessions && f.Path != "" && f.Path != defaultPath(f.Kind):
+		return &FaultError{f, "revoke_all_sessions acts on " + defaultPath(f.Kind) + " only"}
 	case f.Kind == FaultLatency && f.DelayMS == 0:
 		return &FaultError{f, "latency needs delay_ms"}
 	case f.ObjectID != 0 && f.Kind != FaultMutePushes && !kindIn(f.Kind, sessionFaults):
@@ -255,7 +298,9 @@ func (c *Cloud) faultsChangedLocked() {
 func defaultPath(k FaultKind) string {
 	switch k {
 	case FaultLoginDupEntry:
-		return "POST /v1/auth/user"
+		return cloudapi.EndpointLogin
+	case FaultRevokeAllSessions:
+		return cloudapi.EndpointRevoke
 	case FaultDegradedRow, FaultMissingRow, FaultListing:
 		return "GET /v1/modules"
 	case FaultConnectNotBound:
@@ -364,20 +409,17 @@ func kindIn(k FaultKind, kinds []FaultKind) bool {
 
 // Requests counts the requests served for one endpoint template, e.g.
 // Requests("POST /v1/auth/user") or Requests("GET /v1/objects/{id}").
-// Socket.IO requests count under "GET /socket.io/".
+// Socket.IO requests count under "GET /socket.io/". It counts since New or
+// the last ResetCounters (Counters has the rest).
 func (c *Cloud) Requests(endpoint string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.requests[endpoint]
+	return c.count.Requests[endpoint]
 }
 
 // RequestCounts returns a copy of every per-template request count.
 func (c *Cloud) RequestCounts() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.requests))
-	for k, v := range c.requests {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.count.Requests)
 }

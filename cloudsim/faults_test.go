@@ -176,6 +176,10 @@ func TestFaultValidationAndClear(t *testing.T) {
 	for _, f := range []Fault{
 		{Kind: "nope"}, {Kind: FaultHTTPStatus, Status: 200}, {Kind: FaultLatency}, {Kind: FaultHTTPStatus, Count: -1},
 		{Kind: FaultHTTPStatus, Path: "modules"},
+		{Kind: FaultHTTPStatus, RetryAfterS: -1}, {Kind: FaultHTTPStatus, RetryAfterDate: true},
+		{Kind: FaultLatency, DelayMS: 5, RetryAfterS: 3}, {Kind: FaultResetConnection, HTML: true},
+		{Kind: FaultHTTPStatus, HTML: true, EmptyBody: true}, {Kind: FaultHTTPStatus, EmptyBody: true, Body: "x"},
+		{Kind: FaultRevokeAllSessions, Path: "GET /v1/user"},
 	} {
 		_, err := c.InjectFault(f)
 		var fe *FaultError

@@ -96,12 +96,12 @@ func (c *Cloud) ShowObject(id int) error {
 }
 
 // Logins counts the successful login answers (POST /v1/auth/user with
-// tokens); refused credentials and login faults (login_dup_entry) do not
-// count.
+// tokens) since New or the last ResetCounters; refused credentials and
+// login faults (login_dup_entry) do not count (Counters has them).
 func (c *Cloud) Logins() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.logins
+	return c.count.Logins
 }
 
 // visibleObjectsLocked lists the object records the account sees.

@@ -118,11 +118,17 @@ func (c *Cloud) admit(s *sio.Socket, next func(*sio.ExtendedError)) {
 	libglue.DropQueueFinalizer(s, "taskQueue")
 	tok := bearer(s.Handshake().Headers.Header().Get("Authorization"))
 	if !c.validToken(tok) {
+		c.mu.Lock()
+		c.count.JoinsRefused++
+		c.mu.Unlock()
 		next(sio.NewExtendedError("Unauthorized", map[string]any{"message": "Unauthorized"}))
 		return
 	}
 	c.mu.Lock()
 	_, mute := c.realtimeFaultLocked(FaultNoNamespaceAck, "", true)
+	if !mute {
+		c.count.Joins++
+	}
 	c.mu.Unlock()
 	if mute {
 		// next is not called while the session lives: the Engine.IO session
@@ -198,6 +204,9 @@ func (c *Cloud) releaseSessions() {
 		if len(args) == 0 {
 			return
 		}
+		c.mu.Lock()
+		c.count.Handshakes++ // the engine emits "connection" once per OPEN
+		c.mu.Unlock()
 		conn, ok := elemOf(eng.Clients(), args[0])
 		if !ok || conn.Protocol() != 4 {
 			// Not a session this code knows how to set up: the
@@ -417,7 +426,7 @@ func (c *Cloud) Sessions() []Session {
 // serveRealtime fronts the Socket.IO server with the handshake faults.
 func (c *Cloud) serveRealtime(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
-	c.requests[r.Method+" /socket.io/"]++
+	c.count.Requests[r.Method+" /socket.io/"]++
 	if _, ok := c.realtimeFaultLocked(FaultHandshake503, "", true); ok {
 		c.mu.Unlock()
 		writeHTMLStatus(w, http.StatusServiceUnavailable)

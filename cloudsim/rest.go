@@ -12,39 +12,48 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
 // maxRequestBody bounds what the simulated cloud reads from a request body.
 const maxRequestBody = 1 << 20
 
+// token is one access token the cloud issued; the cloud has one user, so
+// every token is that user's.
 type token struct {
 	expiresAt time.Time // zero = never
 	revoked   bool
+}
+
+// validAt says whether the token is usable at now: not revoked, not expired.
+func (t *token) validAt(now time.Time) bool {
+	return !t.revoked && (t.expiresAt.IsZero() || now.Before(t.expiresAt))
 }
 
 // routes builds the whole URL space.
 func (c *Cloud) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	public, authed := false, true
-	c.handle(mux, "POST /v1/auth/user", public, c.login)
-	c.handle(mux, "POST /v1/auth/revoke", authed, c.revoke)
-	c.handle(mux, "GET /v1/user", authed, c.getUser)
-	c.handle(mux, "GET /v1/user/permissions", authed, c.getPermissions)
-	c.handle(mux, "GET /v1/objects", authed, c.getObjects)
-	c.handle(mux, "GET /v1/objects/{id}", authed, c.getObject)
-	c.handle(mux, "GET /v1/objects/{id}/permissions", authed, c.getObjectPermissions)
-	c.handle(mux, "GET /v1/modules", authed, c.getModules)
-	c.handle(mux, "POST /v1/modules/connect", authed, c.modulesConnect)
-	c.handle(mux, "POST /v1/modules/parameters", authed, c.modulesParameters)
-	c.handle(mux, "POST /v1/modules/activity/quantity", authed, c.quantity("activityQuantity", func(m *module) []map[string]any { return m.activity }))
-	c.handle(mux, "POST /v1/modules/alarms/quantity", authed, c.quantity("alarmsQuantity", func(m *module) []map[string]any { return m.alarms }))
-	c.handle(mux, "POST /v1/modules/activity", authed, c.activity)
-	c.handle(mux, "POST /v1/modules/alarms", authed, c.alarmsActive)
-	c.handle(mux, "POST /v1/modules/alarms/history", authed, c.alarmsHistory)
-	c.handle(mux, "GET /v1/modules/{code}/card", authed, c.moduleCard)
-	c.handle(mux, "GET /v1/system/version", public, c.systemVersion)
-	c.handle(mux, "POST /v1/module/command", authed, c.moduleCommand)
-	c.handle(mux, "POST /v1/module/command/raw", authed, c.moduleCommandRaw)
+	c.handle(mux, cloudapi.EndpointLogin, public, c.login)
+	c.handle(mux, cloudapi.EndpointRevoke, authed, c.revoke)
+	c.handle(mux, cloudapi.EndpointUser, authed, c.getUser)
+	c.handle(mux, cloudapi.EndpointUserPermissions, authed, c.getPermissions)
+	c.handle(mux, cloudapi.EndpointObjects, authed, c.getObjects)
+	c.handle(mux, cloudapi.EndpointObject, authed, c.getObject)
+	c.handle(mux, cloudapi.EndpointObjectPermissions, authed, c.getObjectPermissions)
+	c.handle(mux, cloudapi.EndpointModules, authed, c.getModules)
+	c.handle(mux, cloudapi.EndpointModulesConnect, authed, c.modulesConnect)
+	c.handle(mux, cloudapi.EndpointParameters, authed, c.modulesParameters)
+	c.handle(mux, cloudapi.EndpointActivityQuantity, authed, c.quantity("activityQuantity", func(m *module) []map[string]any { return m.activity }))
+	c.handle(mux, cloudapi.EndpointAlarmsQuantity, authed, c.quantity("alarmsQuantity", func(m *module) []map[string]any { return m.alarms }))
+	c.handle(mux, cloudapi.EndpointActivity, authed, c.activity)
+	c.handle(mux, cloudapi.EndpointAlarms, authed, c.alarmsActive)
+	c.handle(mux, cloudapi.EndpointAlarmHistory, authed, c.alarmsHistory)
+	c.handle(mux, cloudapi.EndpointModuleCard, authed, c.moduleCard)
+	c.handle(mux, cloudapi.EndpointSystemVersion, public, c.systemVersion)
+	c.handle(mux, cloudapi.EndpointCommand, authed, c.moduleCommand)
+	c.handle(mux, cloudapi.EndpointCommandRaw, authed, c.moduleCommandRaw)
 	c.handle(mux, "GET /{$}", public, c.assetPage)
 	c.handle(mux, "GET /assets/{$}", public, c.assetPage)
 	c.handle(mux, "GET /assets/{name}", public, c.asset)
@@ -58,18 +67,30 @@ func (c *Cloud) routes() *http.ServeMux {
 
 type restHandler func(w http.ResponseWriter, r *http.Request)
 
-// handle wraps one endpoint: count it under its template, add the configured
-// latency, apply REST faults, then check the bearer token.
+// handle wraps one endpoint: count it under its template (and the API's
+// under its object too), add the configured latency, apply REST faults, then
+// check the bearer token.
 func (c *Cloud) handle(mux *http.ServeMux, template string, auth bool, h restHandler) {
+	api := isAPI(template) // the static site is not the API
 	mux.HandleFunc(template, func(w http.ResponseWriter, r *http.Request) {
+		var obj *object
+		if api {
+			obj = c.requestObject(r)
+		}
 		c.mu.Lock()
-		c.requests[template]++
+		c.count.Requests[template]++
+		if api {
+			c.countRequestLocked(obj, template)
+		}
+		if template == cloudapi.EndpointLogin {
+			c.count.LoginAttempts++
+		}
 		delays := c.takeAllFaultsLocked(template, FaultLatency)
-		f, faulted := c.takeFaultLocked(template, FaultHTTPStatus, FaultDispatchTimeout, FaultLoginDupEntry)
+		f, faulted := c.takeFaultLocked(template, FaultHTTPStatus, FaultDispatchTimeout, FaultLoginDupEntry, FaultResetConnection)
 		c.mu.Unlock()
 
 		var d time.Duration
-		if strings.Contains(template, " /v1/") { // the static site is not the API
+		if api {
 			d = c.opts.Latency
 		}
 		for _, lf := range delays {
@@ -79,7 +100,12 @@ func (c *Cloud) handle(mux *http.ServeMux, template string, auth bool, h restHan
 			return
 		}
 		if faulted {
-			writeFault(w, f)
+			if template == cloudapi.EndpointLogin {
+				c.mu.Lock()
+				c.count.LoginsFaulted++
+				c.mu.Unlock()
+			}
+			c.writeFault(w, f)
 			return
 		}
 		if auth && !c.authorized(r) {
@@ -91,8 +117,10 @@ func (c *Cloud) handle(mux *http.ServeMux, template string, auth bool, h restHan
 }
 
 // writeFault writes the answer of a REST response fault.
-func writeFault(w http.ResponseWriter, f Fault) {
+func (c *Cloud) writeFault(w http.ResponseWriter, f Fault) {
 	switch f.Kind {
+	case FaultResetConnection:
+		c.resetConnection(w)
 	case FaultDispatchTimeout:
 		writeJSON(w, http.StatusRequestTimeout, map[string]any{"status": "E_DISPATCH_EVENT_TIMEOUT", "message": "upstream timeout"})
 	case FaultLoginDupEntry:
@@ -102,7 +130,26 @@ func writeFault(w http.ResponseWriter, f Fault) {
 		if status == 0 {
 			status = http.StatusServiceUnavailable
 		}
-		if status >= 500 {
+		if f.RetryAfterS > 0 {
+			ra := strconv.Itoa(f.RetryAfterS)
+			if f.RetryAfterDate {
+				ra = c.now().Add(time.Duration(f.RetryAfterS) * time.Second).UTC().Format(http.TimeFormat)
+			}
+			w.Header().Set("Retry-After", ra)
+		}
+		switch {
+		case f.EmptyBody:
+			w.WriteHeader(status)
+			return
+		case f.Body != "" && (f.HTML || status >= 500):
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(status)
+			_, _ = io.WriteString(w, f.Body)
+			return
+		case status == http.StatusForbidden && f.HTML:
+			writeFirewallPage(w)
+			return
+		case f.HTML || status >= 500:
 			writeHTMLStatus(w, status)
 			return
 		}
@@ -120,6 +167,55 @@ func writeHTMLStatus(w http.ResponseWriter, status int) {
 	w.Header().Set("Content-Type", "text/html")
 	w.WriteHeader(status)
 	fmt.Fprintf(w, "<html><body><h1>%d %s</h1></body></html>", status, http.StatusText(status))
+}
+
+// firewallPage is what a CDN's firewall in front of an API answers a client
+// it blocks (Cloudflare's "Access denied", error 1020): an HTML 403 from
+// something that never saw the credentials, so no verdict on them.
+const firewallPage = `<!DOCTYPE html>
+<html lang="en-US">
+<head><title>Access denied | io.brager.pl used Cloudflare to restrict access</title>
+<meta charset="UTF-8" /></head>
+<body>
+<div id="cf-wrapper"><div id="cf-error-details">
+<h1>Access denied</h1>
+<p>Error code 1020</p>
+<p>You do not have access to io.brager.pl.</p>
+<p>The site owner may have set restrictions that prevent you from accessing the site.</p>
+<p>Cloudflare Ray ID: 8e2f1c0a9b7d4e21</p>
+</div></div>
+</body>
+</html>
+`
+
+func writeFirewallPage(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/html")
+	w.Header().Set("Server", "cloudflare")
+	w.WriteHeader(http.StatusForbidden)
+	_, _ = io.WriteString(w, firewallPage)
+}
+
+// resetConnection drops the request's TCP connection with a reset and no
+// answer, reached by hijacking (served by Start, the hijacked connection is
+// the tracker's wrapper around it).
+func (c *Cloud) resetConnection(w http.ResponseWriter) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		c.log.Warn("cloudsim: reset_connection cannot reach the connection (HTTP/2?); answering 503")
+		writeHTMLStatus(w, http.StatusServiceUnavailable)
+		return
+	}
+	nc, _, err := hj.Hijack()
+	if err != nil {
+		c.log.Warn("cloudsim: reset_connection could not hijack", "err", err)
+		return
+	}
+	if tc, ok := nc.(*trackedConn); ok {
+		abortConn(tc.Conn)
+		_ = tc.Close() // and the tracker forgets it
+		return
+	}
+	abortConn(nc)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -176,10 +272,7 @@ func (c *Cloud) validToken(tok string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.tokens[tok]
-	if t == nil || t.revoked {
-		return false
-	}
-	return t.expiresAt.IsZero() || c.now().Before(t.expiresAt)
+	return t != nil && t.validAt(c.now())
 }
 
 // RevokeTokens makes every issued token invalid (401 from then on).
@@ -203,10 +296,12 @@ func (c *Cloud) login(w http.ResponseWriter, r *http.Request) {
 		Password string `json:"password"`
 	}
 	if err := decodeBody(r, &body); err != nil {
+		c.countLoginRejected()
 		badRequest(w, err)
 		return
 	}
 	if body.Email != c.opts.Email || body.Password != c.opts.Password {
+		c.countLoginRejected()
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Invalid email or password"})
 		return
 	}
@@ -223,7 +318,8 @@ func (c *Cloud) login(w http.ResponseWriter, r *http.Request) {
 		t.expiresAt = now.Add(c.opts.TokenTTL)
 	}
 	c.tokens[access] = t
-	c.logins++
+	c.count.Logins++
+	c.count.TokensIssued++
 	resp := map[string]any{
 		"accessToken": access, "refreshToken": refresh, "type": "bearer",
 		"user": c.user, "objects": c.visibleObjectsLocked(),
@@ -235,11 +331,32 @@ func (c *Cloud) login(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
+func (c *Cloud) countLoginRejected() {
+	c.mu.Lock()
+	c.count.LoginsRejected++
+	c.mu.Unlock()
+}
+
+// revoke ends the token it is called with (the wrapper has checked it is
+// valid), or every token of the user when the cloud revokes all sessions
+// (Options.RevokeAllSessions, or a revoke_all_sessions fault).
 func (c *Cloud) revoke(w http.ResponseWriter, r *http.Request) {
 	tok := bearer(r.Header.Get("Authorization"))
 	c.mu.Lock()
-	if t := c.tokens[tok]; t != nil {
-		t.revoked = true
+	_, all := c.takeFaultLocked(cloudapi.EndpointRevoke, FaultRevokeAllSessions)
+	all = all || c.opts.RevokeAllSessions
+	now, ended := c.now(), 0
+	for k, t := range c.tokens {
+		if (all || k == tok) && t.validAt(now) {
+			t.revoked = true
+			ended++
+		}
+	}
+	// A token that expired between the check and here ends nothing and
+	// is no revoke.
+	if ended > 0 {
+		c.count.Revokes++
+		c.count.TokensRevoked += ended
 	}
 	c.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
@@ -367,7 +484,7 @@ func (r *moduleRow) degrade() {
 }
 
 func (c *Cloud) getModules(w http.ResponseWriter, r *http.Request) {
-	const template = "GET /v1/modules"
+	const template = cloudapi.EndpointModules
 	q := r.URL.Query()
 	page, limit := 1, 999
 	if v := q.Get("page"); v != "" {
@@ -521,7 +638,7 @@ func (c *Cloud) modulesConnect(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, status, map[string]any{"message": refusal})
 		return
 	}
-	if _, ok := c.takeFaultLocked("POST /v1/modules/connect", FaultConnectNotBound); ok {
+	if _, ok := c.takeFaultLocked(cloudapi.EndpointModulesConnect, FaultConnectNotBound); ok {
 		c.mu.Unlock()
 		writeJSON(w, http.StatusCreated, map[string]any{"message": "accepted-not-bound"})
 		return
@@ -537,12 +654,16 @@ func (c *Cloud) modulesConnect(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusConflict, map[string]any{"message": fmt.Sprintf("session %s is bound to object %d, not %d", sid, other, target.id)})
 			return
 		}
+		first := s.objectID == 0
 		for _, d := range b.Modules {
 			if m := c.byDevid[d]; m != nil {
 				s.bound[d] = true
 				s.objectID = target.id
 				bound = true
 			}
+		}
+		if first && bound {
+			c.countBoundSessionLocked(s)
 		}
 	}
 	c.mu.Unlock()
