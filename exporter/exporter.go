@@ -99,6 +99,9 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 	var fl *fleet.Fleet // set below, before anything logs in
 	client, platform, err := cloud.NewClient(e.log, e.cfg.Secrets, func(c *cloudclient.Config) {
 		c.Observer = inst.ObserveHTTP
+		// A long-running exporter waits out the cloud's throttling; the
+		// tools say so and stop.
+		c.HoldWhileThrottled = true
 		c.LoginObserver = func(o cloudapi.LoginOutcome) {
 			inst.ObserveLogin(o)
 			if o == cloudapi.LoginOK {

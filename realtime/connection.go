@@ -38,6 +38,8 @@ func (g *Gateway) act(ctx context.Context, a lifecycle.Action) {
 		if s := g.dialled.s; s != nil {
 			go s.Disconnect(context.Background())
 		}
+		g.dialled.tok.Release()
+		g.dialled.tok = nil
 	case lifecycle.RecordConnectFailure:
 		g.session.ConnectFailed(a.Reason)
 		lvl := g.log.Warn
@@ -95,19 +97,29 @@ func (g *Gateway) dial(ctx context.Context, gen uint64) {
 		g.tr = tr
 	}
 	tr := g.tr
+	// The handshake's token is held for the session's life, so it is not
+	// revoked as superseded while the session uses it.
+	dctx, tok := cloudclient.WithSessionToken(ctx)
+	g.dialAt = g.cfg.Now()
 	go func() {
-		s, err := tr.Connect(ctx)
-		g.post(func() { g.connected(ctx, gen, s, err) })
+		s, err := tr.Connect(dctx)
+		g.post(func() { g.connected(ctx, gen, s, err, tok) })
 	}()
 }
 
 // connected handles the end of a dial on the loop. The dial's session and
 // error are held in g.dialled while the machine decides, for the actions
 // that use them.
-func (g *Gateway) connected(ctx context.Context, gen uint64, s transport.Session, err error) {
-	g.dialled = dialResult{s: s, err: err}
-	defer func() { g.dialled = dialResult{} }()
+func (g *Gateway) connected(ctx context.Context, gen uint64, s transport.Session, err error, tok *cloudclient.SessionToken) {
+	g.dialled = dialResult{s: s, err: err, tok: tok}
+	defer func() {
+		g.dialled.tok.Release() // not attached: the dial's token is not held
+		g.dialled = dialResult{}
+	}()
 	if err != nil {
+		if isHandshakeAuthRejection(err) {
+			tok.Refused()
+		}
 		var ce *transport.ConnectError
 		if errors.As(err, &ce) && ce.ConnectErrorEvent {
 			g.countEvent(cloudapi.EventConnectError)
@@ -127,6 +139,7 @@ func (g *Gateway) connected(ctx context.Context, gen uint64, s transport.Session
 type dialResult struct {
 	s   transport.Session
 	err error
+	tok *cloudclient.SessionToken
 }
 
 // connectFailureReason is the reason of a failed connect. A connect that
@@ -148,6 +161,8 @@ func connectFailureReason(err error) string {
 // attach makes s the current session; the machine has just counted it.
 func (g *Gateway) attach(s transport.Session) {
 	g.sess, g.sessEvents = s, s.Events()
+	g.sessToken.Release()
+	g.sessToken, g.dialled.tok = g.dialled.tok, nil
 	now := g.cfg.Now()
 	res := g.session.Connected(now)
 	if res.Restored {
@@ -171,6 +186,8 @@ func (g *Gateway) sessionEnded(ctx context.Context, reason, detail string) {
 func (g *Gateway) sessionGone(reason, detail string) {
 	now := g.cfg.Now()
 	g.sess, g.sessEvents = nil, nil
+	g.sessToken.Release()
+	g.sessToken = nil
 	g.bind.forget()
 	if reason == "" {
 		reason = outage.ReasonDisconnect
@@ -206,8 +223,9 @@ func isHandshakeAuthRejection(err error) bool {
 // client.
 func (g *Gateway) relogin(ctx context.Context) {
 	g.log.Warn("the cloud refused the session's token; logging in afresh before the next connect")
+	since := g.dialAt // a token issued since the refused dial began is fresh, whoever asked for it
 	go func() {
-		err := g.client.ForceRelogin(ctx)
+		err := g.client.FreshLogin(ctx, since)
 		g.post(func() {
 			g.feed(ctx, lifecycle.ReloginFinished{})
 			if err != nil && !errors.Is(err, cloudclient.ErrNoCredentials) {
@@ -226,6 +244,8 @@ func (g *Gateway) detach(reason string, abort bool) {
 	}
 	now := g.cfg.Now()
 	g.sess, g.sessEvents = nil, nil
+	g.sessToken.Release()
+	g.sessToken = nil
 	g.bind.forget()
 	var res outage.SessionResult
 	if abort {

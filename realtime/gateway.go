@@ -71,7 +71,8 @@ type Gateway struct {
 	stepLoginAt, stepLoginSince time.Time
 	// sessToken holds the token the current session authenticated with,
 	// dialToken the one of the dial in progress (cloudclient.SessionToken).
-	sessToken, dialToken *cloudclient.SessionToken
+	sessToken *cloudclient.SessionToken
+	dialAt    time.Time // when the last dial began
 	alarmHistory *alarmHistoryReader
 	activityLog  *activityReader
 
@@ -576,6 +577,8 @@ func (g *Gateway) stop() {
 			g.log.Debug("session teardown", "err", err)
 		}
 	}
+	g.sessToken.Release()
+	g.sessToken = nil
 	if tr != nil {
 		closeBounded(tr, g.cfg.TeardownTimeout, g.log)
 	}

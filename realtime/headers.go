@@ -21,12 +21,8 @@ func HandshakeHeaders(client *cloudclient.Client, origin string) func(ctx contex
 	return func(ctx context.Context) (http.Header, error) {
 		rctx, cancel := context.WithTimeout(ctx, tokenResolveTimeout)
 		defer cancel()
-		ensureErr := client.EnsureAuth(rctx)
-		tok, err := client.AccessToken()
+		tok, err := client.HandshakeToken(rctx)
 		if err != nil {
-			if ensureErr != nil {
-				return nil, ensureErr
-			}
 			return nil, err
 		}
 		return transport.HandshakeHeader(tok, origin), nil
