@@ -164,8 +164,24 @@ func (c *Client) ForceRelogin(ctx context.Context) error {
 // current token, so an auth backend outage never leaves the client
 // unauthenticated.
 func (c *Client) FreshLogin(ctx context.Context, since time.Time) error {
-	_, _, err := c.obtain(ctx, loginNeed{fresh: true, since: since, forced: true})
+	_, err := c.FreshToken(ctx, since)
 	return err
+}
+
+// FreshToken is FreshLogin returning when the token it settled for was
+// issued: a caller whose next step must log in again passes a time after
+// it as that step's since.
+func (c *Client) FreshToken(ctx context.Context, since time.Time) (issued time.Time, err error) {
+	_, tok, err := c.obtain(ctx, loginNeed{fresh: true, since: since, forced: true})
+	if err != nil {
+		return time.Time{}, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hasTok && c.tok.AccessToken == tok {
+		return c.tokIssued, nil
+	}
+	return c.cfg.Now(), nil // replaced meanwhile: newer than the one we had
 }
 
 // AccessToken returns the current access token, or ErrNotAuthenticated.

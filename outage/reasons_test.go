@@ -56,7 +56,7 @@ func TestEveryReasonConstantIsListed(t *testing.T) {
 	if len(declared) != len(ConnectFailureReasons()) {
 		t.Errorf("reasons.go declares %d Reason constants, ConnectFailureReasons lists %d", len(declared), len(ConnectFailureReasons()))
 	}
-	login := []string{ReasonLoginUnreachable, ReasonLoginRejected}
+	login := []string{ReasonLoginUnreachable, ReasonLoginRejected, ReasonLoginBlocked, ReasonRateLimited}
 	for _, v := range declared {
 		if !slices.Contains(ConnectFailureReasons(), v) {
 			t.Errorf("reason %q is declared but not in ConnectFailureReasons", v)
@@ -71,7 +71,7 @@ func TestEveryReasonConstantIsListed(t *testing.T) {
 // reason of an outage, so an outage carrying one is normalised away and they
 // have no outage series.
 func TestLoginReasonsAreConnectFailuresOnly(t *testing.T) {
-	for _, r := range []string{ReasonLoginUnreachable, ReasonLoginRejected} {
+	for _, r := range []string{ReasonLoginUnreachable, ReasonLoginRejected, ReasonLoginBlocked, ReasonRateLimited} {
 		if IsSessionReason(r) || NormalizeReason(r) != ReasonDisconnect {
 			t.Errorf("%q is a session outage reason", r)
 		}

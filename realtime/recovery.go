@@ -108,8 +108,10 @@ func (g *Gateway) startStep(ctx context.Context, step ladder.Action, forceLogin 
 	since := g.stepLoginSince
 	go func() {
 		aborted := false
+		var issued time.Time
 		if forceLogin {
-			err := g.client.FreshLogin(ctx, since)
+			var err error
+			issued, err = g.client.FreshToken(ctx, since)
 			switch {
 			case errors.Is(err, cloudclient.ErrNoCredentials):
 				g.log.Info("no credentials for a fresh login; keeping the current token", "step", step)
@@ -119,6 +121,10 @@ func (g *Gateway) startStep(ctx context.Context, step ladder.Action, forceLogin 
 			}
 		}
 		g.post(func() {
+			if !issued.IsZero() {
+				// The object's next step needs a token newer than this one.
+				g.stepLoginAt = issued.Add(time.Nanosecond)
+			}
 			g.feed(ctx, lifecycle.StepReady{Step: step, Aborted: aborted, Cancelled: ctx.Err() != nil})
 		})
 	}()

@@ -1,0 +1,234 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/cloudsim"
+	"github.com/bragerone/bragerone_exporter/realtime"
+	"github.com/bragerone/bragerone_exporter/realtime/ladder"
+)
+
+// The account's manners toward the cloud, with five objects: logins shared
+// whatever fails, tokens revoked once superseded and at the stop, the
+// cloud's throttling waited out by every object, and a firewall's page at
+// the first login no verdict on the password.
+
+// freshLoginSteps counts the recovery steps an object took that log in
+// afresh first (hard restart, recycle, rebuild), whatever their result.
+func freshLoginSteps(st ladder.State) uint64 {
+	var n uint64
+	for _, a := range []ladder.Action{ladder.HardRestart, ladder.Recycle, ladder.Rebuild} {
+		for _, o := range ladder.Outcomes() {
+			n += st.Count(a, o)
+		}
+	}
+	return n
+}
+
+// zombieGateways makes every object's ladder climb in milliseconds, with
+// cooldowns long against the poll so the objects stay in step as they
+// would at the defaults (a 60 s poll against 300 s cooldowns).
+func zombieGateways(c *Config) {
+	gw := c.Gateway
+	c.Gateway = func(id int) realtime.Config {
+		cfg := gw(id)
+		cfg.PollInterval = 20 * time.Millisecond
+		cfg.Ladder.StaleAfter = 150 * time.Millisecond
+		cfg.Ladder.CooldownBase = 250 * time.Millisecond
+		cfg.Ladder.CooldownMax = 250 * time.Millisecond
+		cfg.Ladder.QuarantineFor = time.Hour
+		cfg.Ladder.ModuleOnlineDebounce = 0
+		return cfg
+	}
+}
+
+// A zombie episode of every object: each object's steps log in afresh, but
+// the steps the objects take together share one login, so five objects
+// cost hardly more logins than one would, and far fewer than their steps.
+func TestGlobalZombieSharesLogins(t *testing.T) {
+	a := startAccount(t, 5, 5, zombieGateways, nil)
+	a.waitAllLive(t)
+	a.sim.ResetCounters()
+	a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes})
+	steps := func() (most, sum uint64) {
+		for _, o := range a.fleet.Status().Objects {
+			n := freshLoginSteps(o.Gateway.Ladder)
+			sum += n
+			most = max(most, n)
+		}
+		return most, sum
+	}
+	waitFor(t, "every object took three fresh-login steps", func() bool {
+		for _, o := range a.fleet.Status().Objects {
+			if freshLoginSteps(o.Gateway.Ladder) < 3 {
+				return false
+			}
+		}
+		return true
+	})
+	a.sim.ClearAll()
+	logins := a.sim.Counters().LoginAttempts
+	most, sum := steps()
+	t.Logf("five objects: %d fresh-login steps (at most %d by one object), %d logins", sum, most, logins)
+	// Each of one object's successive steps logs in (most), the steps of
+	// the others taken with it share those logins; a login may straddle
+	// two rounds at most twice.
+	if uint64(logins) > most+2 || uint64(logins) >= sum {
+		t.Errorf("%d logins for %d steps (%d by the busiest object): the objects' steps did not share their logins", logins, sum, most)
+	}
+}
+
+// Every token revoked at once (the cloud ended the sessions): every
+// object's next request is refused, and the five share one login.
+func TestRevokedTokenCostsOneLogin(t *testing.T) {
+	a := startAccount(t, 5, 5, nil, nil)
+	a.waitAllLive(t)
+	a.sim.ResetCounters()
+	a.sim.RevokeTokens()
+	waitFor(t, "every object polled with the new token", func() bool {
+		return a.sim.Counters().Logins >= 1 && a.sim.Counters().Requests["GET /v1/modules"] >= 10
+	})
+	if got := a.sim.Counters().LoginAttempts; got != 1 {
+		t.Errorf("%d logins after the token was revoked, want 1 for five objects", got)
+	}
+}
+
+// A login outage while every object needs a token: one attempt per step of
+// the account's backoff, not one per object and poll.
+func TestLoginOutageOneAttemptPerBackoffStep(t *testing.T) {
+	const base = 200 * time.Millisecond
+	a := startAccountWith(t, cloudsim.Options{Objects: 5, Modules: 5}, func(c *cloudclient.Config) {
+		c.LoginRetryBase, c.LoginRetryMax = base, 10*time.Second
+	}, nil, nil)
+	a.waitAllLive(t)
+	a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/auth/user", Status: 503})
+	a.sim.ResetCounters()
+	start := time.Now()
+	a.sim.RevokeTokens()
+	// Polls every 40 ms of five objects would try about 150 logins in
+	// 1.2 s; the backoff 0.2, 0.4, 0.8 s allows a first attempt and three
+	// more at 0.2, 0.6 and 1.4 s.
+	waitFor(t, "1.2 s of login outage", func() bool { return time.Since(start) >= 1200*time.Millisecond })
+	got := a.sim.Counters().LoginAttempts
+	if got < 1 || got > 3 {
+		t.Errorf("%d login attempts in 1.2 s of outage, want 1 to 3 (one per backoff step)", got)
+	}
+}
+
+// Superseded tokens are revoked once nothing uses them, and a stop leaves
+// no token of ours valid.
+func TestNoTokenLeftBehind(t *testing.T) {
+	a := startAccount(t, 5, 5, nil, nil)
+	a.waitAllLive(t)
+	waitFor(t, "five sessions joined", func() bool { return a.sim.Counters().Joins >= 5 })
+	for range 3 {
+		if err := a.cfg.Client.ForceRelogin(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The sessions hold the first token until they end; the two tokens
+	// no one used are revoked.
+	waitFor(t, "the unused superseded tokens revoked", func() bool { return a.sim.Counters().TokensValid == 2 })
+	a.stop()
+	select {
+	case err := <-a.done:
+		a.done <- err // for the cleanup
+	case <-time.After(15 * time.Second):
+		t.Fatal("the fleet did not stop")
+	}
+	a.cfg.Client.LogoutOnExit()
+	if got := a.sim.Counters().TokensValid; got != 0 {
+		t.Errorf("%d tokens still valid after the stop, want 0", got)
+	}
+}
+
+// A 429 with Retry-After on the module list pauses every object's REST
+// traffic for the time asked: no request reaches the cloud meanwhile,
+// no module goes offline, no session changes, no poll counts as failed.
+func TestThrottleIsWaitedOutByEveryObject(t *testing.T) {
+	for _, date := range []bool{false, true} {
+		name := "seconds"
+		if date {
+			name = "http date"
+		}
+		t.Run(name, func(t *testing.T) {
+			a := startAccountWith(t, cloudsim.Options{Objects: 5, Modules: 5}, func(c *cloudclient.Config) {
+				c.HoldWhileThrottled = true
+			}, nil, nil)
+			a.waitAllLive(t)
+			sessions := map[int]string{}
+			for _, o := range a.fleet.Status().Objects {
+				sessions[o.Object.ID] = o.Gateway.NamespaceSID
+			}
+			a.sim.ResetCounters()
+			a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "GET /v1/modules", Status: http.StatusTooManyRequests,
+				RetryAfterS: 2, RetryAfterDate: date, Count: 1})
+			waitFor(t, "the throttling answer", func() bool { return a.cfg.Client.Paused(time.Now()) })
+			until := a.cfg.Client.PausedUntil()
+			asked := a.sim.Counters().Requests
+			// Checked until the pause ends: nothing more is asked, and
+			// every object stays as it was.
+			for time.Now().Before(until.Add(-100 * time.Millisecond)) {
+				for _, o := range a.fleet.Status().Objects {
+					g := o.Gateway
+					if !g.Session.Up || g.NamespaceSID != sessions[o.Object.ID] || g.PollFailureStreak != 0 {
+						t.Fatalf("object %d changed during the pause: up %v sid %s streak %d", o.Object.ID, g.Session.Up, g.NamespaceSID, g.PollFailureStreak)
+					}
+					for _, m := range g.Modules {
+						if !m.Online {
+							t.Fatalf("module %s went offline during the pause", m.Devid)
+						}
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			during := a.sim.Counters().Requests
+			for ep, n := range during {
+				if n != asked[ep] && ep != "GET /socket.io/" && ep != "POST /socket.io/" {
+					t.Errorf("%s: %d requests during the pause (%d before it)", ep, n-asked[ep], asked[ep])
+				}
+			}
+			waitFor(t, "polls after the pause", func() bool { return a.sim.Counters().Requests["GET /v1/modules"] > during["GET /v1/modules"]+5 })
+		})
+	}
+}
+
+// An HTML 403 from something in front of the cloud at the first login is
+// no verdict on the password: the fleet keeps trying and comes up when the
+// block ends. A JSON 401 is one: the start fails with ErrStartAuth.
+func TestBlockAtFirstLoginIsNoVerdict(t *testing.T) {
+	t.Run("html 403", func(t *testing.T) {
+		a := startAccount(t, 2, 2, nil, func(c *cloudsim.Cloud) {
+			c.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/auth/user", Status: 403, HTML: true, Count: 3})
+		})
+		select {
+		case <-a.fleet.Ready():
+		case err := <-a.done:
+			t.Fatalf("the fleet stopped on a firewall's page: %v", err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("not ready after the block ended")
+		}
+		if got := a.sim.Counters().LoginAttempts; got != 4 {
+			t.Errorf("%d login attempts, want 4 (three blocked, one through)", got)
+		}
+	})
+	t.Run("json 401", func(t *testing.T) {
+		a := startAccountWith(t, cloudsim.Options{Objects: 2, Modules: 2}, func(c *cloudclient.Config) {
+			c.Credentials = cloudclient.StaticCredentials(cloudclient.Credentials{Email: cloudsim.DefaultEmail, Password: "wrong"})
+		}, nil, nil)
+		select {
+		case err := <-a.done:
+			if !errors.Is(err, realtime.ErrStartAuth) {
+				t.Fatalf("Run = %v, want ErrStartAuth", err)
+			}
+			a.done <- err // for the cleanup
+		case <-time.After(20 * time.Second):
+			t.Fatal("a rejected password did not stop the start")
+		}
+	})
+}
