@@ -64,15 +64,15 @@ type Gateway struct {
 
 	// history holds each watched module's alarm and change trackers;
 	// alarmHistory and activityLog read the lists that feed them.
-	history      map[string]*moduleHistory
+	history map[string]*moduleHistory
 	// stepLoginAt is when this object's last recovery step with a fresh
 	// login was chosen in the current episode; stepLoginSince what the
 	// step being started needs its token to be newer than.
 	stepLoginAt, stepLoginSince time.Time
 	// sessToken holds the token the current session authenticated with,
 	// dialToken the one of the dial in progress (cloudclient.SessionToken).
-	sessToken *cloudclient.SessionToken
-	dialAt    time.Time // when the last dial began
+	sessToken    *cloudclient.SessionToken
+	dialAt       time.Time // when the last dial began
 	alarmHistory *alarmHistoryReader
 	activityLog  *activityReader
 
