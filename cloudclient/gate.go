@@ -55,7 +55,7 @@ func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 	if v == "" {
 		return 0, false
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
 		if n < 0 {
 			return 0, false
 		}
@@ -178,3 +178,18 @@ func IsCredentialVerdict(err error) bool {
 
 // isCanceled: the caller abandoned the work; it says nothing about the cloud.
 func isCanceled(err error) bool { return errors.Is(err, context.Canceled) }
+
+// ThrottleAdvice says for a person that err is the cloud throttling the
+// account and when it allows requests again, as the cloud asked; "" when
+// err is no throttling.
+func ThrottleAdvice(err error, now time.Time) string {
+	until, ok := RateLimited(err, now)
+	switch {
+	case !ok:
+		return ""
+	case until.IsZero():
+		return "the cloud is throttling this account's requests (HTTP 429, no time given); try again in a few minutes"
+	}
+	return fmt.Sprintf("the cloud is throttling this account's requests; it asks to wait %s (until %s)",
+		until.Sub(now).Round(time.Second), until.UTC().Format(time.RFC3339))
+}

@@ -67,6 +67,7 @@ func (c *Client) waitThrottle(ctx context.Context, tmpl string) error {
 		if !c.cfg.HoldWhileThrottled {
 			return &ThrottledError{Endpoint: tmpl, Until: until}
 		}
+		return nil
 		t := time.NewTimer(left)
 		select {
 		case <-ctx.Done():

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
@@ -159,6 +160,10 @@ func (c *setCmd) Run(ctx context.Context, g *Globals) error {
 	res, err := s.client.Command(ctx, cmd)
 	if errors.Is(err, cloudclient.ErrInvalidCommand) {
 		return usageError{err}
+	}
+	if advice := cloudclient.ThrottleAdvice(err, time.Now()); advice != "" {
+		// Not written, and not sent again: a write is never repeated.
+		return fmt.Errorf("%s: not written: %s: %w", describe(cmd), advice, err)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", describe(cmd), err)

@@ -316,3 +316,52 @@ func shellWords(s string) ([]string, bool) {
 	}
 	return words, !quoted
 }
+
+// A write the cloud answers 429 says so, with the time the cloud asks, and
+// is not sent again; a login answered 429 says so too, and neither is a
+// verdict on the credentials (exit 1, not 2).
+func TestSetThrottledSaysSoAndNeverRepeats(t *testing.T) {
+	for _, date := range []bool{false, true} {
+		sim := startToolCloud(t)
+		d := sim.Devids()[0]
+		sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/module/command", Status: 429, RetryAfterS: 30, RetryAfterDate: date})
+		code, _, errOut := runArgs(t, toolArgs(sim, "set", d, "P9.z1=1", "--raw-unchecked")...)
+		if code != exitRuntime {
+			t.Fatalf("date %v: exit %d, want %d; stderr %q", date, code, exitRuntime, errOut)
+		}
+		if !strings.Contains(errOut, "not written: the cloud is throttling") || !strings.Contains(errOut, "asks to wait") {
+			t.Errorf("date %v: stderr %q does not say the cloud throttles and how long it asks to wait", date, errOut)
+		}
+		if n := commandWrites(sim); n != 1 {
+			t.Errorf("date %v: %d writes sent, want 1 (never repeated)", date, n)
+		}
+	}
+	sim := startToolCloud(t)
+	sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/auth/user", Status: 429, RetryAfterS: 20})
+	code, _, errOut := runArgs(t, toolArgs(sim, "set", sim.Devids()[0], "P9.z1=1", "--raw-unchecked")...)
+	if code != exitRuntime || !strings.Contains(errOut, "throttling") {
+		t.Errorf("login answered 429: exit %d stderr %q, want exit %d saying the cloud throttles", code, errOut, exitRuntime)
+	}
+	if n := sim.Requests("POST /v1/auth/user"); n != 1 {
+		t.Errorf("%d logins, want 1", n)
+	}
+}
+
+// A firewall's HTML 403 at the login is a block (exit 1); the cloud's JSON
+// 401 is a verdict on the credentials (exit 2).
+func TestToolLoginBlockIsNoVerdict(t *testing.T) {
+	for _, c := range []struct {
+		fault cloudsim.Fault
+		want  int
+	}{
+		{cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/auth/user", Status: 403, HTML: true}, exitRuntime},
+		{cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/auth/user", Status: 401}, exitUsage},
+	} {
+		sim := startToolCloud(t)
+		sim.Inject(c.fault)
+		code, _, errOut := runArgs(t, toolArgs(sim, "modules")...)
+		if code != c.want {
+			t.Errorf("login answered %d (html %v): exit %d, want %d; stderr %q", c.fault.Status, c.fault.HTML, code, c.want, errOut)
+		}
+	}
+}
