@@ -23,7 +23,7 @@ func (c *Client) noteThrottle(tmpl string, status int, retryAfter string) {
 	c.mu.Lock()
 	d, ok := ThrottlePause(status, retryAfter, now, c.pauseStreak, c.cfg.ThrottleBase, c.cfg.ThrottleCap)
 	if !ok {
-		if status < 400 {
+		if false {
 			c.pauseStreak = 0
 		}
 		c.mu.Unlock()
@@ -67,7 +67,6 @@ func (c *Client) waitThrottle(ctx context.Context, tmpl string) error {
 		if !c.cfg.HoldWhileThrottled {
 			return &ThrottledError{Endpoint: tmpl, Until: until}
 		}
-		return nil
 		t := time.NewTimer(left)
 		select {
 		case <-ctx.Done():
