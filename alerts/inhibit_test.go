@@ -76,24 +76,54 @@ func TestRunbookExplainsSeverity(t *testing.T) {
 }
 
 // TestRulesReadExportedLoginResults: every result the rules select on
-// bragerone_logins_total is one the exporter exports.
+// bragerone_logins_total, and every reason they select on
+// bragerone_login_failure_reason (= or =~ alternatives), is one the
+// exporter exports.
 func TestRulesReadExportedLoginResults(t *testing.T) {
-	selector := regexp.MustCompile(`bragerone_logins_total\{[^}]*result\s*=\s*"([^"]*)"`)
-	found := 0
-	for _, g := range loadRules(t).Groups {
-		for _, r := range g.Rules {
-			for _, m := range selector.FindAllStringSubmatch(r.Expr, -1) {
-				found++
-				if !slices.Contains(cloudapi.LoginOutcomes(), cloudapi.LoginOutcome(m[1])) {
-					t.Errorf("%s%s: selects result=%q, which the exporter never exports (it has %q)",
-						r.Alert, r.Record, m[1], cloudapi.LoginOutcomes())
+	failures := cloudapi.LoginFailures()
+	for _, sel := range []struct {
+		re     *regexp.Regexp
+		values []cloudapi.LoginOutcome
+	}{
+		{regexp.MustCompile(`bragerone_logins_total\{[^}]*result\s*=~?\s*"([^"]*)"`), cloudapi.LoginOutcomes()},
+		{regexp.MustCompile(`bragerone_login_failure_reason\{[^}]*reason\s*=~?\s*"([^"]*)"`), failures},
+	} {
+		for _, g := range loadRules(t).Groups {
+			for _, r := range g.Rules {
+				for _, m := range sel.re.FindAllStringSubmatch(r.Expr, -1) {
+					for v := range strings.SplitSeq(m[1], "|") {
+						if !slices.Contains(sel.values, cloudapi.LoginOutcome(v)) {
+							t.Errorf("%s%s: selects %q, which the exporter never exports there (it has %q)",
+								r.Alert, r.Record, v, sel.values)
+						}
+					}
 				}
 			}
 		}
 	}
-	if found == 0 {
-		t.Fatal("no rule selects bragerone_logins_total by result")
+}
+
+// TestLoginRejectedIsAVerdictOnTheCredentials: BragerOneLoginRejected
+// reads the credential verdict and nothing else: the reason "rejected" of
+// bragerone_login_failure_reason (or the result "rejected" of
+// bragerone_logins_total), never a blocked, throttled or unanswered login.
+func TestLoginRejectedIsAVerdictOnTheCredentials(t *testing.T) {
+	verdict := regexp.MustCompile(`bragerone_(login_failure_reason\{[^}]*reason\s*=\s*"rejected"|logins_total\{[^}]*result\s*=\s*"rejected")`)
+	for _, r := range alertRules(t) {
+		if r.Alert != "BragerOneLoginRejected" {
+			continue
+		}
+		if !verdict.MatchString(r.Expr) {
+			t.Errorf("BragerOneLoginRejected does not read the verdict (reason or result \"rejected\"): %s", r.Expr)
+		}
+		for _, o := range cloudapi.LoginFailures() {
+			if o != cloudapi.LoginRejected && strings.Contains(r.Expr, string(o)) {
+				t.Errorf("BragerOneLoginRejected reads %q, which is no verdict on the credentials: %s", o, r.Expr)
+			}
+		}
+		return
 	}
+	t.Fatal("no BragerOneLoginRejected")
 }
 
 // ---- inhibition ------------------------------------------------------------------
@@ -394,6 +424,47 @@ func TestAlertmanagerInhibition(t *testing.T) {
 			},
 		},
 		{
+			name: "the cloud throttles the account: the throttling notifies, what it holds back is silenced; a module offline, a zombie and another exporter still notify",
+			alerts: []map[string]string{
+				a("BragerOneCloudThrottling", "busy"),
+				a("BragerOneSessionDown", "busy"),
+				a("BragerOneSessionDown", "busy", "object_id", "2", "object", "Cottage"),
+				a("BragerOneAllSessionsDown", "busy"),
+				a("BragerOneModulePollFailing", "busy"),
+				a("BragerOneModuleNoUpdates", "busy"),
+				a("BragerOneTokenExpiring", "busy"),
+				a("BragerOneUpstreamErrors", "busy"),
+				a("BragerOneRecoveryLadderEscalating", "busy"),
+				a("BragerOneRecoveryQuarantined", "busy"),
+				a("BragerOneModuleOffline", "busy"),
+				a("BragerOneLivePushStale", "busy"),
+				a("BragerOneSessionDown", "calm"),
+			},
+			inhibited: []string{
+				"BragerOneSessionDown{busy,1,}", "BragerOneSessionDown{busy,2,}", "BragerOneAllSessionsDown{busy,,}",
+				"BragerOneModulePollFailing{busy,1,}", "BragerOneModuleNoUpdates{busy,1,M1}", "BragerOneTokenExpiring{busy,,}",
+				"BragerOneUpstreamErrors{busy,,}", "BragerOneRecoveryLadderEscalating{busy,1,}", "BragerOneRecoveryQuarantined{busy,1,}",
+			},
+		},
+		{
+			name: "logins refused in front of the cloud: the blocked login notifies, every object's session and what follows are silenced, a module offline is not",
+			alerts: []map[string]string{
+				a("BragerOneLoginBlocked", "proxy"),
+				a("BragerOneSessionDown", "proxy"),
+				a("BragerOneSessionDown", "proxy", "object_id", "2", "object", "Cottage"),
+				a("BragerOneAllSessionsDown", "proxy"),
+				a("BragerOneModulePollFailing", "proxy"),
+				a("BragerOneTokenExpiring", "proxy"),
+				a("BragerOneRecoveryLadderEscalating", "proxy"),
+				a("BragerOneModuleOffline", "proxy"),
+				a("BragerOneSessionDown", "elsewhere"),
+			},
+			inhibited: []string{
+				"BragerOneSessionDown{proxy,1,}", "BragerOneSessionDown{proxy,2,}", "BragerOneAllSessionsDown{proxy,,}",
+				"BragerOneModulePollFailing{proxy,1,}", "BragerOneTokenExpiring{proxy,,}", "BragerOneRecoveryLadderEscalating{proxy,1,}",
+			},
+		},
+		{
 			name: "a module offline for long: its page silences its own ticket, not another module's",
 			alerts: []map[string]string{
 				a("BragerOneModuleOfflineLong", "plant"),
@@ -409,6 +480,8 @@ func TestAlertmanagerInhibition(t *testing.T) {
 				a("BragerOneSessionDown", "gone"),
 				a("BragerOneAllSessionsDown", "gone"),
 				a("BragerOneLoginRejected", "gone"),
+				a("BragerOneLoginBlocked", "gone"),
+				a("BragerOneCloudThrottling", "gone"),
 				a("BragerOneModuleOfflineLong", "gone"),
 				a("BragerOneParameterSeriesDropped", "gone"),
 				a("BragerOneSessionDown", "other"),
@@ -418,6 +491,7 @@ func TestAlertmanagerInhibition(t *testing.T) {
 			inhibited: []string{
 				"BragerOneModulePollFailing{other,1,}",
 				"BragerOneSessionDown{gone,1,}", "BragerOneAllSessionsDown{gone,,}", "BragerOneLoginRejected{gone,,}",
+				"BragerOneLoginBlocked{gone,,}", "BragerOneCloudThrottling{gone,,}",
 				"BragerOneModuleOfflineLong{gone,1,M1}", "BragerOneParameterSeriesDropped{gone,1,M1}",
 			},
 		},

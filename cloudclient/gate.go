@@ -110,12 +110,21 @@ func doubled(base time.Duration, n int, limit time.Duration) time.Duration {
 type ThrottledError struct {
 	Endpoint string
 	Until    time.Time // when the cloud allows requests again
+	// Err is why a request that waited for the pause gave up (its
+	// context ended first); nil for one not held.
+	Err error
 }
 
 func (e *ThrottledError) Error() string {
-	return fmt.Sprintf("cloudclient: %s: not sent: the cloud is throttling this account's requests until %s",
+	s := fmt.Sprintf("cloudclient: %s: not sent: the cloud is throttling this account's requests until %s",
 		e.Endpoint, e.Until.UTC().Format(time.RFC3339))
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
 }
+
+func (e *ThrottledError) Unwrap() error { return e.Err }
 
 // LoginBackoffError is a login held back by the account-wide pause after a
 // failed login: the outcome of the last attempt, shared by every caller

@@ -2,7 +2,6 @@ package cloudclient
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -23,7 +22,7 @@ func (c *Client) noteThrottle(tmpl string, status int, retryAfter string) {
 	c.mu.Lock()
 	d, ok := ThrottlePause(status, retryAfter, now, c.pauseStreak, c.cfg.ThrottleBase, c.cfg.ThrottleCap)
 	if !ok {
-		if false {
+		if status < 400 {
 			c.pauseStreak = 0
 		}
 		c.mu.Unlock()
@@ -71,7 +70,7 @@ func (c *Client) waitThrottle(ctx context.Context, tmpl string) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("cloudclient: %s: waiting out the cloud's throttling: %w", tmpl, ctx.Err())
+			return &ThrottledError{Endpoint: tmpl, Until: until, Err: ctx.Err()}
 		case <-t.C:
 		}
 	}

@@ -83,6 +83,8 @@ type descs struct {
 	moduleAlarmsTotal, moduleAlarmLastDuration, moduleChangesTotal, moduleLastChange, historyRowsDropped *prometheus.Desc
 
 	tokenExpiry *prometheus.Desc
+
+	rateLimitPause, rateLimitPauses, loginFailure, loginRetry, tokensHeld, tokensRevoked *prometheus.Desc
 }
 
 // The event label of bragerone_realtime_events_total is the event kind's
@@ -158,7 +160,14 @@ func newDescs() descs {
 		moduleLastChange:        d("module_last_change_timestamp_seconds", "When the newest change in the module's activity log was made, seconds since the epoch.", "devid"),
 		historyRowsDropped:      d("history_rows_dropped_total", "Rows of the module's alarm history or activity log that could not be used (bad fields, future times, out of order, repeated).", "devid", "list"),
 
-		tokenExpiry: d("token_expiry_timestamp_seconds", "When the current access token expires, seconds since the epoch; absent when it never expires."),
+		tokenExpiry: d("token_expiry_timestamp_seconds", "When the current access token expires, seconds since the epoch; absent when it never expires or no token is held."),
+
+		rateLimitPause:  d("rate_limit_pause_seconds", "Seconds left of the account-wide pause the cloud's throttling imposed on every request; 0 when none."),
+		rateLimitPauses: d("rate_limit_pauses_total", "Throttling answers of the cloud (429, or 503 with Retry-After) that paused every request of the account."),
+		loginFailure:    d("login_failure_reason", "Always 1; why the account's last login failed (rejected, blocked, rate_limited, unreachable); absent after a successful login and before any.", "reason"),
+		loginRetry:      d("login_retry_timestamp_seconds", "When the next login may be sent after a failed one (backoff, or the hold on rejected credentials), seconds since the epoch; present only while that is ahead."),
+		tokensHeld:      d("tokens_held", "Access tokens obtained and not yet revoked, the current one included."),
+		tokensRevoked:   d("tokens_revoked_total", "Superseded access tokens revoked once nothing used them any more."),
 	}
 }
 
@@ -174,6 +183,7 @@ func (d *descs) all() []*prometheus.Desc {
 		d.realtimeEvents,
 		d.moduleAlarmsTotal, d.moduleAlarmLastDuration, d.moduleChangesTotal, d.moduleLastChange, d.historyRowsDropped,
 		d.tokenExpiry,
+		d.rateLimitPause, d.rateLimitPauses, d.loginFailure, d.loginRetry, d.tokensHeld, d.tokensRevoked,
 	}
 }
 
@@ -241,9 +251,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, direct *directSeries) {
 
 	objects := c.collectObjects(&e, s.Objects)
 	e.emit(c.objectListFailureStreak, prometheus.GaugeValue, float64(s.ObjectListFailureStreak))
-	if !s.TokenExpiry.IsZero() {
-		e.emit(c.tokenExpiry, prometheus.GaugeValue, unixSeconds(s.TokenExpiry))
-	}
+	c.collectAccount(&e, &s)
 
 	mods := c.collectModules(&e, s.Modules, objects)
 	c.collectAlarms(&e, s.Modules, mods, cs)
@@ -301,6 +309,36 @@ func boolValue(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// collectAccount exports the account's token, login and throttling. The
+// token's expiry is the account's while it is known (nothing is said of a
+// token the account does not hold), else the snapshot's.
+func (c *Collector) collectAccount(e *emitter, s *Snapshot) {
+	a := s.Account
+	if a == nil {
+		if !s.TokenExpiry.IsZero() {
+			e.emit(c.tokenExpiry, prometheus.GaugeValue, unixSeconds(s.TokenExpiry))
+		}
+		return
+	}
+	if a.HasToken && !a.TokenExpires.IsZero() {
+		e.emit(c.tokenExpiry, prometheus.GaugeValue, unixSeconds(a.TokenExpires))
+	}
+	now := s.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	e.emit(c.rateLimitPause, prometheus.GaugeValue, seconds(a.Paused(now)))
+	e.emit(c.rateLimitPauses, prometheus.CounterValue, float64(a.Pauses))
+	if reason, failed := a.LoginFailure(); failed {
+		e.emit(c.loginFailure, prometheus.GaugeValue, 1, string(reason))
+	}
+	if at, ok := a.NextLogin(now); ok {
+		e.emit(c.loginRetry, prometheus.GaugeValue, unixSeconds(at))
+	}
+	e.emit(c.tokensHeld, prometheus.GaugeValue, float64(max(0, a.TokensHeld)))
+	e.emit(c.tokensRevoked, prometheus.CounterValue, float64(a.SupersededRevoked))
 }
 
 // collectObjects exports the series of every watched object, each labelled

@@ -52,6 +52,8 @@ var goldenCases = []struct {
 		Options{Include: []string{"P4.*", "P5.v3"}, Exclude: []string{"*.s*"}, MaxSeries: 2}},
 	{"hostile", hostileSnapshot, func() ParamSource { return hostileParams() }, Options{}},
 	{"catalog", catalogSnapshot, func() ParamSource { return catalogParams() }, catalogOpts(testCatalog())},
+	{"account_ok", accountOKSnapshot, func() ParamSource { return nil }, Options{}},
+	{"account_throttled", accountThrottledSnapshot, func() ParamSource { return nil }, Options{}},
 }
 
 func goldenPath(name string) string { return filepath.Join("testdata", name+".prom") }

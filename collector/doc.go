@@ -3,8 +3,10 @@
 //
 // It owns four things, and nothing of HTTP (package serving serves them):
 //   - the plain data types it renders ([Snapshot] and its parts, which
-//     package exporter fills in from the gateway's status), read through
-//     [SnapshotSource] and [ParamSource];
+//     package exporter fills in from the gateway's status and, through
+//     [AccountSource], from the REST client's account gate: its login,
+//     tokens and throttling), read through [SnapshotSource] and
+//     [ParamSource];
 //   - [Collector], a prometheus.Collector that builds const metrics from one
 //     snapshot per scrape (every watched object of the account, its session
 //     series labelled with the object's id), so nothing stale survives an

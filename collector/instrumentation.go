@@ -76,7 +76,7 @@ func NewInstrumentation(reg prometheus.Registerer, opts InstrumentationOptions) 
 		}, []string{"endpoint"}),
 		logins: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: namespace, Name: "logins_total",
-			Help: "Logins to the cloud by result (ok; rejected: the cloud refused the credentials; unreachable: no verdict, the auth endpoint failed or was not reached).",
+			Help: "Logins to the cloud by result (ok; rejected: the cloud refused the credentials; blocked: something in front of the cloud refused the login; rate_limited: the cloud throttles the account; unreachable: no verdict, the auth endpoint failed or was not reached).",
 		}, []string{"result"}),
 		buildInfo:     versioncollector.NewCollector(namespace+"_exporter", versioncollector.WithExtraConstLabels(opts.buildInfoLabels)),
 		loginCounters: make(map[cloudapi.LoginOutcome]prometheus.Counter, len(cloudapi.LoginOutcomes())),

@@ -40,6 +40,9 @@ func instrumentationFixture(t testing.TB) (*prometheus.Registry, *Instrumentatio
 	in.ObserveLogin(cloudapi.LoginUnreachable)
 	in.ObserveLogin(cloudapi.LoginRejected)
 	in.ObserveLogin(cloudapi.LoginOK)
+	in.ObserveLogin(cloudapi.LoginBlocked)
+	in.ObserveLogin(cloudapi.LoginRateLimited)
+	in.ObserveLogin(cloudapi.LoginRateLimited)
 	return reg, in
 }
 
@@ -98,10 +101,10 @@ func TestInstrumentationPreinitialises(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]int{
-		"bragerone_logins_total":                  3, // ok, rejected, unreachable
-		"bragerone_realtime_events_total":         0, // the collector's, per object
-		"bragerone_http_request_duration_seconds": 0, // a histogram never observed is all zeros, its quantile NaN
-		"bragerone_http_requests_total":           0, // codes are not known in advance
+		"bragerone_logins_total":                  len(cloudapi.LoginOutcomes()), // ok, rejected, blocked, rate_limited, unreachable
+		"bragerone_realtime_events_total":         0,                             // the collector's, per object
+		"bragerone_http_request_duration_seconds": 0,                             // a histogram never observed is all zeros, its quantile NaN
+		"bragerone_http_requests_total":           0,                             // codes are not known in advance
 	} {
 		n, err := testutil.GatherAndCount(reg, name)
 		if err != nil {

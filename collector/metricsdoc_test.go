@@ -134,7 +134,7 @@ func TestDescribeMatchesDoc(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := make(chan *prometheus.Desc, 64)
+	ch := make(chan *prometheus.Desc, 128)
 	c.Describe(ch)
 	for _, col := range []prometheus.Collector{in.requests, in.duration, in.logins, in.buildInfo} {
 		col.Describe(ch)
@@ -164,7 +164,8 @@ func TestDescribeMatchesDoc(t *testing.T) {
 // fullExpositions are every family between them: the collector in a state
 // where all optional series of a session that is up are present, one where it
 // is down (live_stale_seconds and session_outage_seconds exclude each
-// other), each with the instrumentation.
+// other), each with the instrumentation; the account is logged in in the
+// first and throttled, its login failing, in the second.
 func fullExpositions(t *testing.T) [][]byte {
 	t.Helper()
 	up := moduleOfflineSnapshot()
@@ -173,7 +174,9 @@ func fullExpositions(t *testing.T) [][]byte {
 	up.Modules[1] = onlineModule("MOD2", "Garage")
 	up.Modules[0].ActiveAlarms, up.Modules[0].ActiveAlarmsKnown = catalogSnapshot().Modules[0].ActiveAlarms, true
 	up.Modules[0].History = mod1History()
+	up.Account = accountOKSnapshot().Account
 	down := sessionDownSnapshot()
+	down.Account = accountThrottledSnapshot().Account
 
 	var outs [][]byte
 	for _, s := range []Snapshot{up, down} {

@@ -1,8 +1,10 @@
 package collector
 
 import (
+	"slices"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/outage"
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
 )
@@ -20,6 +22,98 @@ type SnapshotFunc func() Snapshot
 
 // Snapshot implements SnapshotSource.
 func (f SnapshotFunc) Snapshot() Snapshot { return f() }
+
+// AccountSource hands out the account's standing with the cloud at scrape
+// time (in serve, the REST client's gate: cloudclient.Client.Account). It
+// is called from any goroutine; the value shares nothing mutable.
+type AccountSource interface {
+	Account() AccountState
+}
+
+// AccountSourceFunc adapts a function to AccountSource.
+type AccountSourceFunc func() AccountState
+
+// Account implements AccountSource.
+func (f AccountSourceFunc) Account() AccountState { return f() }
+
+// AccountState is the account's standing with the cloud at one instant:
+// the token it holds, its last login and the backoffs that follow a failed
+// one, and the cloud's throttling. One login and one token serve every
+// object of the account.
+type AccountState struct {
+	// HasToken: an access token is held. TokenIssuedAt and TokenExpires
+	// (zero: it does not expire) are meaningful only then.
+	HasToken      bool
+	TokenIssuedAt time.Time
+	TokenExpires  time.Time
+
+	// PausedUntil is the end of the account-wide throttle pause (zero or
+	// past: none); Pauses counts the throttling answers that paused it.
+	PausedUntil time.Time
+	Pauses      uint64
+
+	// LastLogin is the last login attempt; its Outcome is "" before the
+	// first.
+	LastLogin LoginState
+	// LoginRetryAt is the end of the account-wide backoff after a failed
+	// login (zero: none).
+	LoginRetryAt time.Time
+	// CredentialsHeldUntil: the cloud rejected the credentials; they are
+	// not sent again before this time unless they change (zero: none).
+	CredentialsHeldUntil time.Time
+
+	// TokensHeld counts the tokens obtained and not yet revoked, the
+	// current one included; SupersededRevoked the superseded tokens
+	// revoked since the start.
+	TokensHeld        int
+	SupersededRevoked uint64
+	// RevokeDisabled: the cloud's revoke ended every session of the user,
+	// so superseded tokens are left to expire.
+	RevokeDisabled bool
+}
+
+// LoginState is the outcome of one login attempt.
+type LoginState struct {
+	Outcome cloudapi.LoginOutcome // "" before the first attempt
+	At      time.Time
+	Err     string // compact: endpoint and status, never a page
+}
+
+// LoginFailure reports whether the last login failed, and why: one of
+// cloudapi.LoginFailures (an outcome outside them reads as unreachable,
+// as bragerone_logins_total counts it).
+func (a *AccountState) LoginFailure() (cloudapi.LoginOutcome, bool) {
+	switch o := a.LastLogin.Outcome; {
+	case o == "" || o == cloudapi.LoginOK:
+		return "", false
+	case slices.Contains(cloudapi.LoginFailures(), o):
+		return o, true
+	default:
+		return cloudapi.LoginUnreachable, true
+	}
+}
+
+// Paused returns how long the throttle pause still lasts at now (0: none).
+func (a *AccountState) Paused(now time.Time) time.Duration {
+	return max(0, a.PausedUntil.Sub(now))
+}
+
+// NextLogin is when the next login may be sent: the later of the login
+// backoff and the hold on rejected credentials that are still ahead of
+// now; ok is false when neither is.
+func (a *AccountState) NextLogin(now time.Time) (at time.Time, ok bool) {
+	for _, t := range []time.Time{a.LoginRetryAt, a.CredentialsHeldUntil} {
+		if t.After(now) && t.After(at) {
+			at, ok = t, true
+		}
+	}
+	return at, ok
+}
+
+// CredentialsHeld reports whether the rejected credentials are held at now.
+func (a *AccountState) CredentialsHeld(now time.Time) bool {
+	return a.CredentialsHeldUntil.After(now)
+}
 
 // ParamSource is the parameter store as the collector sees it.
 //
@@ -68,8 +162,15 @@ type Snapshot struct {
 	ObjectListFailureStreak int
 
 	// TokenExpiry is when the current access token expires; zero when the
-	// token never expires or there is none.
+	// token never expires or there is none. While Account is set, the
+	// collector and the status page read the token from Account instead,
+	// so a snapshot never speaks of a token the account does not hold.
 	TokenExpiry time.Time
+
+	// Account is the account's standing with the cloud (its login, its
+	// token, the cloud's throttling); nil when the source does not know it
+	// (no account series are exported then).
+	Account *AccountState
 
 	// Episodes are the most recent finished outages (the episode ring), in any
 	// order; the status page sorts them.

@@ -166,6 +166,14 @@ func TestRulesAndDashboardsReadRealSeries(t *testing.T) {
 	exp.sim.clear(t, stall)
 	seen.waitState(t, exp, "session restored", present("bragerone_session_last_outage_seconds", nil))
 
+	// A login refused by a firewall's page in front of the cloud: the next
+	// module-list poll is answered 401, the re-login 403 with an HTML page.
+	blocked := exp.sim.inject(t, cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/auth/user", Status: 403, HTML: true})
+	exp.sim.inject(t, cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "GET /v1/modules", Status: 401, Count: 1})
+	seen.waitState(t, exp, "login blocked", present("bragerone_login_failure_reason", map[string]string{"reason": "blocked"}))
+	seen.waitState(t, exp, "login backoff", present("bragerone_login_retry_timestamp_seconds", nil))
+	exp.sim.clear(t, blocked)
+
 	recorded := recordedNames(t, rulesYAML)
 	var refs []string
 	for n := range referencedBy {

@@ -125,7 +125,7 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 	if _, err := realtime.New(GatewayConfig(cloud, e.cfg.Health, client, platform, st, e.log)); err != nil {
 		return &ConfigError{err}
 	}
-	source := FleetSource{Status: fl.Status, Store: st}
+	source := FleetSource{Status: fl.Status, Store: st, Account: ClientAccount{Client: client}}
 	colOpts := ok.collector
 	if !e.cfg.Catalog.Disable {
 		if e.loader, err = newLoader(e.cfg.Catalog, client, fl, st, ok.overrides, e.log.With("component", "catalog")); err != nil {
@@ -279,6 +279,9 @@ func LoginError(err error) error {
 	var apiErr *cloudclient.APIError
 	if cloudclient.ClassifyLogin(err) == cloudapi.LoginRejected && errors.As(err, &apiErr) {
 		return loginRejected(err)
+	}
+	if advice := cloudclient.ThrottleAdvice(err, time.Now()); advice != "" {
+		return fmt.Errorf("login failed: %s: %w", advice, err)
 	}
 	return fmt.Errorf("login failed: %w", err)
 }

@@ -91,6 +91,21 @@ func TestRunServesTheSimulatedCloud(t *testing.T) {
 			t.Errorf("GET %s = %d", path, code)
 		}
 	}
+	// The REST client's account gate is read at scrape time: logged in,
+	// not throttled, no failed login.
+	_, body := get(t, srv, "/metrics")
+	for _, want := range []string{"\nbragerone_rate_limit_pause_seconds 0\n", "\nbragerone_rate_limit_pauses_total 0\n",
+		"\nbragerone_tokens_held 1\n", "\nbragerone_tokens_revoked_total 0\n", "\nbragerone_token_expiry_timestamp_seconds "} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", strings.TrimSpace(want))
+		}
+	}
+	if strings.Contains(body, "bragerone_login_failure_reason{") || strings.Contains(body, "\nbragerone_login_retry_timestamp_seconds ") {
+		t.Error("/metrics reports a failed login after a good one")
+	}
+	if _, page := get(t, srv, "/status"); !strings.Contains(page, `id="account"`) || !strings.Contains(page, "LOGGED IN") {
+		t.Error("/status has no account line saying the account is logged in")
+	}
 
 	cancel()
 	select {

@@ -16,10 +16,13 @@ import (
 
 // FleetSource turns the account's status and the store's per-module counts
 // into a Snapshot at scrape time, as GatewaySource does for one gateway.
+// Account, when set, adds the account's standing with the cloud (its
+// login, token and throttling; in serve the REST client's, ClientAccount).
 type FleetSource struct {
-	Status func() *fleet.Status
-	Store  *store.Store
-	Now    func() time.Time
+	Status  func() *fleet.Status
+	Store   *store.Store
+	Account collector.AccountSource
+	Now     func() time.Time
 }
 
 // Snapshot implements collector.SnapshotSource.
@@ -32,7 +35,50 @@ func (f FleetSource) Snapshot() collector.Snapshot {
 	if f.Store != nil {
 		stats = f.Store.Stats()
 	}
-	return FromFleet(f.Status(), stats, now)
+	s := FromFleet(f.Status(), stats, now)
+	withAccount(&s, f.Account)
+	return s
+}
+
+// withAccount adds the account's standing read from src (nil: none) to s.
+// The token's expiry is then the account's: a snapshot never speaks of a
+// token the account does not hold.
+func withAccount(s *collector.Snapshot, src collector.AccountSource) {
+	if src == nil {
+		return
+	}
+	a := src.Account()
+	s.Account = &a
+	s.TokenExpiry = time.Time{}
+	if a.HasToken {
+		s.TokenExpiry = a.TokenExpires
+	}
+}
+
+// AccountReader is what ClientAccount reads: *cloudclient.Client.
+type AccountReader interface {
+	Account() cloudclient.AccountState
+}
+
+// ClientAccount is the REST client's account gate as a
+// collector.AccountSource, read at scrape time.
+type ClientAccount struct {
+	Client AccountReader
+}
+
+// Account implements collector.AccountSource.
+func (c ClientAccount) Account() collector.AccountState { return FromAccount(c.Client.Account()) }
+
+// FromAccount converts the REST client's account standing.
+func FromAccount(a cloudclient.AccountState) collector.AccountState {
+	return collector.AccountState{
+		HasToken: a.HasToken, TokenIssuedAt: a.TokenIssuedAt, TokenExpires: a.TokenExpires,
+		PausedUntil: a.PausedUntil, Pauses: a.Pauses,
+		LastLogin:            collector.LoginState{Outcome: a.LastLogin.Outcome, At: a.LastLogin.At, Err: a.LastLogin.Err},
+		LoginRetryAt:         a.LoginRetryAt,
+		CredentialsHeldUntil: a.CredentialsHeldUntil,
+		TokensHeld:           a.TokensHeld, SupersededRevoked: a.SupersededRevoked, RevokeDisabled: a.RevokeDisabled,
+	}
 }
 
 // GatewaySource turns the gateway's published status and the store's
@@ -40,9 +86,10 @@ func (f FleetSource) Snapshot() collector.Snapshot {
 // at the scrape's now, so a scrape between two gateway publications still
 // reports how long an outage has lasted up to this moment.
 type GatewaySource struct {
-	Status func() *realtime.Status
-	Store  *store.Store
-	Now    func() time.Time
+	Status  func() *realtime.Status
+	Store   *store.Store
+	Account collector.AccountSource // nil: the account is not exported
+	Now     func() time.Time
 }
 
 // Snapshot implements collector.SnapshotSource.
@@ -55,7 +102,9 @@ func (g GatewaySource) Snapshot() collector.Snapshot {
 	if g.Store != nil {
 		stats = g.Store.Stats()
 	}
-	return FromStatus(g.Status(), stats, now)
+	s := FromStatus(g.Status(), stats, now)
+	withAccount(&s, g.Account)
+	return s
 }
 
 // FromStatus converts one gateway's status to a Snapshot as of now: the

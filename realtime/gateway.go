@@ -426,6 +426,9 @@ func loginFailureReason(err error) string {
 	if errors.Is(err, cloudclient.ErrNoCredentials) {
 		return outage.ReasonLoginRejected
 	}
+	if _, ok := cloudclient.RateLimited(err, time.Now()); ok {
+		return outage.ReasonRateLimited // the handshake or its login waited out a pause
+	}
 	switch cloudclient.ClassifyLogin(err) {
 	case cloudapi.LoginRejected:
 		return outage.ReasonLoginRejected

@@ -39,6 +39,9 @@ type page struct {
 	// Summary says what the exporter holds: how many objects and realtime
 	// sessions, and why one session per object.
 	Summary summaryView
+	// Account is the account's login, token and throttling; nil when the
+	// snapshot does not know it.
+	Account *accountView
 	// Cards are the headline: each names the objects that are wrong.
 	Cards []card
 	// Index lists the sections with their state, when there is more than one.
@@ -252,6 +255,9 @@ func buildPage(s collector.Snapshot, o Options) page {
 
 	p.Summary = summary(s, len(index), open, len(other), now, o.Location)
 	p.Cards = headline(p.Objects)
+	if p.Account = buildAccount(s.Account, now, o.Location); p.Account != nil {
+		p.Cards = append([]card{accountCard(p.Account)}, p.Cards...)
+	}
 	names := namesOf(s.Objects)
 	p.Timeline = buildTimeline(s, names, now, o)
 	p.Episodes = buildEpisodes(s.Episodes, names, now, o)
@@ -259,10 +265,7 @@ func buildPage(s collector.Snapshot, o Options) page {
 }
 
 func summary(s collector.Snapshot, objects, open, other int, now time.Time, loc *time.Location) summaryView {
-	sv := summaryView{Token: "never expires", ObjectListFails: s.ObjectListFailureStreak}
-	if !s.TokenExpiry.IsZero() {
-		sv.Token = fmtTime(s.TokenExpiry, loc) + " (in " + fmtDuration(s.TokenExpiry.Sub(now)) + ")"
-	}
+	sv := summaryView{Token: tokenLine(s, now, loc), ObjectListFails: s.ObjectListFailureStreak}
 	if objects == 0 {
 		sv.Text = "No object of the account is watched yet, so no realtime session is held: the object listing has not given one."
 	} else {
