@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,37 +50,41 @@ func zombieGateways(c *Config) {
 
 // A zombie episode of every object: each object's steps log in afresh, but
 // the steps the objects take together share one login, so five objects
-// cost hardly more logins than one would, and far fewer than their steps.
+// cost hardly more logins than one does (two more at most), and far fewer
+// than their steps.
 func TestGlobalZombieSharesLogins(t *testing.T) {
-	a := startAccount(t, 5, 5, zombieGateways, nil)
-	a.waitAllLive(t)
-	a.sim.ResetCounters()
-	a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes})
-	steps := func() (most, sum uint64) {
+	episode := func(t *testing.T, objects int) (logins int, most, sum uint64) {
+		a := startAccount(t, objects, objects, zombieGateways, nil)
+		a.waitAllLive(t)
+		a.sim.ResetCounters()
+		a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes})
+		waitFor(t, "every object took three fresh-login steps", func() bool {
+			for _, o := range a.fleet.Status().Objects {
+				if freshLoginSteps(o.Gateway.Ladder) < 3 {
+					return false
+				}
+			}
+			return true
+		})
+		a.sim.ClearAll()
+		logins = a.sim.Counters().LoginAttempts
 		for _, o := range a.fleet.Status().Objects {
 			n := freshLoginSteps(o.Gateway.Ladder)
 			sum += n
 			most = max(most, n)
 		}
-		return most, sum
+		t.Logf("%d objects: %d fresh-login steps (at most %d by one object), %d logins", objects, sum, most, logins)
+		return logins, most, sum
 	}
-	waitFor(t, "every object took three fresh-login steps", func() bool {
-		for _, o := range a.fleet.Status().Objects {
-			if freshLoginSteps(o.Gateway.Ladder) < 3 {
-				return false
-			}
-		}
-		return true
-	})
-	a.sim.ClearAll()
-	logins := a.sim.Counters().LoginAttempts
-	most, sum := steps()
-	t.Logf("five objects: %d fresh-login steps (at most %d by one object), %d logins", sum, most, logins)
-	// Each of one object's successive steps logs in (most), the steps of
-	// the others taken with it share those logins; a login may straddle
-	// two rounds at most twice.
-	if uint64(logins) > most+2 || uint64(logins) >= sum {
-		t.Errorf("%d logins for %d steps (%d by the busiest object): the objects' steps did not share their logins", logins, sum, most)
+	one, oneSteps, _ := episode(t, 1)
+	five, most, sum := episode(t, 5)
+	if uint64(one) < oneSteps {
+		t.Errorf("one object: %d logins for %d steps: each step logs in afresh", one, oneSteps)
+	}
+	// Each of one object's successive steps logs in (most); the steps of
+	// the others taken with it share those logins.
+	if uint64(five) > most+2 || uint64(five) >= sum {
+		t.Errorf("five objects: %d logins for %d steps (%d by the busiest object): the objects' steps did not share their logins", five, sum, most)
 	}
 }
 
@@ -231,4 +236,48 @@ func TestBlockAtFirstLoginIsNoVerdict(t *testing.T) {
 			t.Fatal("a rejected password did not stop the start")
 		}
 	})
+}
+
+// A password the cloud rejects while the exporter runs (changed by the
+// owner in the app) is not sent again at every poll, reconnect or step of
+// five objects: one login, then nothing until the password changes, when
+// one login brings every object back.
+func TestRejectedPasswordWhileRunningNoLoginStorm(t *testing.T) {
+	var mu sync.Mutex
+	password := cloudsim.DefaultPassword
+	a := startAccountWith(t, cloudsim.Options{Objects: 5, Modules: 5}, func(c *cloudclient.Config) {
+		c.Credentials = func(context.Context) (cloudclient.Credentials, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return cloudclient.Credentials{Email: cloudsim.DefaultEmail, Password: password}, nil
+		}
+	}, nil, nil)
+	a.waitAllLive(t)
+	mu.Lock()
+	password = "changed-in-the-app"
+	mu.Unlock()
+	a.sim.ResetCounters()
+	a.sim.RevokeTokens()
+	waitFor(t, "the rejected login", func() bool { return a.sim.Counters().LoginsRejected == 1 })
+	waitFor(t, "twenty polls of five objects failed for want of a token", func() bool {
+		failed := 0
+		for _, o := range a.fleet.Status().Objects {
+			failed += o.Gateway.PollFailureStreak
+		}
+		return failed >= 20
+	})
+	if got := a.sim.Counters().LoginAttempts; got != 1 {
+		t.Fatalf("%d logins with the rejected password, want 1", got)
+	}
+	if held := a.cfg.Client.Account().CredentialsHeldUntil; held.Before(time.Now().Add(50 * time.Minute)) {
+		t.Errorf("credentials held until %v, want about an hour", held)
+	}
+	mu.Lock()
+	password = cloudsim.DefaultPassword
+	mu.Unlock()
+	waitFor(t, "one login with the new password", func() bool { return a.sim.Counters().Logins == 1 })
+	a.waitAllLive(t)
+	if got := a.sim.Counters().LoginAttempts; got != 2 {
+		t.Errorf("%d logins in all, want 2 (the rejected one, then the changed password's)", got)
+	}
 }

@@ -70,10 +70,6 @@ func (g *Gateway) ladderTick(ctx context.Context) {
 			"zombie_streak", d.PrimeStreak, "skipped", string(d.Skipped))
 	}
 	if step := d.Step(); step != "" {
-		if d.ForceLogin {
-			g.stepLoginSince = g.troubleSince(in)
-			g.stepLoginAt = now
-		}
 		g.runRecovery(ctx, step, d.ForceLogin)
 	}
 	switch {
@@ -94,6 +90,16 @@ func (g *Gateway) ladderTick(ctx context.Context) {
 // fresh login first when asked (without credentials the current token is
 // kept), then the step's session work (see package lifecycle).
 func (g *Gateway) runRecovery(ctx context.Context, step ladder.Action, forceLogin bool) {
+	if forceLogin {
+		now := g.cfg.Now()
+		since := g.troubleSince(g.ladderInput(now))
+		if step == ladder.Resubscribe {
+			// A module back online asks for a login of its own: the
+			// trouble it answers began when the module returned.
+			since = now
+		}
+		g.stepLoginSince, g.stepLoginAt = since, now
+	}
 	g.feed(ctx, lifecycle.StepChosen{Step: step, ForceLogin: forceLogin})
 }
 
