@@ -48,7 +48,7 @@ const maxThrottleJitter = 5 * time.Second
 const pauseHistory = 64
 
 // ParseRetryAfter reads an HTTP Retry-After value: delay seconds or an HTTP
-// date (RFC 9110 §10.2.3). A date in the past is a delay of 0. ok is false
+// date (RFC 9110, section 10.2.3). A date in the past is a delay of 0. ok is false
 // for an absent or unreadable value.
 func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 	v = strings.TrimSpace(v)
