@@ -156,12 +156,23 @@ func TestNoTokenLeftBehind(t *testing.T) {
 // traffic for the time asked: no request reaches the cloud meanwhile,
 // no module goes offline, no session changes, no poll counts as failed.
 func TestThrottleIsWaitedOutByEveryObject(t *testing.T) {
-	for _, date := range []bool{false, true} {
-		name := "seconds"
-		if date {
-			name = "http date"
-		}
-		t.Run(name, func(t *testing.T) {
+	for _, c := range []struct {
+		name, path string
+		date       bool
+		// trigger makes the throttled request happen, when polls do not.
+		trigger func(sim *cloudsim.Cloud)
+	}{
+		{"module list, seconds", "GET /v1/modules", false, nil},
+		{"module list, http date", "GET /v1/modules", true, nil},
+		{"prime after event 22", "POST /v1/modules/parameters", false, func(sim *cloudsim.Cloud) { sim.EmitMemoryUpdated(sim.Devids()[0]) }},
+		{"alarm history", "POST /v1/modules/alarms/history", true, func(sim *cloudsim.Cloud) {
+			d := sim.Devids()[0]
+			_ = sim.RaiseAlarm(d, 91)
+			sim.EmitAlarmsQuantity(d, 1)
+		}},
+	} {
+		date := c.date
+		t.Run(c.name, func(t *testing.T) {
 			a := startAccountWith(t, cloudsim.Options{Objects: 5, Modules: 5}, func(c *cloudclient.Config) {
 				c.HoldWhileThrottled = true
 			}, nil, nil)
@@ -171,8 +182,11 @@ func TestThrottleIsWaitedOutByEveryObject(t *testing.T) {
 				sessions[o.Object.ID] = o.Gateway.NamespaceSID
 			}
 			a.sim.ResetCounters()
-			a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "GET /v1/modules", Status: http.StatusTooManyRequests,
+			a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: c.path, Status: http.StatusTooManyRequests,
 				RetryAfterS: 2, RetryAfterDate: date, Count: 1})
+			if c.trigger != nil {
+				c.trigger(a.sim)
+			}
 			waitFor(t, "the throttling answer", func() bool { return a.cfg.Client.Paused(time.Now()) })
 			until := a.cfg.Client.PausedUntil()
 			asked := a.sim.Counters().Requests
@@ -199,6 +213,9 @@ func TestThrottleIsWaitedOutByEveryObject(t *testing.T) {
 				}
 			}
 			waitFor(t, "polls after the pause", func() bool { return a.sim.Counters().Requests["GET /v1/modules"] > during["GET /v1/modules"]+5 })
+			// What the throttled request was for is asked again after
+			// the pause.
+			waitFor(t, "the throttled request asked again", func() bool { return a.sim.Counters().Requests[c.path] > during[c.path] })
 		})
 	}
 }
