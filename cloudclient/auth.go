@@ -482,9 +482,9 @@ func (c *Client) runLogin(ctx context.Context, forced bool) (*LoginResult, error
 			c.dropTokenLocked()
 		}
 		c.lastLogin = LoginState{Outcome: outcome, At: now, Err: compactLoginErr(err)}
-		// A warning: the caller decides whether it ends the program (the
-		// first start) or is waited out (a running exporter).
-		c.log.Warn("the cloud rejected the credentials; not sending them again until they change",
+		// Debug only: the caller says it once, in its own words (a tool
+		// exits with it; the exporter's login observer logs a warning).
+		c.log.Debug("the cloud rejected the credentials; not sending them again until they change",
 			"until", c.heldUntil.UTC().Format(time.RFC3339), "err", err)
 	default:
 		c.loginFails++

@@ -104,6 +104,12 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 		c.HoldWhileThrottled = true
 		c.LoginObserver = func(o cloudapi.LoginOutcome) {
 			inst.ObserveLogin(o)
+			if o == cloudapi.LoginRejected {
+				// One line per verdict: the client does not send the same
+				// credentials again before the hold ends.
+				e.log.Warn("the cloud rejected the credentials; not sending them again until they change",
+					"until", e.client.Account().CredentialsHeldUntil.UTC().Format(time.RFC3339))
+			}
 			if o == cloudapi.LoginOK {
 				// A login is when objects change hands: read them again.
 				fl.Relist()
