@@ -298,3 +298,76 @@ func TestRejectedPasswordWhileRunningNoLoginStorm(t *testing.T) {
 		t.Errorf("%d logins in all, want 2 (the rejected one, then the changed password's)", got)
 	}
 }
+
+// A cloud whose revoke ends every session of the user: the revoke of a
+// superseded token ends the current one too. The exporter notices (the
+// current token refused right after the revoke), logs in once more, and
+// revokes no superseded token for the rest of the run.
+func TestRevokeAllSessionsCloudIsLeftAlone(t *testing.T) {
+	a := startAccountWith(t, cloudsim.Options{Objects: 5, Modules: 5, RevokeAllSessions: true}, nil, nil, nil)
+	a.waitAllLive(t)
+	a.sim.ResetCounters()
+	// The realtime sessions hold the first token; the second, superseded
+	// by the third and used by no one, is revoked, and with it every token.
+	for range 2 {
+		if err := a.cfg.Client.ForceRelogin(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the revoke noticed as ending every session", func() bool { return a.cfg.Client.Account().RevokeDisabled })
+	waitFor(t, "the objects poll again with a new token", func() bool {
+		polls := a.sim.Counters().Requests["GET /v1/modules"]
+		return a.sim.Counters().TokensValid == 1 && polls >= 10
+	})
+	if err := a.cfg.Client.ForceRelogin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	revokes := a.sim.Counters().Revokes
+	polls := a.sim.Counters().Requests["GET /v1/modules"]
+	waitFor(t, "more polls", func() bool { return a.sim.Counters().Requests["GET /v1/modules"] >= polls+10 })
+	if got := a.sim.Counters().Revokes; got != revokes || got != 1 {
+		t.Errorf("%d revokes (%d before the last login), want 1: a superseded token was revoked after the cloud showed its revoke ends every session", got, revokes)
+	}
+	if got := a.sim.Counters().LoginAttempts; got != 4 {
+		t.Errorf("%d logins, want 4 (two forced, the one after the revoke ended everything, the last forced)", got)
+	}
+}
+
+// A login outage while every object climbs its ladder: each step meets the
+// account's backoff and is aborted without a login of its own, so the
+// attempts follow the backoff, not the objects' steps.
+func TestLoginOutageWhileLaddersClimb(t *testing.T) {
+	const base = 200 * time.Millisecond
+	a := startAccountWith(t, cloudsim.Options{Objects: 5, Modules: 5}, func(c *cloudclient.Config) {
+		c.LoginRetryBase, c.LoginRetryMax = base, 10*time.Second
+	}, zombieGateways, nil)
+	a.waitAllLive(t)
+	a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: "POST /v1/auth/user", Status: 503})
+	a.sim.ResetCounters()
+	start := time.Now()
+	a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes})
+	waitFor(t, "every object had two steps aborted", func() bool {
+		for _, o := range a.fleet.Status().Objects {
+			var aborted uint64
+			for _, s := range []ladder.Action{ladder.HardRestart, ladder.Recycle, ladder.Rebuild} {
+				aborted += o.Gateway.Ladder.Count(s, ladder.Aborted)
+			}
+			if aborted < 2 {
+				return false
+			}
+		}
+		return true
+	})
+	elapsed := time.Since(start)
+	// Attempts at 0, base, 3·base, 7·base, ... after the first step.
+	allowed, at := 0, time.Duration(0)
+	for step := base; at <= elapsed; step *= 2 {
+		allowed++
+		at += step
+	}
+	got := a.sim.Counters().LoginAttempts
+	t.Logf("%v of login outage with five ladders climbing: %d attempts (the backoff allows %d)", elapsed.Round(time.Millisecond), got, allowed)
+	if got > allowed {
+		t.Errorf("%d login attempts in %v, more than the backoff's %d", got, elapsed, allowed)
+	}
+}
