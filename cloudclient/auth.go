@@ -113,6 +113,9 @@ type loginFlight struct {
 	done   chan struct{}
 	forced bool // the current token is being replaced: requests wait for the new one
 	err    error
+	// abandoned: the caller that ran it gave up (its context ended), so
+	// its failure says nothing about the cloud; a waiter logs in itself.
+	abandoned bool
 }
 
 // Login logs in with the configured credentials and replaces the token. It
@@ -379,7 +382,7 @@ func (c *Client) obtain(ctx context.Context, n loginNeed) (res *LoginResult, tok
 			case <-ctx.Done():
 				return nil, "", ctx.Err()
 			}
-			if f.err != nil && !isCanceled(f.err) {
+			if f.err != nil && !f.abandoned {
 				// A failure is shared, unless the current token still
 				// serves this caller (a forced login failed upstream and
 				// kept it).
@@ -409,7 +412,7 @@ func (c *Client) obtain(ctx context.Context, n loginNeed) (res *LoginResult, tok
 
 		c.mu.Lock()
 		c.flight = nil
-		f.err = err
+		f.err, f.abandoned = err, err != nil && ctx.Err() != nil
 		if err == nil {
 			tok = c.takeLocked(n)
 		}
@@ -461,6 +464,9 @@ func (c *Client) runLogin(ctx context.Context, forced bool) (*LoginResult, error
 
 	res, err := c.postLogin(ctx, creds)
 	outcome := ClassifyLogin(err)
+	// A login its caller abandoned (a shutdown, the caller's own deadline)
+	// says nothing about the cloud: no backoff, not counted.
+	abandoned := err != nil && ctx.Err() != nil
 	now = c.cfg.Now()
 	c.mu.Lock()
 	c.loginGen++
@@ -472,8 +478,7 @@ func (c *Client) runLogin(ctx context.Context, forced bool) (*LoginResult, error
 		c.userID = res.UserID
 		c.loginFails, c.loginRetryAt = 0, time.Time{}
 		c.lastLogin = LoginState{Outcome: cloudapi.LoginOK, At: now}
-	case isCanceled(err):
-		// A login the caller abandoned (shutdown) says nothing about the cloud.
+	case abandoned || isCanceled(err):
 	case outcome == cloudapi.LoginRejected:
 		c.heldKey, c.heldUntil, c.heldErr = key, now.Add(c.cfg.RejectedRetry), err
 		if forced && c.hasTok {
@@ -502,7 +507,7 @@ func (c *Client) runLogin(ctx context.Context, forced bool) (*LoginResult, error
 			c.scrubObject(&res.Objects[i])
 		}
 	}
-	if c.cfg.LoginObserver != nil && !isCanceled(err) {
+	if c.cfg.LoginObserver != nil && !abandoned && !isCanceled(err) {
 		c.cfg.LoginObserver(outcome)
 	}
 	return res, err

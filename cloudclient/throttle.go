@@ -15,8 +15,9 @@ import (
 // pauseSpan is one throttle pause, from the answer that armed it to its end.
 type pauseSpan struct{ from, to time.Time }
 
-// noteThrottle arms or extends the pause after an answer of the API host;
-// any answer that does not throttle ends the streak of throttling answers.
+// noteThrottle arms or extends the pause after an answer of the API host; a
+// successful answer ends the streak of throttling answers (an error that is
+// no throttling says nothing about whether the throttling ended).
 func (c *Client) noteThrottle(tmpl string, status int, retryAfter string) {
 	now := c.cfg.Now()
 	c.mu.Lock()
