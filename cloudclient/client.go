@@ -310,13 +310,20 @@ func (c *Client) send(ctx context.Context, cl *call, payload []byte, token strin
 		u += "?" + cl.query
 	}
 	api := cl.url == "" // the API host; the assets host keeps its own retry rule
-	if api {
-		if err := c.waitThrottle(ctx, cl.tmpl); err != nil {
-			return nil, err
+	for {
+		if api {
+			if err := c.waitThrottle(ctx, cl.tmpl); err != nil {
+				return nil, err
+			}
 		}
-	}
-	if err := c.acquire(ctx); err != nil {
-		return nil, fmt.Errorf("cloudclient: %s: %w", cl.tmpl, err)
+		if err := c.acquire(ctx); err != nil {
+			return nil, fmt.Errorf("cloudclient: %s: %w", cl.tmpl, err)
+		}
+		// A pause armed while this request waited for a slot holds it too.
+		if !api || !c.Paused(c.cfg.Now()) {
+			break
+		}
+		c.release()
 	}
 	defer c.release()
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)

@@ -206,11 +206,18 @@ func TestThrottleIsWaitedOutByEveryObject(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
+			// Requests already on the wire when the 429 came back may
+			// still arrive (at most the client's slots, less the
+			// throttled one); nothing is sent after.
 			during := a.sim.Counters().Requests
+			late := 0
 			for ep, n := range during {
-				if n != asked[ep] && ep != "GET /socket.io/" && ep != "POST /socket.io/" {
-					t.Errorf("%s: %d requests during the pause (%d before it)", ep, n-asked[ep], asked[ep])
+				if ep != "GET /socket.io/" && ep != "POST /socket.io/" {
+					late += n - asked[ep]
 				}
+			}
+			if late > cloudclient.DefaultMaxInFlight-1 {
+				t.Errorf("%d requests reached the cloud during the pause, more than were in flight when it began: before %v, after %v", late, asked, during)
 			}
 			waitFor(t, "polls after the pause", func() bool { return a.sim.Counters().Requests["GET /v1/modules"] > during["GET /v1/modules"]+5 })
 			// What the throttled request was for is asked again after
