@@ -3,6 +3,7 @@ package exporter
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -78,6 +79,11 @@ type Web struct {
 	ConfigFile             string // --web.config.file (exporter-toolkit: TLS, basic auth)
 	TelemetryPath          string // --web.telemetry-path
 	DisableExporterMetrics bool   // --web.disable-exporter-metrics
+	// HealthListenAddress, when set, is a second listener serving only
+	// /-/healthy and /-/ready over plain HTTP, without the TLS and basic
+	// auth of ConfigFile: probes (Kubernetes', a load balancer's) cannot
+	// present a password or a client certificate. --web.health-listen-address
+	HealthListenAddress string
 }
 
 // Simulate runs the exporter against an embedded simulated cloud on a
@@ -128,6 +134,15 @@ func (c *Config) check() (checked, error) {
 	}
 	if c.Web.TelemetryPath == "" || c.Web.TelemetryPath[0] != '/' {
 		return out, configErrorf("--web.telemetry-path %q: want a path starting with /", c.Web.TelemetryPath)
+	}
+	if h := c.Web.HealthListenAddress; h != "" {
+		_, port, err := net.SplitHostPort(h)
+		if err != nil {
+			return out, configErrorf("--web.health-listen-address %q: %v", h, err)
+		}
+		if h == c.Web.ListenAddress && port != "0" {
+			return out, configErrorf("--web.health-listen-address %q: must differ from --web.listen-address", h)
+		}
 	}
 	if c.Web.ConfigFile != "" {
 		if err := web.Validate(c.Web.ConfigFile); err != nil {
