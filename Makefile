@@ -71,7 +71,10 @@ release-snapshot:
 	@$(GO) version -m $(GOBIN)/goreleaser 2>/dev/null | grep -qE '^\s+mod\s+github.com/goreleaser/goreleaser/v2\s+$(GORELEASER_VERSION)\s' || \
 		$(MAKE) --no-print-directory goreleaser-install
 	$(GOBIN)/goreleaser check
-	$(GOBIN)/goreleaser release --snapshot --clean
+	@# goreleaser reads the commit only when git names a remote; a clone without
+	@# one (a worktree of a local repository) names itself for this run.
+	$(if $(shell git remote 2>/dev/null),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=$(CURDIR)) \
+		$(GOBIN)/goreleaser release --snapshot --clean
 
 goreleaser-install:
 	$(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
