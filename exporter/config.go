@@ -53,6 +53,10 @@ type Health struct {
 	CooldownMax               time.Duration // --recovery.cooldown-max
 	ForgetMissingAfter        time.Duration // --modules.forget-after (0 = never)
 	ObjectsRefreshInterval    time.Duration // --objects.refresh-interval
+	// StartRetryMax caps the pause between attempts to log in and read the
+	// objects and modules at start (1 s, 2 s, 4 s, ...); 0 keeps the
+	// default, a minute. --session.start-retry-max
+	StartRetryMax time.Duration
 	// FailOfflineAfter is the deprecated --modules.fail-offline-after: the
 	// gateway warns that it has no effect.
 	FailOfflineAfter int
@@ -186,6 +190,7 @@ func (h Health) Validate() error {
 		"--poll.interval": h.PollInterval, "--session.down-hysteresis": h.SessionHysteresis, "--push.stale-after": h.StaleAfter,
 		"--recovery.quarantine-duration": h.QuarantineDuration, "--recovery.cooldown": h.CooldownBase, "--recovery.cooldown-max": h.CooldownMax,
 		"--modules.forget-after": h.ForgetMissingAfter, "--objects.refresh-interval": h.ObjectsRefreshInterval,
+		"--session.start-retry-max": h.StartRetryMax,
 	} {
 		if d < 0 {
 			return configErrorf("%s must not be negative", name)
