@@ -72,11 +72,11 @@ func (r releaseTarget) String() string {
 func releaseTargets(t *testing.T) []releaseTarget {
 	b := loadGoreleaser(t).Builds[0]
 	var out []releaseTarget
-	for _, os := range b.Goos {
+	for _, goos := range b.Goos {
 		for _, arch := range b.Goarch {
 			ignored := false
 			for _, ig := range b.Ignore {
-				if ig.Goos == os && ig.Goarch == arch {
+				if ig.Goos == goos && ig.Goarch == arch {
 					ignored = true
 				}
 			}
@@ -85,11 +85,11 @@ func releaseTargets(t *testing.T) []releaseTarget {
 			}
 			if arch == "arm" {
 				for _, v := range b.Goarm {
-					out = append(out, releaseTarget{os, arch, v})
+					out = append(out, releaseTarget{goos, arch, v})
 				}
 				continue
 			}
-			out = append(out, releaseTarget{os, arch, ""})
+			out = append(out, releaseTarget{goos, arch, ""})
 		}
 	}
 	return out
