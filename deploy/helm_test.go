@@ -432,3 +432,38 @@ func TestChartFilesGenerated(t *testing.T) {
 		}
 	}
 }
+
+// TestChartValuesDocumented: every value of values.yaml carries a comment,
+// its own or that of the block it is in, so the file documents the chart.
+func TestChartValuesDocumented(t *testing.T) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(readFile(t, filepath.Join(ChartDir, "values.yaml")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var undocumented []string
+	var walk func(n *yaml.Node, prefix string, documented bool)
+	walk = func(n *yaml.Node, prefix string, documented bool) {
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			name := prefix + k.Value
+			has := documented || strings.TrimSpace(k.HeadComment+k.LineComment+v.LineComment) != ""
+			if v.Kind == yaml.MappingNode && len(v.Content) > 0 {
+				walk(v, name+".", has)
+				continue
+			}
+			if !has {
+				undocumented = append(undocumented, name)
+			}
+		}
+	}
+	walk(doc.Content[0], "", false)
+	if len(undocumented) > 0 {
+		t.Errorf("values without a comment: %v", undocumented)
+	}
+	if len(doc.Content[0].Content) < 20 {
+		t.Errorf("values.yaml has only %d top-level keys", len(doc.Content[0].Content)/2)
+	}
+}
