@@ -104,6 +104,17 @@ func TestEverythingPointsAtTheProjectHome(t *testing.T) {
 	if img := dep.Template.Spec.Containers[0].Image; !strings.HasPrefix(img, image+":") {
 		t.Errorf("deploy/kubernetes image %q, want %s:<tag>", img, image)
 	}
+	var kust struct {
+		Images []struct {
+			Name string `yaml:"name"`
+		} `yaml:"images"`
+	}
+	if err := yaml.Unmarshal(readFile(t, "kubernetes/kustomization.yaml"), &kust); err != nil {
+		t.Fatal(err)
+	}
+	if len(kust.Images) != 1 || kust.Images[0].Name != image {
+		t.Errorf("kustomization images %+v, want the one image %s as a value", kust.Images, image)
+	}
 }
 
 // TestSystemdInstallStepsFromTheRoot runs nothing as root, but checks that
