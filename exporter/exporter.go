@@ -56,6 +56,7 @@ type Exporter struct {
 	fleet   *fleet.Fleet
 	loader  *catalogload.Loader // nil with the catalog off
 	handler http.Handler
+	probes  http.Handler // /-/healthy and /-/ready alone, for Web.HealthListenAddress
 }
 
 // New validates cfg and assembles the exporter. Nothing runs until Run but
@@ -168,21 +169,9 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 	}))
 	mux.Handle("/status", status.Handler(source, status.Options{}))
 	mux.Handle(status.ModulePath, status.ModuleHandler(source, moduleParams, status.Options{}))
-	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusOK)
-		fmt.Fprintln(w, "Healthy")
-	})
-	ready := e.fleet.Ready()
-	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
-		select {
-		case <-ready:
-			w.WriteHeader(http.StatusOK)
-			fmt.Fprintln(w, "Ready")
-		default:
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, "Not ready: not every object's first parameter snapshot has been stored yet")
-		}
-	})
+	e.probes = e.probeHandler()
+	mux.Handle("/-/healthy", e.probes)
+	mux.Handle("/-/ready", e.probes)
 	// The Go runtime's profiles, as node_exporter serves them, behind the
 	// same TLS and basic auth as the rest (--web.config.file): the landing
 	// page links the heap and CPU profiles.
@@ -211,6 +200,30 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 	return mux, nil
 }
 
+// probeHandler serves /-/healthy (the process answers) and /-/ready (every
+// object's first parameter snapshot is stored) and nothing else: Run serves
+// it on Web.HealthListenAddress without TLS or authentication, so it must
+// never grow a page that tells more than these two answers.
+func (e *Exporter) probeHandler() http.Handler {
+	probes := http.NewServeMux()
+	probes.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprintln(w, "Healthy")
+	})
+	ready := e.fleet.Ready()
+	probes.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
+		select {
+		case <-ready:
+			w.WriteHeader(http.StatusOK)
+			fmt.Fprintln(w, "Ready")
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "Not ready: not every object's first parameter snapshot has been stored yet")
+		}
+	})
+	return probes
+}
+
 // Run serves the pages on Web.ListenAddress and runs the gateway and the
 // catalog loader until ctx ends (it then returns nil) or one of them fails
 // for good: a login the cloud rejects at the start and a catalog language
@@ -227,7 +240,23 @@ func (e *Exporter) Run(ctx context.Context) error {
 		return fmt.Errorf("--web.listen-address: %w", err)
 	}
 	srv := &http.Server{Handler: e.handler, ReadHeaderTimeout: 10 * time.Second}
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
+	// The probes' listener: plain HTTP, /-/healthy and /-/ready only.
+	var probeSrv *http.Server
+	if addr := e.cfg.Web.HealthListenAddress; addr != "" {
+		pln, err := net.Listen("tcp", addr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--web.health-listen-address: %w", err)
+		}
+		probeSrv = &http.Server{Handler: e.probes, ReadHeaderTimeout: 10 * time.Second}
+		e.log.Info("Listening for probes (/-/healthy, /-/ready) without TLS or authentication", "address", pln.Addr().String())
+		go func() {
+			if err := probeSrv.Serve(pln); !errors.Is(err, http.ErrServerClosed) {
+				serveErr <- fmt.Errorf("health listener: %w", err)
+			}
+		}()
+	}
 	go func() {
 		noSystemd := false
 		flags := &web.FlagConfig{WebListenAddresses: &[]string{e.cfg.Web.ListenAddress}, WebSystemdSocket: &noSystemd, WebConfigFile: &e.cfg.Web.ConfigFile}
@@ -275,6 +304,9 @@ wait:
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), webShutdownTimeout)
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
+	if probeSrv != nil {
+		_ = probeSrv.Shutdown(shutdownCtx)
+	}
 	return runErr
 }
 

@@ -26,6 +26,7 @@ type serveCmd struct {
 	WebConfigFile           string   `name:"web.config.file" type:"existingfile" help:"exporter-toolkit web configuration file (TLS, basic auth)." group:"Web"`
 	TelemetryPath           string   `name:"web.telemetry-path" default:"/metrics" help:"Path of the metrics endpoint." group:"Web"`
 	DisableExporterMetrics  bool     `name:"web.disable-exporter-metrics" help:"Leave out the Go runtime and process metrics of the exporter itself." group:"Web"`
+	HealthListenAddress     string   `name:"web.health-listen-address" help:"Address of a second, plain HTTP listener serving only /-/healthy and /-/ready, without the TLS and basic auth of --web.config.file, for probes (empty = none)." group:"Web"`
 	ParametersInclude       []string `name:"parameters.include" help:"Export only parameters matching one of these patterns (e.g. P4.v*)." group:"Parameters"`
 	ParametersExclude       []string `name:"parameters.exclude" help:"Never export parameters matching these patterns (e.g. *.s*)." group:"Parameters"`
 	ParametersMaxSeries     int      `name:"parameters.max-series" default:"${parameters_max_series}" help:"Cap on exported parameter series per module (0 = none); what the cap drops is counted." group:"Parameters"`
@@ -58,6 +59,7 @@ func (s *serveCmd) config(g *Globals) exporter.Config {
 		Web: exporter.Web{
 			ListenAddress: s.ListenAddress, ConfigFile: s.WebConfigFile, TelemetryPath: s.TelemetryPath,
 			DisableExporterMetrics: s.DisableExporterMetrics,
+			HealthListenAddress:    s.HealthListenAddress,
 		},
 		Simulate: exporter.Simulate{Enabled: s.Simulate, Modules: s.SimulateModules, Objects: s.SimulateObjects, ParamsPerModule: s.SimulateParamsPerModule},
 		Logger:   g.Logger,

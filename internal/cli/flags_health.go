@@ -35,6 +35,7 @@ type healthFlags struct {
 	CooldownMax               time.Duration `name:"recovery.cooldown-max" default:"${recovery_cooldown_max}" help:"Cap of the recovery cooldown." group:"Health"`
 	ForgetMissingAfter        time.Duration `name:"modules.forget-after" default:"${modules_forget_after}" help:"A module missing from the account's module list this long stops being exported (0 = never)." group:"Health"`
 	ObjectsRefreshInterval    time.Duration `name:"objects.refresh-interval" default:"${objects_refresh_interval}" help:"How often the account's objects are read again, to watch objects that join and stop those that leave (also after every login)." group:"Health"`
+	StartRetryMax             time.Duration `name:"session.start-retry-max" default:"${session_start_retry_max}" help:"Cap of the pause between attempts to log in and read the objects and modules at start (1s, 2s, 4s, ... up to this)." group:"Health"`
 	FailOfflineAfter          int           `name:"modules.fail-offline-after" hidden:"" help:"Deprecated, no effect: failed module-list polls never take a module offline." group:"Health"`
 }
 
@@ -58,6 +59,7 @@ func healthVars() kong.Vars {
 		"recovery_cooldown_max":               shortDuration(ladder.DefaultCooldownMax),
 		"modules_forget_after":                shortDuration(gw.ForgetMissingAfter),
 		"objects_refresh_interval":            shortDuration(fleet.DefaultRefreshInterval),
+		"session_start_retry_max":             shortDuration(fleet.DefaultStartRetryMax),
 	}
 }
 
@@ -78,6 +80,7 @@ func (h *healthFlags) health() exporter.Health {
 		CooldownMax:               h.CooldownMax,
 		ForgetMissingAfter:        h.ForgetMissingAfter,
 		ObjectsRefreshInterval:    h.ObjectsRefreshInterval,
+		StartRetryMax:             h.StartRetryMax,
 		FailOfflineAfter:          h.FailOfflineAfter,
 	}
 }

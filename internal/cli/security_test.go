@@ -359,6 +359,8 @@ func tailLines(s string, n int) string {
 var fastServeFlags = []string{
 	"--poll.interval=100ms", "--session.supervisor-interval=100ms", "--session.connect-timeout=1s",
 	"--session.down-hysteresis=0s", "--cloud.timeout=2s",
+	// The start's retries after the echoed errors pause 100 ms, not 1 s, 2 s.
+	"--session.start-retry-max=100ms",
 }
 
 // The password and every token the cloud issued never appear in the debug
