@@ -134,8 +134,11 @@ type Client struct {
 	// Tokens obtained and not yet revoked, with their users (tokens.go).
 	tokens            map[string]*tokenUse
 	revokedSuperseded uint64
-	revokeProbe       bool // a revoke happened: watch the current token's next answer
-	revokeOff         bool // the cloud's revoke ends every session: stop revoking
+	probeTok          string        // the token current when a superseded one was revoked: its answers are watched
+	probeSettled      bool          // that revoke has finished
+	probeAfter        uint64        // the sends number when it finished
+	sends             atomic.Uint64 // numbers the authenticated requests as they are sent
+	revokeOff         bool          // the cloud's revoke ends every session: stop revoking
 
 	// The throttle pause (throttle.go).
 	pausedUntil time.Time
@@ -392,9 +395,10 @@ func (c *Client) do(ctx context.Context, cl *call) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	seq := c.sends.Add(1)
 	r, err := c.send(ctx, cl, payload, tok)
 	if err == nil {
-		c.noteTokenAnswer(tok, r.status)
+		c.noteTokenAnswer(tok, r.status, seq)
 	}
 	c.releaseToken(tok)
 	if err == nil && (r.status == http.StatusUnauthorized || r.status == http.StatusForbidden) {
