@@ -157,7 +157,7 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 		Registry:          reg,
 		EnableOpenMetrics: true,
 	}))
-	mux.Handle("/status", status.Handler(source, status.Options{}))
+	mux.Handle("/status", status.Handler(source, status.Options{Alarms: moduleParams}))
 	mux.Handle(status.ModulePath, status.ModuleHandler(source, moduleParams, status.Options{}))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)

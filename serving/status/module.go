@@ -207,7 +207,7 @@ func buildModulePage(s collector.Snapshot, params ParamSource, devid string, o O
 	if m.AlarmsKnown {
 		p.AlarmState, p.AlarmClass = strconv.Itoa(m.Alarms), classOK
 		if m.Alarms > 0 {
-			p.AlarmClass = classBad
+			p.AlarmClass = classAlarm
 		}
 	}
 	for _, a := range m.ActiveAlarms {
@@ -229,7 +229,7 @@ func buildModulePage(s collector.Snapshot, params ParamSource, devid string, o O
 	if m.ActiveAlarmsKnown {
 		p.AlarmState, p.AlarmClass = strconv.Itoa(len(p.Alarms)), classOK
 		if len(p.Alarms) > 0 {
-			p.AlarmClass = classBad
+			p.AlarmClass = classAlarm
 		}
 	}
 
@@ -361,7 +361,7 @@ func moduleObjectOf(s collector.Snapshot, id int, status string, now time.Time, 
 				modules = append(modules, m)
 			}
 		}
-		ov := objectSection(obj, modules, now, loc)
+		ov := objectSection(obj, modules, nil, now, loc)
 		c := ov.Cards[cardSession]
 		c.Label = "Session of " + mo.Name
 		if pc := ov.Cards[cardPush]; c.Class == classOK && pc.Class != classOK {

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/collector"
+	"github.com/bragerone/bragerone_exporter/serving/status"
+)
+
+// englishAlarms names what the web app's English assets translate: code 38.
+type englishAlarms map[string]string
+
+func (n englishAlarms) AlarmName(code, _ string) (string, bool) { t, ok := n[code]; return t, ok }
+
+func (n englishAlarms) ModuleParams(string) ([]status.Param, bool) { return nil, false }
+
+// pageAccount is an account of two healthy objects, Home and Cottage, with
+// "Out of fuel" active on Home's boiler and code 91 on Cottage's.
+func pageAccount(now time.Time) collector.Snapshot {
+	object := func(id int, name string) collector.ObjectState {
+		return collector.ObjectState{ID: id, Name: name, Connected: true, Ready: true,
+			Session:  collector.SessionState{Up: true},
+			Push:     collector.PushState{Known: true, Healthy: true, LastLiveUpdate: now.Add(-3 * time.Second), LastUpdate: now.Add(-3 * time.Second)},
+			Recovery: collector.RecoveryState{Actions: map[collector.ActionKey]uint64{}}}
+	}
+	module := func(devid string, object int, name string, alarms ...collector.Alarm) collector.ModuleState {
+		return collector.ModuleState{Devid: devid, ObjectID: object, Name: name, OnlineKnown: true, Online: true,
+			ConnectedAt: now.Add(-time.Hour).Unix(), LastUpdate: now.Add(-3 * time.Second), Params: 800,
+			Alarms: len(alarms), AlarmsKnown: true, ActiveAlarms: alarms, ActiveAlarmsKnown: true}
+	}
+	return collector.Snapshot{
+		Now:     now,
+		Objects: []collector.ObjectState{object(11, "Home"), object(12, "Cottage")},
+		Modules: []collector.ModuleState{
+			module("HOME01", 11, "Boiler room", collector.Alarm{Code: "38", Symbol: "ERROR_BRAK_PALIWA", Since: now.Add(-2 * time.Hour)}),
+			module("HOME02", 11, "Valves"),
+			module("COTT01", 12, "Cottage boiler", collector.Alarm{Code: "91", Symbol: "ERROR_MODUL_ROZSZERZEN", Since: now.Add(-10 * time.Minute)}),
+		},
+	}
+}
+
+// TestAlarmHeadlineInBrowser reads /status and a module page in chromium
+// with two boiler alarms active and every health signal green: the first
+// card is the alarms', naming both with module and object; both objects'
+// sections are drawn in the alarm colour; the module page starts with its
+// alarm.
+func TestAlarmHeadlineInBrowser(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	src := collector.SnapshotFunc(func() collector.Snapshot { return pageAccount(now) })
+	names := englishAlarms{"38": "Out of fuel"}
+	mux := http.NewServeMux()
+	mux.Handle("/status", status.Handler(src, status.Options{Alarms: names, Refresh: -1}))
+	mux.Handle(status.ModulePath, status.ModuleHandler(src, names, status.Options{Refresh: -1}))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	b := newBrowser(t)
+	b.open("alarms", srv.URL+"/status")
+	b.noConsoleErrors()
+	labels := b.texts("#cards .card .label")
+	if len(labels) == 0 || !strings.EqualFold(labels[0], "Boiler alarms") {
+		t.Fatalf("headline cards %q, want the boiler alarms first", labels)
+	}
+	card := b.texts("#cards .card.alarm")
+	if len(card) != 1 || !strings.Contains(card[0], "2 ACTIVE") ||
+		!strings.Contains(card[0], "Out of fuel · Boiler room · Home · since 2h00m") ||
+		!strings.Contains(card[0], "ERROR_MODUL_ROZSZERZEN (code 91) · Cottage boiler · Cottage · since 10m00s") {
+		t.Errorf("alarm card %q", card)
+	}
+	if got := b.attrs("section.object", "class"); !slices.Equal(got, []string{"object alarm", "object alarm"}) {
+		t.Errorf("sections %q, want both in the alarm colour", got)
+	}
+	// The colour is drawn, not only named: the section's border is the alarm red.
+	if got := b.styles("section.object.alarm", "border-left-color"); len(got) != 2 || got[0] != "rgb(164, 14, 38)" {
+		t.Errorf("alarm sections drawn with border %q", got)
+	}
+
+	b.click("alarm-module", "#object-11 table.modules tr.module td.name a")
+	first := b.texts("body > h1 ~ div[id], body > h1 ~ section[id]")
+	if len(first) == 0 || !strings.HasPrefix(first[0], "Active alarms") || !strings.Contains(first[0], "Out of fuel") {
+		t.Errorf("the module page's first part %q, want its active alarms", first)
+	}
+	b.noConsoleErrors()
+}
