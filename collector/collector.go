@@ -71,6 +71,7 @@ type descs struct {
 	moduleOutage, moduleLastOutage, moduleOutagesTotal                          *prometheus.Desc
 
 	objectInfo, objectListFailureStreak *prometheus.Desc
+	objectDeparted, moduleDeparted      *prometheus.Desc
 
 	sessionUp, sessionOutage, sessionLastOutage, sessionOutagesTotal, sessionBlinks, sessionReconnectFailure *prometheus.Desc
 
@@ -131,6 +132,8 @@ func newDescs() descs {
 
 		objectInfo:              d("object_info", "A watched object (installation) of the account and its name; always 1.", objectLabel, "name"),
 		objectListFailureStreak: d("object_list_failure_streak", "Unusable listings of the account's objects in a row."),
+		objectDeparted:          d("object_departed_timestamp_seconds", "When a watched object stopped being watched (left the account's listing), seconds since the epoch; present until it returns, the departure is forgotten or the exporter restarts.", objectLabel, "name"),
+		moduleDeparted:          d("module_departed_timestamp_seconds", "When a module left its still watched object and stopped being exported, seconds since the epoch; present until it returns, the departure is forgotten or the exporter restarts.", "devid", objectLabel, "name"),
 
 		sessionUp:               d("session_up", "The object's exporter to cloud Socket.IO session: 1 up, 0 down.", objectLabel),
 		sessionOutage:           d("session_outage_seconds", "Duration of the object's current session outage; present only while down.", objectLabel, "reason"),
@@ -167,7 +170,7 @@ func (d *descs) all() []*prometheus.Desc {
 		d.paramValue, d.parameters, d.paramsNonNumeric, d.paramsDropped, d.paramsRefused,
 		d.moduleOnline, d.moduleConnectedAt, d.moduleInfo, d.moduleLastUpdate, d.moduleAlarms,
 		d.moduleOutage, d.moduleLastOutage, d.moduleOutagesTotal,
-		d.objectInfo, d.objectListFailureStreak,
+		d.objectInfo, d.objectListFailureStreak, d.objectDeparted, d.moduleDeparted,
 		d.sessionUp, d.sessionOutage, d.sessionLastOutage, d.sessionOutagesTotal, d.sessionBlinks, d.sessionReconnectFailure,
 		d.pushHealthy, d.liveStale, d.lastLiveUpdate, d.lastUpdate,
 		d.recoveryActions, d.recoveryQuarantined, d.recoveryCooldown, d.pollFailureStreak, d.primeFailures,
@@ -241,6 +244,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, direct *directSeries) {
 
 	objects := c.collectObjects(&e, s.Objects)
 	e.emit(c.objectListFailureStreak, prometheus.GaugeValue, float64(s.ObjectListFailureStreak))
+	c.collectDepartures(&e, s)
 	if !s.TokenExpiry.IsZero() {
 		e.emit(c.tokenExpiry, prometheus.GaugeValue, unixSeconds(s.TokenExpiry))
 	}
@@ -301,6 +305,28 @@ func boolValue(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// collectDepartures exports the objects and modules that left, each once
+// (an object that is watched again is not departed; the snapshot's memory
+// says so, and a duplicate would fail the scrape).
+func (c *Collector) collectDepartures(e *emitter, s Snapshot) {
+	seen := map[int]bool{}
+	for _, o := range s.DepartedObjects {
+		if seen[o.ID] {
+			continue
+		}
+		seen[o.ID] = true
+		e.emit(c.objectDeparted, prometheus.GaugeValue, unixSeconds(o.Since), strconv.Itoa(o.ID), LabelValue(o.Name))
+	}
+	seenMod := map[string]bool{}
+	for _, m := range s.DepartedModules {
+		if seenMod[m.Devid] {
+			continue
+		}
+		seenMod[m.Devid] = true
+		e.emit(c.moduleDeparted, prometheus.GaugeValue, unixSeconds(m.Since), LabelValue(m.Devid), strconv.Itoa(m.ObjectID), LabelValue(m.Name))
+	}
 }
 
 // collectObjects exports the series of every watched object, each labelled

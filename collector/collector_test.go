@@ -52,6 +52,7 @@ var goldenCases = []struct {
 		Options{Include: []string{"P4.*", "P5.v3"}, Exclude: []string{"*.s*"}, MaxSeries: 2}},
 	{"hostile", hostileSnapshot, func() ParamSource { return hostileParams() }, Options{}},
 	{"catalog", catalogSnapshot, func() ParamSource { return catalogParams() }, catalogOpts(testCatalog())},
+	{"departed", departedSnapshot, func() ParamSource { return healthyParams() }, Options{}},
 }
 
 func goldenPath(name string) string { return filepath.Join("testdata", name+".prom") }

@@ -174,6 +174,8 @@ func fullExpositions(t *testing.T) [][]byte {
 	up.Modules[0].ActiveAlarms, up.Modules[0].ActiveAlarmsKnown = catalogSnapshot().Modules[0].ActiveAlarms, true
 	up.Modules[0].History = mod1History()
 	down := sessionDownSnapshot()
+	gone := departedSnapshot()
+	down.DepartedObjects, down.DepartedModules = gone.DepartedObjects, gone.DepartedModules
 
 	var outs [][]byte
 	for _, s := range []Snapshot{up, down} {

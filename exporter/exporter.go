@@ -122,7 +122,7 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 	if _, err := realtime.New(GatewayConfig(cloud, e.cfg.Health, client, platform, st, e.log)); err != nil {
 		return &ConfigError{err}
 	}
-	source := FleetSource{Status: fl.Status, Store: st}
+	source := FleetSource{Status: fl.Status, Store: st, Departures: collector.NewDepartures(e.cfg.Health.DepartedForgetAfter)}
 	colOpts := ok.collector
 	if !e.cfg.Catalog.Disable {
 		if e.loader, err = newLoader(e.cfg.Catalog, client, fl, st, ok.overrides, e.log.With("component", "catalog")); err != nil {

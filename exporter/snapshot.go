@@ -20,6 +20,9 @@ type FleetSource struct {
 	Status func() *fleet.Status
 	Store  *store.Store
 	Now    func() time.Time
+	// Departures remembers the objects and modules that left (nil: none
+	// remembered).
+	Departures *collector.Departures
 }
 
 // Snapshot implements collector.SnapshotSource.
@@ -32,7 +35,9 @@ func (f FleetSource) Snapshot() collector.Snapshot {
 	if f.Store != nil {
 		stats = f.Store.Stats()
 	}
-	return FromFleet(f.Status(), stats, now)
+	s := FromFleet(f.Status(), stats, now)
+	f.Departures.Observe(&s)
+	return s
 }
 
 // GatewaySource turns the gateway's published status and the store's

@@ -49,6 +49,14 @@ type page struct {
 	Objects  []objectView
 	Timeline timeline
 	Episodes episodeList
+	// Departed are the objects and modules that were watched and left,
+	// one line each, oldest departure first.
+	Departed []departedView
+}
+
+// departedView is one line about an object or module that left.
+type departedView struct {
+	What, Since, Detail string
 }
 
 // card is one big state box.
@@ -264,6 +272,7 @@ func buildPage(s collector.Snapshot, o Options) page {
 	}
 
 	p.Summary = summary(s, len(index), open, len(other), now, o.Location)
+	p.Departed = departures(s, o.Alarms, now, o.Location)
 	p.Cards = headline(p.Objects, o.Alarms, now)
 	names := namesOf(s.Objects)
 	p.Timeline = buildTimeline(s, names, now, o)
@@ -288,6 +297,53 @@ func summary(s collector.Snapshot, objects, open, other int, now time.Time, loc 
 		sv.Text += " " + plural(other, "module belongs", "modules belong") + " to no watched object (listed under Other modules)."
 	}
 	return sv
+}
+
+// departures words the objects and modules that left: who, since when,
+// and what they took along (modules, alarms active when they left).
+func departures(s collector.Snapshot, names AlarmNamer, now time.Time, loc *time.Location) []departedView {
+	watched := map[int]string{}
+	for _, o := range s.Objects {
+		watched[o.ID] = objectLabel(o)
+	}
+	alarmsText := func(as []collector.DepartedAlarm) string {
+		var out []string
+		for _, a := range as {
+			out = append(out, alarmTitle(names, a.Code, a.Symbol))
+		}
+		if len(out) == 0 {
+			return ""
+		}
+		return "; alarms active when it left: " + strings.Join(out, ", ")
+	}
+	var out []departedView
+	for _, o := range s.DepartedObjects {
+		v := departedView{
+			What:  "Object " + objectLabel(collector.ObjectState{ID: o.ID, Name: o.Name}) + " is no longer listed by the account",
+			Since: fmtAge(o.Since, now, loc),
+		}
+		v.Detail = "its series left /metrics; " + plural(len(o.Modules), "module", "modules") + " no longer watched"
+		v.Detail += alarmsText(o.Alarms)
+		out = append(out, v)
+	}
+	for _, m := range s.DepartedModules {
+		name := clean(strings.TrimSpace(m.Name), maxShown)
+		if name == "" {
+			name = clean(m.Devid, maxShown)
+		} else {
+			name += " (" + clean(m.Devid, maxShown) + ")"
+		}
+		object := watched[m.ObjectID]
+		if object == "" {
+			object = "object " + strconv.Itoa(m.ObjectID)
+		}
+		out = append(out, departedView{
+			What:   "Module " + name + " left " + object,
+			Since:  fmtAge(m.Since, now, loc),
+			Detail: "its series left /metrics" + alarmsText(m.Alarms),
+		})
+	}
+	return out
 }
 
 func plural(n int, one, many string) string {
