@@ -88,3 +88,55 @@ func TestAlarmHeadlineInBrowser(t *testing.T) {
 	}
 	b.noConsoleErrors()
 }
+
+// staleParams describes the offline module's parameters, as the catalog
+// would, with their values' arrival times.
+type staleParams struct{ arrived time.Time }
+
+func (staleParams) AlarmName(string, string) (string, bool) { return "", false }
+
+func (p staleParams) ModuleParams(devid string) ([]status.Param, bool) {
+	if devid != "COTT01" {
+		return nil, true
+	}
+	return []status.Param{
+		{Menu: "Boiler", Name: "Boiler temperature", Symbol: "PARAM_P4_1", Unit: "°C", Pool: "P4", Param: "v1", Value: 56.6, HasValue: true, UpdatedAt: p.arrived},
+		{Menu: "Boiler", Name: "Boiler set temperature", Symbol: "PARAM_P6_1", Unit: "°C", Pool: "P6", Param: "v1", Value: 70, HasValue: true, UpdatedAt: p.arrived.Add(-3 * time.Hour)},
+	}, true
+}
+
+// TestOfflineModulePageInBrowser: the page of a module that went offline 25
+// minutes ago shows every value with its age, marked stale, under a note
+// saying the module is offline: "Boiler temperature 56.6 °C" is not shown as
+// if current.
+func TestOfflineModulePageInBrowser(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC)
+	src := collector.SnapshotFunc(func() collector.Snapshot {
+		s := pageAccount(now)
+		m := &s.Modules[2]
+		m.Online, m.ConnectedAt, m.LastUpdate = false, 0, now.Add(-25*time.Minute)
+		m.Outage = collector.Outage{Down: true, DownSince: now.Add(-25 * time.Minute), DownFor: 25 * time.Minute, Reason: "rest"}
+		return s
+	})
+	mux := http.NewServeMux()
+	mux.Handle(status.ModulePath, status.ModuleHandler(src, staleParams{arrived: now.Add(-25 * time.Minute)}, status.Options{Refresh: -1}))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	b := newBrowser(t)
+	b.open("offline-module", srv.URL+status.ModulePath+"COTT01")
+	b.noConsoleErrors()
+	if note := b.texts("#stalenote"); len(note) != 1 || !strings.Contains(note[0], "This module is offline") {
+		t.Errorf("stale note %q", note)
+	}
+	rows := b.texts("table.params tr.param.stale")
+	if len(rows) != 2 || !strings.Contains(rows[0], "56.6") || !strings.Contains(rows[0], "25m00s ago") || !strings.Contains(rows[0], "stale") ||
+		!strings.Contains(rows[1], "3h25m ago") {
+		t.Errorf("stale rows %q, want both values with their ages, marked stale", rows)
+	}
+	// Drawn apart from a current value: muted and italic.
+	if got := b.styles("table.params tr.param.stale td.value", "font-style"); len(got) != 2 || got[0] != "italic" {
+		t.Errorf("stale values drawn %q", got)
+	}
+}

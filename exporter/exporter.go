@@ -136,7 +136,7 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 		return &ConfigError{err}
 	}
 	moduleParams := status.CatalogParams{Catalog: colOpts.Catalog,
-		Values: st.Reader}
+		Values: st.Reader, Times: st.UpdatedAt}
 	e.handler, err = e.newHandler(reg, col, source, moduleParams)
 	return err
 }

@@ -2,6 +2,7 @@ package status
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"net/http"
 	"net/url"
@@ -44,6 +45,9 @@ type Param struct {
 	HasValue bool
 	// Hidden: the app's visibility rules hide the parameter now.
 	Hidden bool
+	// UpdatedAt is when the register's value last arrived (prime or live);
+	// zero when unknown.
+	UpdatedAt time.Time
 }
 
 type modulePage struct {
@@ -76,6 +80,9 @@ type modulePage struct {
 
 	Menus    []menuView
 	NoParams string
+	// StaleNote says why the values shown are not current ("" when they
+	// are): the module is offline, or its object's stream is not live.
+	StaleNote string
 }
 
 // maxHistoryShown bounds each history table of a module page.
@@ -120,6 +127,14 @@ type menuView struct {
 type paramView struct {
 	Name, Symbol, Value, Unit, Register string
 	Hidden                              bool
+	// Age is how long ago the value arrived ("" when unknown); Stale marks
+	// a value of an offline module, or one older than
+	// store.StaleValueAfter that its object's live stream does not vouch
+	// for.
+	Age   string
+	Stale bool
+
+	updated time.Time
 }
 
 // moduleLink is the relative link from /status to a module's page; relative
@@ -254,6 +269,7 @@ func buildModulePage(s collector.Snapshot, params ParamSource, devid string, o O
 		p.CatalogDetail = strconv.Itoa(m.Params) + " registers stored"
 	}
 	p.Menus = groupByMenu(ps)
+	p.ages(s, m, now, o.Location)
 	p.history(m, ps, params, now, o.Location)
 	return p, true
 }
@@ -374,6 +390,45 @@ func moduleObjectOf(s collector.Snapshot, id int, status string, now time.Time, 
 	return mo, card{Label: "Cloud session", State: "NONE", Class: classUnknown, Detail: "the module's object is not watched"}
 }
 
+// ages gives every value its age, from when it last arrived, and marks the
+// stale ones (store.Stale): all of an offline module's, and those older than
+// store.StaleValueAfter while the object's session is down or its live push
+// not healthy.
+func (p *modulePage) ages(s collector.Snapshot, m *collector.ModuleState, now time.Time, loc *time.Location) {
+	offline := m.OnlineKnown && !m.Online
+	healthy := false
+	for _, obj := range s.Objects {
+		if obj.ID == m.ObjectID {
+			healthy = obj.Session.Up && obj.Push.Known && obj.Push.Healthy
+		}
+	}
+	stale := 0
+	for i := range p.Menus {
+		for j := range p.Menus[i].Params {
+			pv := &p.Menus[i].Params[j]
+			if pv.updated.IsZero() {
+				continue
+			}
+			pv.Age = fmtDuration(now.Sub(pv.updated)) + " ago"
+			if store.Stale(pv.updated, now, offline, healthy) {
+				pv.Stale = true
+				stale++
+			}
+		}
+	}
+	switch {
+	case offline:
+		p.StaleNote = "This module is offline: every value below is the last it sent, not current"
+		if !m.LastUpdate.IsZero() {
+			p.StaleNote += " (the newest arrived " + fmtAge(m.LastUpdate, now, loc) + ")"
+		}
+		p.StaleNote += "."
+	case stale > 0:
+		p.StaleNote = fmt.Sprintf("%s arrived over %s ago while the live stream of the module's object is not healthy: marked stale.",
+			plural(stale, "value", "values"), fmtDuration(store.StaleValueAfter))
+	}
+}
+
 // groupByMenu keeps the catalog's menu order: menus in order of their first
 // parameter, parameters in order within each.
 func groupByMenu(ps []Param) []menuView {
@@ -411,6 +466,7 @@ func paramRow(pr Param) paramView {
 		Register: clean(pr.Pool+"."+pr.Param, maxShown),
 		Value:    "—",
 		Hidden:   pr.Hidden,
+		updated:  pr.UpdatedAt,
 	}
 	if v.Name == "" {
 		v.Name = clean(pr.Symbol, maxShown)
@@ -435,6 +491,9 @@ type CatalogParams struct {
 	Catalog collector.CatalogSource
 	// Values reads the raw stored values of one module.
 	Values func(devid string) store.Reader
+	// Times reads when each register of one module last received a value
+	// (nil: ages unknown).
+	Times func(devid string) func(pool, chanIdx string) (time.Time, bool)
 }
 
 // ModuleParams implements ParamSource.
@@ -448,6 +507,10 @@ func (c CatalogParams) ModuleParams(devid string) ([]Param, bool) {
 		return nil, true
 	}
 	read := c.Values(devid)
+	var times func(pool, chanIdx string) (time.Time, bool)
+	if c.Times != nil {
+		times = c.Times(devid)
+	}
 	out := make([]Param, 0, len(mc.Params))
 	for i := range mc.Params {
 		d := &mc.Params[i]
@@ -461,6 +524,9 @@ func (c CatalogParams) ModuleParams(devid string) ([]Param, bool) {
 			p.Value, p.HasValue = read(d.Pool, d.Param)
 		}
 		p.Hidden = d.Visible != nil && !d.Visible(read)
+		if times != nil && p.HasValue {
+			p.UpdatedAt, _ = times(d.Pool, d.Param)
+		}
 		out = append(out, p)
 	}
 	return out, true

@@ -129,15 +129,15 @@ func TestModulePageGroupsParametersByMenu(t *testing.T) {
 	}
 	want := [][][]string{
 		{
-			{"Boiler temperature", "61.5", "°C", "P4.v1"},
-			{"Boiler power", "5.3", "kW", "P4.v7"},
-			{"Boiler state", "Work", "", "P5.s0"},
-			{"Boiler set temperature", "70", "°C", "P6.v1"},
+			{"Boiler temperature", "61.5", "°C", "—", "P4.v1"},
+			{"Boiler power", "5.3", "kW", "—", "P4.v7"},
+			{"Boiler state", "Work", "", "—", "P5.s0"},
+			{"Boiler set temperature", "70", "°C", "—", "P6.v1"},
 		},
 		{
-			{"Operating mode", "Summer", "", "P6.v5"},
-			{"Frost protection temperature (hidden in the app)", "5", "°C", "P6.v9"},
-			{"Feeder cycle time", "—", "s", "P6.v45"},
+			{"Operating mode", "Summer", "", "—", "P6.v5"},
+			{"Frost protection temperature (hidden in the app)", "5", "°C", "—", "P6.v9"},
+			{"Feeder cycle time", "—", "s", "—", "P6.v45"},
 		},
 	}
 	for i, s := range sections {
