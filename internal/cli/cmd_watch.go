@@ -350,7 +350,7 @@ func (t *stateTracker) observe(s *realtime.Status, st *store.Store, now time.Tim
 			orderedMember{keyObjectID, s.ObjectID}, orderedMember{keyModules, modules}, orderedMember{keyParameters, params}))
 	}
 	events = append(events, t.observeSession(s, now)...)
-	events = append(events, t.observeModules(s, now)...)
+	events = append(events, t.observeModules(s, st, now)...)
 
 	if t.session != "up" {
 		t.push = "" // push health is reported while a session is up
@@ -435,7 +435,7 @@ func (t *stateTracker) observeSession(s *realtime.Status, now time.Time) []watch
 	return nil
 }
 
-func (t *stateTracker) observeModules(s *realtime.Status, now time.Time) []watchEvent {
+func (t *stateTracker) observeModules(s *realtime.Status, st *store.Store, now time.Time) []watchEvent {
 	if t.modules == nil {
 		t.modules = map[string]moduleSeen{}
 	}
@@ -459,8 +459,15 @@ func (t *stateTracker) observeModules(s *realtime.Status, now time.Time) []watch
 		case seenNow.online:
 			events = append(events, stateEvent(now, eventModuleOnline, fmt.Sprintf("# module %s online", m.Devid), devid))
 		default:
-			events = append(events, stateEvent(now, eventModuleOffline, fmt.Sprintf("# module %s offline (%s)", m.Devid, dash(m.Outage.Reason)),
-				devid, orderedMember{keyReason, orNull(m.Outage.Reason)}))
+			// Its values stop being current: say how old the newest is.
+			text := fmt.Sprintf("# module %s offline (%s)", m.Devid, dash(m.Outage.Reason))
+			last := st.Stats()[m.Devid].LastUpdate
+			if !last.IsZero() {
+				text += fmt.Sprintf("; its values are stale, the newest arrived %s ago (%s)",
+					now.Sub(last).Round(time.Second), last.Format(eventTimeLayout))
+			}
+			events = append(events, stateEvent(now, eventModuleOffline, text,
+				devid, orderedMember{keyReason, orNull(m.Outage.Reason)}, orderedMember{keyStale, true}, orderedMember{keyAsOf, timeOrNull(last)}))
 		}
 	}
 	return events

@@ -59,6 +59,11 @@ var (
 	keyVisible  = word("visible")
 	keyWritable = word("writable")
 	keyMeta     = word("meta") // the cloud's own members, under its names
+	// keyStale marks a value that is not current: its module is offline,
+	// so it is the last the module sent (the table shows "offline").
+	keyStale = word("stale")
+	// keyAsOf is when the values were read: the prime's time.
+	keyAsOf = word("as_of")
 )
 
 // Modules, documents and events.
