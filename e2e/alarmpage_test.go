@@ -19,6 +19,8 @@ func (n englishAlarms) AlarmName(code, _ string) (string, bool) { t, ok := n[cod
 
 func (n englishAlarms) ModuleParams(string) ([]status.Param, bool) { return nil, false }
 
+func (englishAlarms) Language() string { return "en" }
+
 // pageAccount is an account of two healthy objects, Home and Cottage, with
 // "Out of fuel" active on Home's boiler and code 91 on Cottage's.
 func pageAccount(now time.Time) collector.Snapshot {
@@ -70,7 +72,7 @@ func TestAlarmHeadlineInBrowser(t *testing.T) {
 	card := b.texts("#cards .card.alarm")
 	if len(card) != 1 || !strings.Contains(card[0], "2 ACTIVE") ||
 		!strings.Contains(card[0], "Out of fuel · Boiler room · Home · since 2h00m") ||
-		!strings.Contains(card[0], "ERROR_MODUL_ROZSZERZEN (code 91) · Cottage boiler · Cottage · since 10m00s") {
+		!strings.Contains(card[0], "ERROR_MODUL_ROZSZERZEN (code 91, no translation in en) · Cottage boiler · Cottage · since 10m00s") {
 		t.Errorf("alarm card %q", card)
 	}
 	if got := b.attrs("section.object", "class"); !slices.Equal(got, []string{"object alarm", "object alarm"}) {

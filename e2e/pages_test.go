@@ -352,7 +352,7 @@ func TestStatusPageTwoObjectsInBrowser(t *testing.T) {
 	}
 	if alarms := b.texts("#cards .card.alarm"); len(alarms) != 1 || !strings.Contains(alarms[0], "2 ACTIVE") ||
 		!strings.Contains(alarms[0], "Out of fuel · Boiler room 1 · Home · since") ||
-		!strings.Contains(alarms[0], "(code 91) · Boiler room 3 · Cottage · since") {
+		!strings.Contains(alarms[0], "(code 91, no translation in en) · Boiler room 3 · Cottage · since") {
 		t.Errorf("alarm card %q, want both alarms named with module and object", alarms)
 	}
 	if sum := b.texts("#summary"); len(sum) != 1 || !strings.Contains(sum[0], "Watching 2 objects of the account with 2 realtime sessions (2 open now)") {

@@ -123,6 +123,9 @@ func (c *historyCmd) Run(ctx context.Context, g *Globals) error {
 			if a.Active() {
 				row = row.with(keyTo, "active")
 			}
+			if note, ok := rec.get(keyUntranslated).(string); ok {
+				row = row.with(keyName, fmt.Sprintf("%v (%s)", rec.get(keyName), note))
+			}
 			alarmRows = append(alarmRows, row)
 		}
 		if h.leftOut > 0 {
@@ -219,13 +222,20 @@ func displayedRaw(p *catalog.Param, raw any, r store.Reader) (value, unit any) {
 func alarmRecord(a cloudclient.AlarmRow, cat *catalog.Catalog) orderedObject {
 	code := fmt.Sprint(a.ID)
 	name := a.Symbol
+	language := ""
+	var untranslated any
+	translated := false
 	if cat != nil {
+		language = cat.Language()
 		for _, k := range []string{code, a.Symbol} {
 			if n, ok := cat.AlarmName(k); ok && k != "" && n != "" {
-				name = n
+				name, translated = n, true
 				break
 			}
 		}
+	}
+	if !translated {
+		untranslated = catalog.Untranslated(language)
 	}
 	if name == "" {
 		name = code
@@ -238,7 +248,7 @@ func alarmRecord(a cloudclient.AlarmRow, cat *catalog.Catalog) orderedObject {
 		to = a.End.Local().Format(time.RFC3339)
 	}
 	return orderedObject{
-		{keyCode, a.ID}, {keySymbol, orNull(a.Symbol)}, {keyName, name},
+		{keyCode, a.ID}, {keySymbol, orNull(a.Symbol)}, {keyName, name}, {keyUntranslated, untranslated},
 		{keyFrom, a.Start.Local().Format(time.RFC3339)}, {keyTo, to},
 		{keyDurationSeconds, max(0, int64(end.Sub(a.Start)/time.Second))}, {keyState, state},
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/catalog"
 	"github.com/bragerone/bragerone_exporter/collector"
 )
 
@@ -77,22 +78,39 @@ func sortAlarms(as []activeAlarm) {
 }
 
 // alarmTitle is how a page names an alarm: its translation where the
-// catalog has one, else the cloud's symbol with its code, else the code.
+// catalog has one; else the cloud's symbol (or the code) saying that it is
+// untranslated and in which language: "ERROR_MODUL_ROZSZERZEN (code 91, no
+// translation in en)".
 func alarmTitle(n AlarmNamer, code, symbol string) string {
+	name, note := alarmName(n, code, symbol)
+	if note == "" {
+		return name
+	}
+	return clean(name+" ("+note+")", maxShown*2)
+}
+
+// alarmName is an alarm's name and, when it is not a translation, the note
+// that says so ("code 91, no translation in en"); the name is what the
+// exporter's alarm series call it (translation, else symbol, else code).
+func alarmName(n AlarmNamer, code, symbol string) (name, note string) {
 	if n != nil {
 		if t, ok := n.AlarmName(code, symbol); ok && strings.TrimSpace(t) != "" {
-			return clean(t, maxShown)
+			return clean(t, maxShown), ""
 		}
+	}
+	language := ""
+	if l, ok := n.(interface{ Language() string }); ok {
+		language = l.Language()
 	}
 	switch {
 	case symbol != "" && code != "":
-		return clean(symbol+" (code "+code+")", maxShown)
+		return clean(symbol, maxShown), "code " + clean(code, maxShown) + ", " + catalog.Untranslated(language)
 	case symbol != "":
-		return clean(symbol, maxShown)
+		return clean(symbol, maxShown), catalog.Untranslated(language)
 	case code != "":
-		return clean("alarm code "+code, maxShown)
+		return "alarm code " + clean(code, maxShown), catalog.Untranslated(language)
 	}
-	return "alarm"
+	return "alarm", catalog.Untranslated(language)
 }
 
 // describe words one entry for a card: "Out of fuel · Boiler room 1 ·

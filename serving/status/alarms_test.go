@@ -14,6 +14,8 @@ type namer map[string]string
 
 func (n namer) AlarmName(code, _ string) (string, bool) { t, ok := n[code]; return t, ok }
 
+func (namer) Language() string { return "en" }
+
 // alarmedAccount is the two-object account, every health signal green,
 // with "Out of fuel" active on Home's boiler for 2 h and code 91 on
 // Cottage's for 10 min.
@@ -47,11 +49,11 @@ func TestActiveAlarmsAreTheHeadline(t *testing.T) {
 	if state["Boiler alarms"] != "2 ACTIVE" || class["Boiler alarms"] != classAlarm {
 		t.Errorf("alarm card %q (%s), want 2 ACTIVE (alarm)", state["Boiler alarms"], class["Boiler alarms"])
 	}
-	want := "Out of fuel · Boiler · Home · since 2h00m; ERROR_MODUL_ROZSZERZEN (code 91) · Cottage boiler · Cottage · since 10m00s"
+	want := "Out of fuel · Boiler · Home · since 2h00m; ERROR_MODUL_ROZSZERZEN (code 91, no translation in en) · Cottage boiler · Cottage · since 10m00s"
 	if d := detail["Boiler alarms"]; d != want {
 		t.Errorf("alarm card detail\n got %q\nwant %q", d, want)
 	}
-	for id, want := range map[int]string{homeObj: "Out of fuel · Boiler · since 2h00m", cottageObj: "ERROR_MODUL_ROZSZERZEN (code 91) · Cottage boiler · since 10m00s"} {
+	for id, want := range map[int]string{homeObj: "Out of fuel · Boiler · since 2h00m", cottageObj: "ERROR_MODUL_ROZSZERZEN (code 91, no translation in en) · Cottage boiler · since 10m00s"} {
 		sec := part(t, doc, objectAnchor(id), "")
 		if c := sec.Attr["class"]; c != "object alarm" {
 			t.Errorf("section of object %d: class %q, want the alarm colour", id, c)

@@ -96,8 +96,8 @@ type changeView struct {
 
 // pastAlarmView is one alarm occurrence as the page shows it.
 type pastAlarmView struct {
-	Name, Code, From, To, Duration string
-	Active                         bool
+	Name, Note, Code, From, To, Duration string
+	Active                               bool
 }
 
 // RawDisplayer is a ParamSource that can also show a raw value of a
@@ -117,7 +117,21 @@ type moduleObject struct {
 	Watched      bool   // false: the module's object is not among the watched ones
 }
 
-type alarmView struct{ Name, Code, Since string }
+type alarmView struct {
+	Name, Code, Since string
+	// Note says the name is not a translation ("code 91, no translation in
+	// en"); Title is the name with its note, for one-line places.
+	Note, Title string
+}
+
+// namerOf is params as an AlarmNamer; nil stays nil (an interface holding
+// a nil ParamSource would not be).
+func namerOf(params ParamSource) AlarmNamer {
+	if params == nil {
+		return nil
+	}
+	return params
+}
 
 type menuView struct {
 	Title  string
@@ -226,16 +240,9 @@ func buildModulePage(s collector.Snapshot, params ParamSource, devid string, o O
 		}
 	}
 	for _, a := range m.ActiveAlarms {
-		name := a.Symbol
-		if name == "" {
-			name = a.Code
-		}
-		if params != nil {
-			if n, ok := params.AlarmName(a.Code, a.Symbol); ok {
-				name = n
-			}
-		}
-		av := alarmView{Name: clean(name, maxShown), Code: clean(strings.TrimSpace(a.Symbol+" "+a.Code), maxShown), Since: "—"}
+		av := alarmView{Code: clean(strings.TrimSpace(a.Symbol+" "+a.Code), maxShown), Since: "—"}
+		av.Name, av.Note = alarmName(namerOf(params), a.Code, a.Symbol)
+		av.Title = alarmTitle(namerOf(params), a.Code, a.Symbol)
 		if !a.Since.IsZero() {
 			av.Since = fmtAge(a.Since, now, o.Location)
 		}
@@ -331,16 +338,8 @@ func (p *modulePage) history(m *collector.ModuleState, ps []Param, params ParamS
 		p.Changes = append(p.Changes, cv)
 	}
 	for _, a := range h.Alarms[:min(len(h.Alarms), maxHistoryShown)] {
-		name := a.Symbol
-		if params != nil {
-			if n, ok := params.AlarmName(a.Code, a.Symbol); ok {
-				name = n
-			}
-		}
-		if name == "" {
-			name = a.Code
-		}
-		av := pastAlarmView{Name: clean(name, maxShown), Code: clean(strings.TrimSpace(a.Symbol+" "+a.Code), maxShown),
+		name, note := alarmName(namerOf(params), a.Code, a.Symbol)
+		av := pastAlarmView{Name: name, Note: note, Code: clean(strings.TrimSpace(a.Symbol+" "+a.Code), maxShown),
 			From: fmtTime(a.Start, loc), To: "active", Active: a.End.IsZero()}
 		end := now
 		if !av.Active {
@@ -564,6 +563,15 @@ func (c CatalogParams) DisplayRaw(devid, register string, raw float64) (string, 
 		return strings.TrimSpace(strconv.FormatFloat(v, 'f', -1, 64) + " " + d.Unit), true
 	}
 	return "", false
+}
+
+// Language is the catalog's language, "" while no catalog is in use: the
+// language an alarm without a name has no translation in.
+func (c CatalogParams) Language() string {
+	if cs := c.state(); cs != nil && cs.Loaded {
+		return cs.Language
+	}
+	return ""
 }
 
 // AlarmName implements ParamSource.
