@@ -91,6 +91,17 @@ type Simulate struct {
 	ParamsPerModule int  // --simulate.params-per-module
 }
 
+// Validate checks the simulated cloud's sizes.
+func (s Simulate) Validate() error {
+	if s.Modules < 1 || s.ParamsPerModule < 1 {
+		return configErrorf("--simulate.modules and --simulate.params-per-module must be at least 1")
+	}
+	if s.Objects < 1 || s.Objects > s.Modules {
+		return configErrorf("--simulate.objects %d: want 1 to --simulate.modules (%d)", s.Objects, s.Modules)
+	}
+	return nil
+}
+
 // ConfigError is a configuration the exporter cannot run with: the value of
 // a flag or configuration file key (its message names which), a catalog
 // language the web app does not offer, or credentials the cloud refused. The
@@ -147,11 +158,8 @@ func (c *Config) check() (checked, error) {
 		return out, err
 	}
 	if c.Simulate.Enabled {
-		if c.Simulate.Modules < 1 || c.Simulate.ParamsPerModule < 1 {
-			return out, configErrorf("--simulate.modules and --simulate.params-per-module must be at least 1")
-		}
-		if c.Simulate.Objects < 1 || c.Simulate.Objects > c.Simulate.Modules {
-			return out, configErrorf("--simulate.objects %d: want 1 to --simulate.modules (%d)", c.Simulate.Objects, c.Simulate.Modules)
+		if err := c.Simulate.Validate(); err != nil {
+			return out, err
 		}
 		return out, nil // the simulator's address and demo account replace Cloud's
 	}

@@ -70,12 +70,9 @@ func New(cfg Config) (*Exporter, error) {
 	e := &Exporter{cfg: cfg, log: cfg.logger()}
 	cloud := cfg.Cloud
 	if cfg.Simulate.Enabled {
-		if e.sim, err = startSimulation(e.log, cfg.Simulate); err != nil {
+		if cloud, e.sim, err = SimulatedCloud(e.log, cfg.Simulate, cloud); err != nil {
 			return nil, err
 		}
-		cloud.URL, cloud.AssetsURL = e.sim.URL(), e.sim.URL()
-		cloud.Email, cloud.Password = cloudsim.DefaultEmail, cloudsim.DefaultPassword
-		cloud.PasswordFile, cloud.ObjectIDs = "", nil
 	}
 	if err := e.assemble(cloud, ok); err != nil {
 		if e.sim != nil {
@@ -301,6 +298,25 @@ func StartError(err error) error {
 		return configErrorf("--cloud.object-id: %w", err)
 	}
 	return err
+}
+
+// SimulatedCloud starts the embedded simulated cloud of s in-process on a
+// loopback port and returns cloud pointed at it, logged in to its demo
+// account (the address, assets, credentials and object ids of cloud are
+// replaced); the caller closes the simulator. serve --simulate and every
+// tool's --simulate use it.
+func SimulatedCloud(logger *slog.Logger, s Simulate, cloud Cloud) (Cloud, *cloudsim.Cloud, error) {
+	if err := s.Validate(); err != nil {
+		return cloud, nil, err
+	}
+	sim, err := startSimulation(logger, s)
+	if err != nil {
+		return cloud, nil, err
+	}
+	cloud.URL, cloud.AssetsURL = sim.URL(), sim.URL()
+	cloud.Email, cloud.Password = cloudsim.DefaultEmail, cloudsim.DefaultPassword
+	cloud.PasswordFile, cloud.ObjectIDs = "", nil
+	return cloud, sim, nil
 }
 
 // startSimulation runs the simulated cloud in-process on a loopback port.

@@ -55,6 +55,10 @@ type checkReport struct {
 }
 
 func (c *checkCmd) Run(ctx context.Context, g *Globals) error {
+	if err := c.simulated(); err != nil {
+		return err
+	}
+	defer c.closeSimulation()
 	p, err := c.platform()
 	if err != nil {
 		return err

@@ -29,10 +29,6 @@ type serveCmd struct {
 	ParametersInclude       []string `name:"parameters.include" help:"Export only parameters matching one of these patterns (e.g. P4.v*)." group:"Parameters"`
 	ParametersExclude       []string `name:"parameters.exclude" help:"Never export parameters matching these patterns (e.g. *.s*)." group:"Parameters"`
 	ParametersMaxSeries     int      `name:"parameters.max-series" default:"${parameters_max_series}" help:"Cap on exported parameter series per module (0 = none); what the cap drops is counted." group:"Parameters"`
-	Simulate                bool     `help:"Run against an embedded simulated cloud with the demo account (no credentials needed)." group:"Cloud"`
-	SimulateModules         int      `name:"simulate.modules" default:"${simulate_modules}" help:"Modules of the embedded simulated cloud." group:"Cloud"`
-	SimulateObjects         int      `name:"simulate.objects" default:"${simulate_objects}" help:"Objects (installations) the simulated modules are split over, 1 to --simulate.modules." group:"Cloud"`
-	SimulateParamsPerModule int      `name:"simulate.params-per-module" default:"${simulate_params_per_module}" help:"Parameters per simulated module." group:"Cloud"`
 }
 
 func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
@@ -59,7 +55,7 @@ func (s *serveCmd) config(g *Globals) exporter.Config {
 			ListenAddress: s.ListenAddress, ConfigFile: s.WebConfigFile, TelemetryPath: s.TelemetryPath,
 			DisableExporterMetrics: s.DisableExporterMetrics,
 		},
-		Simulate: exporter.Simulate{Enabled: s.Simulate, Modules: s.SimulateModules, Objects: s.SimulateObjects, ParamsPerModule: s.SimulateParamsPerModule},
+		Simulate: s.cloudFlags.simulation(),
 		Logger:   g.Logger,
 		Secrets:  g.Secrets,
 		Version:  versionString(),

@@ -155,7 +155,7 @@ func TestSimulateEnvironmentHasItsOwnPrefix(t *testing.T) {
 
 // Every environment variable means one thing: the flags of all commands
 // bound to one variable agree on type and default, and the simulator's
-// variables (and only its own and serve's --simulate ones) carry the
+// variables (and only its own and the --simulate ones of serve and the tools) carry the
 // BRAGERONE_SIMULATE_ prefix.
 func TestEveryEnvironmentVariableMeansOneThing(t *testing.T) {
 	var cli CLI
@@ -186,7 +186,9 @@ func TestEveryEnvironmentVariableMeansOneThing(t *testing.T) {
 		}
 	}
 	walk(parser.Model.Node)
-	if len(byEnv["BRAGERONE_SIMULATE_MODULES"]) != 2 {
+	// The simulate command's --modules and --simulate.modules of serve and
+	// of every tool (check, modules, params, catalog, set, watch, history).
+	if len(byEnv["BRAGERONE_SIMULATE_MODULES"]) != 9 {
 		t.Fatalf("BRAGERONE_SIMULATE_MODULES binds %v; the walk missed a command", byEnv["BRAGERONE_SIMULATE_MODULES"])
 	}
 	for env, bs := range byEnv {

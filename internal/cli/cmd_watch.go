@@ -113,6 +113,7 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
+	defer c.cloudFlags.closeSimulation() // after the logout deferred below
 	st := store.New()
 	q := newEventQueue(maxQueuedEvents)
 	var cat atomic.Pointer[catalog.Catalog] // nil until read

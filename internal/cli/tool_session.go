@@ -26,6 +26,7 @@ type toolSession struct {
 	client   *cloudclient.Client
 	platform cloudclient.Platform
 	login    *cloudclient.LoginResult
+	flags    *cloudFlags // stops the simulated cloud of --simulate at close
 }
 
 // openSession builds the client from the flags and logs in. Wrong
@@ -38,13 +39,18 @@ func openSession(ctx context.Context, cf *cloudFlags, g *Globals) (*toolSession,
 	}
 	res, err := client.Login(ctx)
 	if err != nil {
+		cf.closeSimulation()
 		return nil, exporter.LoginError(err)
 	}
-	return &toolSession{client: client, platform: platform, login: res}, nil
+	return &toolSession{client: client, platform: platform, login: res, flags: cf}, nil
 }
 
-// close revokes the token, so a tool run leaves no session behind.
-func (s *toolSession) close() { s.client.LogoutOnExit() }
+// close revokes the token, so a tool run leaves no session behind, then
+// stops the simulated cloud of --simulate.
+func (s *toolSession) close() {
+	s.client.LogoutOnExit()
+	s.flags.closeSimulation()
+}
 
 // prime reads the modules' current values (one REST prime) into a store,
 // which gives the exporter's key order (pool, channel, index, all numeric)
