@@ -22,13 +22,13 @@ type serveCmd struct {
 	healthFlags  `embed:""`
 	catalogFlags `embed:""`
 
-	ListenAddress           string   `name:"web.listen-address" default:":9826" help:"Address to serve /metrics and /status on." group:"Web"`
-	WebConfigFile           string   `name:"web.config.file" type:"existingfile" help:"exporter-toolkit web configuration file (TLS, basic auth)." group:"Web"`
-	TelemetryPath           string   `name:"web.telemetry-path" default:"/metrics" help:"Path of the metrics endpoint." group:"Web"`
-	DisableExporterMetrics  bool     `name:"web.disable-exporter-metrics" help:"Leave out the Go runtime and process metrics of the exporter itself." group:"Web"`
-	ParametersInclude       []string `name:"parameters.include" help:"Export only parameters matching one of these patterns (e.g. P4.v*)." group:"Parameters"`
-	ParametersExclude       []string `name:"parameters.exclude" help:"Never export parameters matching these patterns (e.g. *.s*)." group:"Parameters"`
-	ParametersMaxSeries     int      `name:"parameters.max-series" default:"${parameters_max_series}" help:"Cap on exported parameter series per module (0 = none); what the cap drops is counted." group:"Parameters"`
+	ListenAddress          string   `name:"web.listen-address" default:":9826" help:"Address to serve /metrics and /status on." group:"Web"`
+	WebConfigFile          string   `name:"web.config.file" type:"existingfile" help:"exporter-toolkit web configuration file (TLS, basic auth)." group:"Web"`
+	TelemetryPath          string   `name:"web.telemetry-path" default:"/metrics" help:"Path of the metrics endpoint." group:"Web"`
+	DisableExporterMetrics bool     `name:"web.disable-exporter-metrics" help:"Leave out the Go runtime and process metrics of the exporter itself." group:"Web"`
+	ParametersInclude      []string `name:"parameters.include" help:"Export only parameters matching one of these patterns (e.g. P4.v*)." group:"Parameters"`
+	ParametersExclude      []string `name:"parameters.exclude" help:"Never export parameters matching these patterns (e.g. *.s*)." group:"Parameters"`
+	ParametersMaxSeries    int      `name:"parameters.max-series" default:"${parameters_max_series}" help:"Cap on exported parameter series per module (0 = none); what the cap drops is counted." group:"Parameters"`
 }
 
 func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
