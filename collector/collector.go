@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"path"
 	"slices"
 	"strconv"
 	"sync"
@@ -646,7 +645,7 @@ func (c *Collector) decide(key string) bool {
 	if len(c.opts.Include) > 0 {
 		in := false
 		for _, p := range c.opts.Include {
-			if ok, _ := path.Match(p, key); ok {
+			if MatchRegister(p, key) {
 				in = true
 				break
 			}
@@ -656,7 +655,7 @@ func (c *Collector) decide(key string) bool {
 		}
 	}
 	for _, p := range c.opts.Exclude {
-		if ok, _ := path.Match(p, key); ok {
+		if MatchRegister(p, key) {
 			return false
 		}
 	}

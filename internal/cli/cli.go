@@ -98,6 +98,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	cli.Globals.Logger = logger
 	cli.Globals.Stdout = stdout
+	if unknown := unknownEnv(kctx.Model, os.Environ()); len(unknown) > 0 {
+		logger.Warn("environment variables that no setting reads are ignored: "+strings.Join(unknown, "; "), "count", len(unknown))
+	}
 
 	if err := runSelected(ctx, kctx, &cli.Globals); err != nil {
 		var ue usageError

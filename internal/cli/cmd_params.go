@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
@@ -80,6 +82,10 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	}
 
 	doc := c.document(devids, modules, st, cat, filter)
+	if len(c.Filter) > 0 && !filter.matchesAny(st, devids) {
+		g.Logger.Warn(fmt.Sprintf("--filter %s matches no register of the modules (registers are written like P4.v8; any case matches)",
+			strings.Join(c.Filter, ",")), "modules", len(devids))
+	}
 	if c.json() {
 		return writeJSON(g.Stdout, orderedObject{{keyModules, doc}})
 	}

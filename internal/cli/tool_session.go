@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/fleet"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
@@ -324,12 +325,25 @@ func (f keyFilter) validate(flag string) error {
 	return nil
 }
 
+// matchesAny reports whether the filter lets through any register the
+// store holds for devids.
+func (f keyFilter) matchesAny(st *store.Store, devids []string) bool {
+	for _, d := range devids {
+		for _, e := range st.Entries(d) {
+			if f.match(e.Key.String()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (f keyFilter) match(key string) bool {
 	if len(f) == 0 {
 		return true
 	}
 	for _, p := range f {
-		if ok, _ := path.Match(p, key); ok {
+		if collector.MatchRegister(p, key) {
 			return true
 		}
 	}
