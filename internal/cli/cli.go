@@ -157,8 +157,9 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(kongExit{c}) }),
 	}
+	var resolver *yamlResolver
 	if path := configPath(args); path != "" {
-		resolver, err := loadYAMLConfig(path)
+		resolver, err = loadYAMLConfig(path)
 		if err != nil {
 			return nil, -1, err
 		}
@@ -184,7 +185,37 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 	if err != nil {
 		return kctx, -1, unknownCommand(parser.Model, args, err)
 	}
+	cli.Globals.sources = settingSources(kctx, resolver)
 	return kctx, -1, misnamedEnv(kctx.Flags())
+}
+
+// settingSources says, for each flag of the chosen command not given on
+// the command line, which variable or file line set it.
+func settingSources(kctx *kong.Context, resolver *yamlResolver) map[string]string {
+	onCommandLine := map[string]bool{}
+	for _, p := range kctx.Path {
+		if p.Flag != nil && !p.Resolved {
+			onCommandLine[p.Flag.Name] = true
+		}
+	}
+	out := map[string]string{}
+	for _, f := range kctx.Flags() {
+		if onCommandLine[f.Name] {
+			continue
+		}
+		for _, env := range f.Envs {
+			if _, set := os.LookupEnv(env); set {
+				out[f.Name] = env
+				break
+			}
+		}
+		if out[f.Name] == "" {
+			if src := resolver.source(f); src != "" {
+				out[f.Name] = src
+			}
+		}
+	}
+	return out
 }
 
 // unknownCommand rewrites kong's "unexpected argument X" when X stands where

@@ -43,13 +43,13 @@ func simulateVars() kong.Vars {
 
 func (s *simulateCmd) Run(ctx context.Context, g *Globals) error {
 	if s.Modules < 1 || s.ParamsPerModule < 1 {
-		return usageErrorf("--modules and --params-per-module must be at least 1")
+		return usageErrorf("%s and %s must be at least 1", g.named("modules"), g.named("params-per-module"))
 	}
 	if s.Objects < 1 || s.Objects > s.Modules {
-		return usageErrorf("--objects %d: want 1 to --modules (%d)", s.Objects, s.Modules)
+		return usageErrorf("%s %d: want 1 to %s (%d)", g.named("objects"), s.Objects, g.named("modules"), s.Modules)
 	}
 	if s.DriftInterval < 0 || s.Latency < 0 || s.TokenTTL <= 0 {
-		return usageErrorf("--drift-interval and --latency must not be negative, --token-ttl must be positive")
+		return usageErrorf("%s and %s must not be negative, %s must be positive", g.named("drift-interval"), g.named("latency"), g.named("token-ttl"))
 	}
 	cloud := cloudsim.New(cloudsim.Options{
 		Modules:            s.Modules,

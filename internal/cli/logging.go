@@ -36,6 +36,20 @@ type Globals struct {
 	// Secrets are the password and the tokens the cloud issued: the REST
 	// client remembers them, the log handlers mask them.
 	Secrets *redact.Set `kong:"-"`
+
+	// sources says, by flag name, where a setting not given on the command
+	// line came from: its environment variable, or the file and line.
+	sources map[string]string
+}
+
+// named is how a message names a setting: "--objects", or with where its
+// value came from, "BRAGERONE_SIMULATE_OBJECTS (--objects)" or
+// "config.yml:4 (--objects)".
+func (g *Globals) named(flag string) string {
+	if src := g.sources[flag]; src != "" {
+		return src + " (--" + flag + ")"
+	}
+	return "--" + flag
 }
 
 // Log formats (--log.format).
