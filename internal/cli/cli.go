@@ -103,14 +103,14 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 
 	if err := runSelected(ctx, kctx, &cli.Globals); err != nil {
+		code := exitRuntime
 		var ue usageError
 		var ce *exporter.ConfigError
 		if errors.As(err, &ue) || errors.As(err, &ce) {
-			reportUsageError(stderr, cli.Globals.LogFormat, cli.Globals.Secrets, err)
-			return exitUsage
+			code = exitUsage
 		}
-		logger.Error("command failed", "err", err)
-		return exitRuntime
+		reportError(stderr, cli.Globals.LogFormat, cli.Globals.Secrets, err, code)
+		return code
 	}
 	return exitOK
 }

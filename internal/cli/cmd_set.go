@@ -204,7 +204,7 @@ func (c *setCmd) module(ctx context.Context, s *toolSession) (cloudclient.Module
 	}
 	m := located[0].Module
 	if !m.Online() && !c.Force {
-		return cloudclient.Module{}, fmt.Errorf("module %s is offline (connectedAt 0); nothing written (--force writes anyway)", c.Devid)
+		return cloudclient.Module{}, usageErrorf("module %s is offline (connectedAt 0); nothing written (--force writes anyway)", c.Devid)
 	}
 	return m, nil
 }

@@ -153,7 +153,7 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		if ctx.Err() != nil {
 			return nil // interrupted while logging in
 		}
-		return exporter.LoginError(err)
+		return loginFailed(err)
 	}
 	defer client.LogoutOnExit()
 

@@ -68,6 +68,13 @@ func unknownEnv(app *kong.Application, environ []string) []string {
 		}
 		return next(nil)
 	})
+	cliOnly := map[string]string{} // the variable the rule would give a command-line-only flag
+	_ = kong.Visit(app, func(node kong.Visitable, next kong.Next) error {
+		if f, ok := node.(*kong.Flag); ok && len(f.Envs) == 0 {
+			cliOnly[ruleEnvName(f.Name)] = f.Name
+		}
+		return next(nil)
+	})
 	names := make([]string, 0, len(known))
 	for k := range known {
 		names = append(names, k)
@@ -77,6 +84,10 @@ func unknownEnv(app *kong.Application, environ []string) []string {
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
 		if !strings.HasPrefix(name, envPrefix+"_") || known[name] || strings.Contains(name, "_SERVICE_") || strings.Contains(name, "_PORT") {
+			continue
+		}
+		if flag, ok := cliOnly[name]; ok {
+			out = append(out, name+" (--"+flag+" may be set only on the command line)")
 			continue
 		}
 		out = append(out, name+suggestEnv(name, names))

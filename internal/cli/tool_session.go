@@ -41,9 +41,23 @@ func openSession(ctx context.Context, cf *cloudFlags, g *Globals) (*toolSession,
 	res, err := client.Login(ctx)
 	if err != nil {
 		cf.closeSimulation()
-		return nil, exporter.LoginError(err)
+		return nil, loginFailed(err)
 	}
 	return &toolSession{client: client, platform: platform, login: res, flags: cf}, nil
+}
+
+// loginFailed is the error of a login that failed, by the cloud-manners
+// definition (cloudclient.ClassifyLogin, through exporter.LoginError): a
+// verdict on the credentials is a usage error (exit 2) that says to check
+// them; a block (an HTML or empty 4xx, 408, 429, 5xx, no answer) is a
+// runtime failure (exit 1) that says what to do.
+func loginFailed(err error) error {
+	err = exporter.LoginError(err)
+	var ce *exporter.ConfigError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return fmt.Errorf("%w; the cloud gave no verdict on the credentials (it blocked or throttled the login, or did not answer): try again later, and check the network path to the cloud if it persists", err)
 }
 
 // close revokes the token, so a tool run leaves no session behind, then
