@@ -46,7 +46,7 @@ type CLI struct {
 	Serve    serveCmd    `cmd:"" default:"withargs" help:"Run the exporter (the default command)."`
 	Simulate simulateCmd `cmd:"" envprefix:"BRAGERONE_SIMULATE_" help:"Run the simulated cloud standalone (REST and Socket.IO) until interrupted."`
 	Check    checkCmd    `cmd:"" help:"Validate the configuration and credentials against the cloud: login, objects, modules."`
-	Modules  modulesCmd  `cmd:"" help:"List the modules of the object."`
+	Modules  modulesCmd  `cmd:"" help:"List the modules of every watched object (or of --cloud.object-id), each with its object."`
 	Params   paramsCmd   `cmd:"" help:"Print the parameter snapshot of the modules."`
 	Watch    watchCmd    `cmd:"" help:"Print live parameter changes and session state until interrupted."`
 	Set      setCmd      `cmd:"" help:"Write a parameter (DEVID P6.v8=VALUE, checked against the catalog) or send a raw command (DEVID --command=NAME)."`

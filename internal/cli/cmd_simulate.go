@@ -66,8 +66,10 @@ func (s *simulateCmd) Run(ctx context.Context, g *Globals) error {
 		return fmt.Errorf("simulated cloud: %w", err)
 	}
 	url := cloud.URL()
+	// Every devid of the cloud, with no object: each object and its own
+	// devids are on the lines below.
 	g.Logger.Info("simulated cloud serving", "url", url, "socketio", url+"/socket.io/ (namespace /ws)",
-		"object_id", cloud.ObjectID(), "devids", cloud.Devids())
+		"objects", len(cloud.Objects()), "devids", cloud.Devids())
 	for _, o := range cloud.Objects() {
 		g.Logger.Info("simulated object", "object_id", o.ID, "name", o.Name, "devids", o.Devids)
 	}

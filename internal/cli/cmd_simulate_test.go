@@ -51,6 +51,10 @@ func TestSimulateServesUntilCancelled(t *testing.T) {
 			var rec map[string]any
 			if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "simulated cloud serving" {
 				url, _ = rec["url"].(string)
+				// No object of its own: its devids are every object's.
+				if _, one := rec["object_id"]; one || rec["objects"] != 2.0 {
+					t.Errorf("the serving line names %v objects and object_id %v", rec["objects"], rec["object_id"])
+				}
 			}
 		}
 		if url == "" && time.Now().After(deadline) {

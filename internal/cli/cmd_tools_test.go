@@ -293,7 +293,7 @@ func TestModulesTableAndJSON(t *testing.T) {
 		t.Fatalf("code=%d stderr=%q", code, errOut)
 	}
 	header, rows := table(t, out)
-	if want := []string{"OBJECT ID", "DEVID", "NAME", "TITLE", "VERSION", "STATE", "CONNECTED AT", "GATEWAY ADDRESS", "GATEWAY VERSION"}; !slices.Equal(header, want) || len(rows) != len(devids) {
+	if want := []string{"OBJECT ID", "OBJECT NAME", "DEVID", "NAME", "TITLE", "VERSION", "STATE", "CONNECTED AT", "GATEWAY ADDRESS", "GATEWAY VERSION"}; !slices.Equal(header, want) || len(rows) != len(devids) {
 		t.Fatalf("header %q, want %q:\n%s", header, want, out)
 	}
 	if !lineWith(out, devids[0], "online") || !lineWith(out, devids[1], "offline") {

@@ -63,7 +63,7 @@ func TestSimulatedToolKeepsTheObjectFilter(t *testing.T) {
 		t.Errorf("code %d stderr %q", code, errOut)
 	}
 	code, out, _ := runArgs(t, "modules", "--simulate", "--cloud.object-id=18857")
-	if code != exitOK || !strings.Contains(out, "YSKRFJZEUQ") || strings.Contains(out, "RDXEQRXNOP") {
-		t.Errorf("code %d stdout %q", code, out)
+	if _, rows := table(t, out); code != exitOK || len(rows) != 1 || rows[0]["DEVID"] != "YSKRFJZEUQ" || rows[0]["OBJECT NAME"] != "Cottage" {
+		t.Errorf("code %d stdout %q, want Cottage's one module with the object's name", code, out)
 	}
 }

@@ -260,7 +260,16 @@ func buildModulePage(s collector.Snapshot, params ParamSource, devid string, o O
 	if params != nil {
 		ps, loaded = params.ModuleParams(devid)
 	}
+	off := false
+	if o, ok := params.(interface{ CatalogOff() bool }); ok {
+		off = o.CatalogOff()
+	}
 	switch {
+	case !loaded && off:
+		p.CatalogState, p.CatalogClass = "off", classUnknown
+		p.CatalogDetail = "the parameter catalog is switched off (--catalog.disable)"
+		p.NoParams = "The parameter catalog is switched off (--catalog.disable), so the parameters have no names. " +
+			"/metrics carries every register."
 	case !loaded:
 		p.CatalogState, p.CatalogClass = "unnamed", classUnknown
 		p.CatalogDetail = "no parameter catalog is in use yet"
@@ -564,6 +573,10 @@ func (c CatalogParams) DisplayRaw(devid, register string, raw float64) (string, 
 	}
 	return "", false
 }
+
+// CatalogOff reports whether no catalog is wired at all (--catalog.disable),
+// as opposed to one not loaded yet.
+func (c CatalogParams) CatalogOff() bool { return c.Catalog == nil }
 
 // Language is the catalog's language, "" while no catalog is in use: the
 // language an alarm without a name has no translation in.

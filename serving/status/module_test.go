@@ -183,7 +183,8 @@ func TestModulePageWithoutCatalog(t *testing.T) {
 	}{
 		"no catalog wired":   {nil, "No parameter catalog is in use"},
 		"not loaded yet":     {fixtureParams(&collector.CatalogState{}), "No parameter catalog is in use"},
-		"switched off":       {fixtureParams(nil), "No parameter catalog is in use"},
+		"not loaded (nil)":   {fixtureParams(nil), "No parameter catalog is in use"},
+		"switched off":       {CatalogParams{Values: fixtureParams(nil).Values}, "The parameter catalog is switched off (--catalog.disable)"},
 		"module not in menu": {fixtureParams(&collector.CatalogState{Loaded: true}), "describes none of this module's parameters"},
 	} {
 		t.Run(name, func(t *testing.T) {
