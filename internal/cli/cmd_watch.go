@@ -169,6 +169,21 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 
 	done := make(chan error, 1)
 	go func() { done <- fl.Run(ctx) }()
+	if len(c.Filter) > 0 {
+		// Once the first snapshots are stored: a filter that lets no
+		// stored register through would print nothing, silently.
+		go func() {
+			select {
+			case <-fl.Ready():
+			case <-ctx.Done():
+				return
+			}
+			if !filter.matchesAny(st, st.Devids()) {
+				g.Logger.Warn(fmt.Sprintf("--filter %s matches no register of the watched modules (registers are written like P4.v8; any case matches)",
+					strings.Join(c.Filter, ",")))
+			}
+		}()
+	}
 	if !c.Disable {
 		// Stopped with the command, however it ends, before the printer.
 		catCtx, stopCatalog := context.WithCancel(ctx)

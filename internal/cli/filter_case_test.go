@@ -27,3 +27,15 @@ func TestFilterMatchesRegistersInAnyCase(t *testing.T) {
 		t.Errorf("--filter=P9.*: code %d rows %v stderr %q", code, rows, errOut)
 	}
 }
+
+// TestWatchFilterMatchingNothingSaysSo: watch --filter=P9.* warns once the
+// snapshots are stored instead of printing nothing silently.
+func TestWatchFilterMatchingNothingSaysSo(t *testing.T) {
+	sim := startToolCloud(t)
+	w := startWatch(t, toolArgs(sim, "watch", "--filter=P9.*", "--catalog.disable")...)
+	w.waitFor("the warning", func() bool {
+		return strings.Contains(w.errOut.String(), "--filter P9.* matches no register of the watched modules")
+	})
+	w.cancel()
+	<-w.done
+}
