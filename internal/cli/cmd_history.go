@@ -152,12 +152,14 @@ func (c *historyCmd) Run(ctx context.Context, g *Globals) error {
 // as the app displays them, with the unit; who made it and the outcome.
 func changeRecord(a cloudclient.ActivityRow, m *catalog.Module, r store.Reader) orderedObject {
 	register := a.Register()
+	// Named by the parameter it was made through (the row's token); a row
+	// that names none by the one parameter the catalog has at its
+	// register, else by its register plainly: never a guess among several.
 	var p *catalog.Param
-	if key, ok := store.ParseKey(register); ok {
-		p = m.Lookup(key.Pool, key.Param())
-	}
-	if p == nil && a.Symbol() != "" {
+	if a.Symbol() != "" {
 		p = m.BySymbol(a.Symbol())
+	} else {
+		p = onlyParamAt(m, register)
 	}
 	symbol, name := orNull(a.Symbol()), any(nil)
 	var oldValue, newValue, unit any
@@ -166,6 +168,8 @@ func changeRecord(a cloudclient.ActivityRow, m *catalog.Module, r store.Reader) 
 		if register == "" {
 			register = p.Address.String()
 		}
+	}
+	if p != nil && register == p.Address.String() {
 		oldValue, unit = displayedRaw(p, a.Old(), r)
 		var newUnit any
 		newValue, newUnit = displayedRaw(p, a.Value, r)
@@ -180,12 +184,34 @@ func changeRecord(a cloudclient.ActivityRow, m *catalog.Module, r store.Reader) 
 	}
 }
 
+// onlyParamAt is the parameter the catalog describes at register when it
+// describes exactly one there (its primary address); nil when none or
+// several are (naming one of several would be a guess).
+func onlyParamAt(m *catalog.Module, register string) *catalog.Param {
+	if m == nil || register == "" {
+		return nil
+	}
+	var found *catalog.Param
+	for _, p := range m.Params() {
+		if p.Address.String() == register {
+			if found != nil {
+				return nil
+			}
+			found = p
+		}
+	}
+	return found
+}
+
 // changeTableRow is a change as a table row: a value the catalog cannot
 // show is shown raw, a parameter without a name by its symbol.
 func changeTableRow(devid string, rec orderedObject) orderedObject {
 	row := append(orderedObject{{keyDevid, devid}}, rec...)
 	if row.get(keyName) == nil {
 		row = row.with(keyName, row.get(keySymbol))
+	}
+	if row.get(keyName) == nil {
+		row = row.with(keyName, row.get(keyRegister)) // a raw write: its register plainly
 	}
 	for shown, raw := range map[string]string{keyOldValue: keyOldRaw, keyNewValue: keyNewRaw} {
 		if row.get(shown) == nil && row.get(raw) != nil {

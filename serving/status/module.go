@@ -301,25 +301,38 @@ func (p *modulePage) history(m *collector.ModuleState, ps []Param, params ParamS
 		return
 	}
 	p.HistoryKnown = true
+	// One parameter per register where the catalog describes one only: a
+	// register several parameters share names none of them (nil).
 	byRegister := make(map[string]*Param, len(ps))
 	bySymbol := make(map[string]*Param, len(ps))
 	for i := range ps {
-		byRegister[ps[i].Pool+"."+ps[i].Param] = &ps[i]
+		reg := ps[i].Pool + "." + ps[i].Param
+		if _, shared := byRegister[reg]; shared {
+			byRegister[reg] = nil
+		} else {
+			byRegister[reg] = &ps[i]
+		}
 		bySymbol[ps[i].Symbol] = &ps[i]
 	}
 	shower, _ := params.(RawDisplayer)
 	for _, c := range h.Changes[:min(len(h.Changes), maxHistoryShown)] {
+		// Named by the parameter it was made through (the row's token),
+		// else by the one parameter at its register, else by its register
+		// plainly: never a guess among several.
 		register := c.Register
 		name := c.Symbol
-		pr := byRegister[register]
-		if pr == nil {
-			pr = bySymbol[c.Symbol]
+		pr := bySymbol[c.Symbol]
+		if pr == nil && c.Symbol == "" {
+			pr = byRegister[register]
 		}
 		if pr != nil {
 			name = pr.Name
 			if register == "" {
 				register = pr.Pool + "." + pr.Param
 			}
+		}
+		if name == "" {
+			name = register
 		}
 		show := func(raw string) string {
 			if raw == "" {
