@@ -161,7 +161,7 @@ func TestModulePagesInBrowser(t *testing.T) {
 			"Boiler state", []string{"Out of fuel"}},
 		{"Boiler room 3", []string{"Valve 1", "Thermostats"},
 			map[string]string{"Valve 1 temperature": "°C", "Room temperature": "°C", "Room set temperature": "°C"},
-			"Valve 1 pump", []string{"ERROR_MODUL_ROZSZERZEN"}},
+			"Valve 1 pump", []string{"ERROR_MODUL_ROZSZERZEN\ncode 91, no translation in en"}},
 	} {
 		links := b.attrs("table.modules tr.module td.name a", "href")
 		names := b.texts("table.modules tr.module td.name a")
