@@ -125,7 +125,7 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 		if e.loader, err = newLoader(e.cfg.Catalog, client, fl, st, ok.overrides, e.log.With("component", "catalog")); err != nil {
 			return err
 		}
-		colOpts.Catalog = &CatalogLoaderSource{State: e.loader.State}
+		colOpts.Catalog = &CatalogLoaderSource{State: e.loader.State, Values: st.Reader}
 	}
 	// Parameters in exposition order: the registry then finds them sorted.
 	col, err := collector.New(source, collector.ParamSourceFunc(st.ForEachParamInLabelOrder), colOpts)
