@@ -80,7 +80,7 @@ type ParamDescription struct {
 	// always. The catalog source follows it (a ModuleCatalog is replaced
 	// when a unit changes), so Unit is the unit now.
 	UnitFor func(store.Reader) string
-	Menu        string // panel path, e.g. "Boiler/Settings"
+	Menu    string // panel path, e.g. "Boiler/Settings"
 	// States are the labels of an enum-valued parameter in option order;
 	// nil when the parameter is not an enum.
 	States []string
