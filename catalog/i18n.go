@@ -128,3 +128,4 @@ func escapeLeaks(v jsval.Value, depth int, budget *walkBudget) int {
 	}
 	return 0
 }
+

@@ -56,7 +56,8 @@ type Health struct {
 	// StartRetryMax caps the pause between attempts to log in and read the
 	// objects and modules at start (1 s, 2 s, 4 s, ...); 0 keeps the
 	// default, a minute. --session.start-retry-max
-	StartRetryMax time.Duration
+	StartRetryMax       time.Duration
+	DepartedForgetAfter time.Duration // --objects.departed-forget-after (0 = until restart)
 	// FailOfflineAfter is the deprecated --modules.fail-offline-after: the
 	// gateway warns that it has no effect.
 	FailOfflineAfter int
@@ -98,6 +99,17 @@ type Simulate struct {
 	Modules         int  // --simulate.modules
 	Objects         int  // --simulate.objects: the modules are split over them
 	ParamsPerModule int  // --simulate.params-per-module
+}
+
+// Validate checks the simulated cloud's sizes.
+func (s Simulate) Validate() error {
+	if s.Modules < 1 || s.ParamsPerModule < 1 {
+		return configErrorf("--simulate.modules and --simulate.params-per-module must be at least 1")
+	}
+	if s.Objects < 1 || s.Objects > s.Modules {
+		return configErrorf("--simulate.objects %d: want 1 to --simulate.modules (%d)", s.Objects, s.Modules)
+	}
+	return nil
 }
 
 // ConfigError is a configuration the exporter cannot run with: the value of
@@ -165,11 +177,8 @@ func (c *Config) check() (checked, error) {
 		return out, err
 	}
 	if c.Simulate.Enabled {
-		if c.Simulate.Modules < 1 || c.Simulate.ParamsPerModule < 1 {
-			return out, configErrorf("--simulate.modules and --simulate.params-per-module must be at least 1")
-		}
-		if c.Simulate.Objects < 1 || c.Simulate.Objects > c.Simulate.Modules {
-			return out, configErrorf("--simulate.objects %d: want 1 to --simulate.modules (%d)", c.Simulate.Objects, c.Simulate.Modules)
+		if err := c.Simulate.Validate(); err != nil {
+			return out, err
 		}
 		return out, nil // the simulator's address and demo account replace Cloud's
 	}
@@ -190,7 +199,8 @@ func (h Health) Validate() error {
 		"--poll.interval": h.PollInterval, "--session.down-hysteresis": h.SessionHysteresis, "--push.stale-after": h.StaleAfter,
 		"--recovery.quarantine-duration": h.QuarantineDuration, "--recovery.cooldown": h.CooldownBase, "--recovery.cooldown-max": h.CooldownMax,
 		"--modules.forget-after": h.ForgetMissingAfter, "--objects.refresh-interval": h.ObjectsRefreshInterval,
-		"--session.start-retry-max": h.StartRetryMax,
+		"--session.start-retry-max":       h.StartRetryMax,
+		"--objects.departed-forget-after": h.DepartedForgetAfter,
 	} {
 		if d < 0 {
 			return configErrorf("%s must not be negative", name)

@@ -71,12 +71,9 @@ func New(cfg Config) (*Exporter, error) {
 	e := &Exporter{cfg: cfg, log: cfg.logger()}
 	cloud := cfg.Cloud
 	if cfg.Simulate.Enabled {
-		if e.sim, err = startSimulation(e.log, cfg.Simulate); err != nil {
+		if cloud, e.sim, err = SimulatedCloud(e.log, cfg.Simulate, cloud); err != nil {
 			return nil, err
 		}
-		cloud.URL, cloud.AssetsURL = e.sim.URL(), e.sim.URL()
-		cloud.Email, cloud.Password = cloudsim.DefaultEmail, cloudsim.DefaultPassword
-		cloud.PasswordFile, cloud.ObjectIDs = "", nil
 	}
 	if err := e.assemble(cloud, ok); err != nil {
 		if e.sim != nil {
@@ -132,13 +129,14 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 	if _, err := realtime.New(GatewayConfig(cloud, e.cfg.Health, client, platform, st, e.log)); err != nil {
 		return &ConfigError{err}
 	}
-	source := FleetSource{Status: fl.Status, Store: st, Account: ClientAccount{Client: client}}
+	source := FleetSource{Status: fl.Status, Store: st, Account: ClientAccount{Client: client},
+		Departures: collector.NewDepartures(e.cfg.Health.DepartedForgetAfter)}
 	colOpts := ok.collector
 	if !e.cfg.Catalog.Disable {
 		if e.loader, err = newLoader(e.cfg.Catalog, client, fl, st, ok.overrides, e.log.With("component", "catalog")); err != nil {
 			return err
 		}
-		colOpts.Catalog = &CatalogLoaderSource{State: e.loader.State}
+		colOpts.Catalog = &CatalogLoaderSource{State: e.loader.State, Values: st.Reader}
 	}
 	// Parameters in exposition order: the registry then finds them sorted.
 	col, err := collector.New(source, collector.ParamSourceFunc(st.ForEachParamInLabelOrder), colOpts)
@@ -146,7 +144,7 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 		return &ConfigError{err}
 	}
 	moduleParams := status.CatalogParams{Catalog: colOpts.Catalog,
-		Values: st.Reader}
+		Values: st.Reader, Times: st.UpdatedAt}
 	e.handler, err = e.newHandler(reg, col, source, moduleParams)
 	return err
 }
@@ -167,7 +165,7 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 		Registry:          reg,
 		EnableOpenMetrics: true,
 	}))
-	mux.Handle("/status", status.Handler(source, status.Options{}))
+	mux.Handle("/status", status.Handler(source, status.Options{Alarms: moduleParams}))
 	mux.Handle(status.ModulePath, status.ModuleHandler(source, moduleParams, status.Options{}))
 	e.probes = e.probeHandler()
 	mux.Handle("/-/healthy", e.probes)
@@ -345,6 +343,25 @@ func StartError(err error) error {
 		return configErrorf("--cloud.object-id: %w", err)
 	}
 	return err
+}
+
+// SimulatedCloud starts the embedded simulated cloud of s in-process on a
+// loopback port and returns cloud pointed at it, logged in to its demo
+// account (the address, assets, credentials and object ids of cloud are
+// replaced); the caller closes the simulator. serve --simulate and every
+// tool's --simulate use it.
+func SimulatedCloud(logger *slog.Logger, s Simulate, cloud Cloud) (Cloud, *cloudsim.Cloud, error) {
+	if err := s.Validate(); err != nil {
+		return cloud, nil, err
+	}
+	sim, err := startSimulation(logger, s)
+	if err != nil {
+		return cloud, nil, err
+	}
+	cloud.URL, cloud.AssetsURL = sim.URL(), sim.URL()
+	cloud.Email, cloud.Password = cloudsim.DefaultEmail, cloudsim.DefaultPassword
+	cloud.PasswordFile, cloud.ObjectIDs = "", nil
+	return cloud, sim, nil
 }
 
 // startSimulation runs the simulated cloud in-process on a loopback port.

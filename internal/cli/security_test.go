@@ -724,7 +724,10 @@ func logLinesAt(logs, format, level string) []string {
 	text := map[string]string{"DEBUG": " DBG ", "INFO": " INF ", "WARN": " WRN ", "ERROR": " ERR "}[level]
 	var out []string
 	for _, line := range strings.Split(logs, "\n") {
-		if format == "json" && strings.Contains(line, `"level":"`+level+`"`) || format == "text" && strings.Contains(line, text) {
+		// A command's own error is one line in the text format, the
+		// program's name first (reportError), at level error.
+		verdict := level == "ERROR" && strings.HasPrefix(line, "bragerone_exporter: ")
+		if format == "json" && strings.Contains(line, `"level":"`+level+`"`) || format == "text" && (strings.Contains(line, text) || verdict) {
 			out = append(out, line)
 		}
 	}

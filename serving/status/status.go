@@ -39,6 +39,9 @@ type Options struct {
 	Location *time.Location
 	// Title heads the page. Default "bragerone_exporter status".
 	Title string
+	// Alarms names the boiler alarms /status lists (the module pages use
+	// their ParamSource); nil: by the cloud's symbol and code.
+	Alarms AlarmNamer
 }
 
 func (o Options) withDefaults() Options {
