@@ -128,4 +128,3 @@ func escapeLeaks(v jsval.Value, depth int, budget *walkBudget) int {
 	}
 	return 0
 }
-
