@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/bragerone/bragerone_exporter/internal/nearest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -161,7 +162,7 @@ func overridesYAMLError(err error) string {
 		var parts []string
 		for _, m := range ms {
 			part := fmt.Sprintf("line %s: unknown key %q (an entry's keys are %s", m[1], m[2], strings.Join(overrideFields, ", "))
-			if near := nearest(m[2], overrideFields); near != "" {
+			if near := nearestWord(m[2], overrideFields); near != "" {
 				part += fmt.Sprintf("; did you mean %q?", near)
 			}
 			parts = append(parts, part+")")
@@ -172,36 +173,12 @@ func overridesYAMLError(err error) string {
 	return strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
 }
 
-// nearest is the word of words within two edits of w, "" when none is.
-func nearest(w string, words []string) string {
-	best, out := 3, ""
-	for _, c := range words {
-		if d := editDistance(strings.ToLower(w), c); d < best {
-			best, out = d, c
-		}
+// nearestWord is the word of words within two edits of w, "" when none is.
+func nearestWord(w string, words []string) string {
+	if near := nearest.Names(strings.ToLower(w), words, 3); len(near) > 0 {
+		return near[0]
 	}
-	return out
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
+	return ""
 }
 
 // Len is the number of entries.

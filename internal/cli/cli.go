@@ -23,6 +23,7 @@ import (
 	"syscall"
 
 	"github.com/alecthomas/kong"
+	"github.com/bragerone/bragerone_exporter/internal/nearest"
 
 	"github.com/bragerone/bragerone_exporter/exporter"
 )
@@ -243,7 +244,7 @@ func unknownCommand(app *kong.Application, args []string, err error) error {
 	}
 	var close []string
 	for _, c := range commands {
-		if strings.HasPrefix(c, arg) || editDistance(c, arg) <= 2 {
+		if strings.HasPrefix(c, arg) || nearest.Distance(c, arg) <= 2 {
 			close = append(close, strconv.Quote(c))
 		}
 	}
@@ -255,27 +256,6 @@ func unknownCommand(app *kong.Application, args []string, err error) error {
 	default:
 		return fmt.Errorf("unknown command %q, did you mean one of %s?", arg, strings.Join(close, ", "))
 	}
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // kongExit carries kong's request to exit (after --help or --version) out of Parse.

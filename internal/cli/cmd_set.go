@@ -13,6 +13,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/catalog"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/exporter"
+	"github.com/bragerone/bragerone_exporter/internal/nearest"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 )
 
@@ -357,7 +358,7 @@ func closeParams(mod *catalog.Module, key string) []string {
 			if cand == "" || slices.Contains(close, strconv.Quote(cand)) {
 				continue
 			}
-			if c := strings.ToLower(cand); c == want || editDistance(c, want) <= 2 {
+			if c := strings.ToLower(cand); c == want || nearest.Distance(c, want) <= 2 {
 				close = append(close, strconv.Quote(cand))
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+	"github.com/bragerone/bragerone_exporter/internal/nearest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -282,15 +283,7 @@ func suggestSetting(key string, names []string) string {
 		}
 	}
 	if len(close) == 0 {
-		best := max(2, len(key)/5) + 1
-		for _, n := range names {
-			switch d := editDistance(key, n); {
-			case d < best:
-				best, close = d, []string{n}
-			case d == best:
-				close = append(close, n)
-			}
-		}
+		close = nearest.Names(key, names, max(2, len(key)/5)+1)
 	}
 	for i, c := range close {
 		close[i] = strconv.Quote(c)

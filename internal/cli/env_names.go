@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+	"github.com/bragerone/bragerone_exporter/internal/nearest"
 )
 
 // envPrefix starts the name of every variable the exporter reads.
@@ -99,16 +100,7 @@ func unknownEnv(app *kong.Application, environ []string) []string {
 // suggestEnv is the " (did you mean …?)" of an unknown variable: the known
 // names within a few edits of it.
 func suggestEnv(name string, names []string) string {
-	best := max(2, len(name)/6) + 1
-	var close []string
-	for _, n := range names {
-		switch d := editDistance(name, n); {
-		case d < best:
-			best, close = d, []string{n}
-		case d == best:
-			close = append(close, n)
-		}
-	}
+	close := nearest.Names(name, names, max(2, len(name)/6)+1)
 	if len(close) == 0 {
 		return " (no variable of that name is read; bragerone_exporter <command> --help lists each flag's)"
 	}
