@@ -229,38 +229,13 @@ func (c *Client) HandshakeToken(ctx context.Context) (string, error) {
 	return tok, nil
 }
 
-// LoginState is what the last login attempt gave.
-type LoginState struct {
-	Outcome cloudapi.LoginOutcome // "" before the first attempt
-	At      time.Time
-	Err     string // compact: endpoint and status, never a page
-}
-
-// AccountState is the account's standing with the cloud, for pages and
-// metrics.
-type AccountState struct {
-	HasToken      bool
-	TokenIssuedAt time.Time
-	TokenExpires  time.Time // zero: the token does not expire
-	// PausedUntil is the end of the throttle pause (zero or past: none);
-	// Pauses counts the throttling answers that paused the account.
-	PausedUntil time.Time
-	Pauses      uint64
-	// LastLogin is the last login attempt's outcome; LoginRetryAt the end
-	// of the account-wide backoff after a failed one (zero: none).
-	LastLogin    LoginState
-	LoginRetryAt time.Time
-	// CredentialsHeldUntil: the cloud rejected the credentials; they are
-	// not sent again before this time unless they change (zero: none).
-	CredentialsHeldUntil time.Time
-	// TokensHeld counts the tokens obtained and not yet revoked, the
-	// current one included; SupersededRevoked the superseded ones revoked.
-	TokensHeld        int
-	SupersededRevoked uint64
-	// RevokeDisabled: the cloud's revoke ended every session of the user,
-	// so superseded tokens are left to expire.
-	RevokeDisabled bool
-}
+// AccountState and LoginState are the account's standing with the cloud,
+// as package cloudapi defines it: the client keeps it, the collector and
+// the status page render it.
+type (
+	AccountState = cloudapi.AccountState
+	LoginState   = cloudapi.LoginState
+)
 
 // Account returns the account's standing now.
 func (c *Client) Account() AccountState {

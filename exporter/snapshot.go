@@ -70,20 +70,9 @@ type ClientAccount struct {
 	Client AccountReader
 }
 
-// Account implements collector.AccountSource.
-func (c ClientAccount) Account() collector.AccountState { return FromAccount(c.Client.Account()) }
-
-// FromAccount converts the REST client's account standing.
-func FromAccount(a cloudclient.AccountState) collector.AccountState {
-	return collector.AccountState{
-		HasToken: a.HasToken, TokenIssuedAt: a.TokenIssuedAt, TokenExpires: a.TokenExpires,
-		PausedUntil: a.PausedUntil, Pauses: a.Pauses,
-		LastLogin:            collector.LoginState{Outcome: a.LastLogin.Outcome, At: a.LastLogin.At, Err: a.LastLogin.Err},
-		LoginRetryAt:         a.LoginRetryAt,
-		CredentialsHeldUntil: a.CredentialsHeldUntil,
-		TokensHeld:           a.TokensHeld, SupersededRevoked: a.SupersededRevoked, RevokeDisabled: a.RevokeDisabled,
-	}
-}
+// Account implements collector.AccountSource: the client's standing is
+// the collector's (cloudapi.AccountState), read as it is.
+func (c ClientAccount) Account() collector.AccountState { return c.Client.Account() }
 
 // GatewaySource turns the gateway's published status and the store's
 // per-module counts into a Snapshot at scrape time. Durations are recomputed
