@@ -202,6 +202,10 @@ func (e *Exporter) trafficSettings() map[string]string {
 	return s
 }
 
+// Ready is closed once every watched object's first parameter snapshot is
+// stored.
+func (e *Exporter) Ready() <-chan struct{} { return e.fleet.Ready() }
+
 // Traffic returns the records the ring holds now, oldest first.
 func (e *Exporter) Traffic() []traffic.Record { return e.diag.ring.Records() }
 
@@ -332,10 +336,30 @@ func (e *Exporter) configView() map[string]string {
 }
 
 // statusObject is an object of the status model, its ladder's counts keyed
-// as text.
+// as text ("hard_restart/ok").
 type statusObject struct {
-	collector.ObjectState
-	RecoveryActions map[string]uint64
+	ID                int
+	Name              string
+	Session           collector.SessionState
+	Push              collector.PushState
+	Recovery          statusRecovery
+	PollFailureStreak int
+	PrimeFailures     map[string]uint64
+	Events            map[string]uint64
+	Connected         bool
+	Binding           int
+	Ready             bool
+	Recovering        string
+}
+
+type statusRecovery struct {
+	Actions                      map[string]uint64
+	Quarantined                  bool
+	QuarantineLeft, CooldownLeft time.Duration
+	PrimeStreak                  int
+	HardRestartStreak            int
+	RecycleStreak                int
+	RebuildCount                 int
 }
 
 // statusModel is the /status model as JSON.
@@ -346,8 +370,13 @@ func statusModel(s collector.Snapshot) ([]byte, error) {
 		for k, n := range o.Recovery.Actions {
 			acts[k.Step+"/"+k.Result] = n
 		}
-		o.Recovery.Actions = nil
-		objs[i] = statusObject{ObjectState: o, RecoveryActions: acts}
+		r := o.Recovery
+		objs[i] = statusObject{ID: o.ID, Name: o.Name, Session: o.Session, Push: o.Push,
+			Recovery: statusRecovery{Actions: acts, Quarantined: r.Quarantined, QuarantineLeft: r.QuarantineLeft,
+				CooldownLeft: r.CooldownLeft, PrimeStreak: r.PrimeStreak, HardRestartStreak: r.HardRestartStreak,
+				RecycleStreak: r.RecycleStreak, RebuildCount: r.RebuildCount},
+			PollFailureStreak: o.PollFailureStreak, PrimeFailures: o.PrimeFailures, Events: o.Events,
+			Connected: o.Connected, Binding: o.Binding, Ready: o.Ready, Recovering: o.Recovering}
 	}
 	b, err := json.Marshal(struct {
 		Now                     time.Time
