@@ -32,11 +32,11 @@ const (
 )
 
 type page struct {
-	Title      string
+	Title string
 	// Diagnostics links the diagnostics bundle; "" for none.
 	Diagnostics string
-	RefreshSec int
-	Now        string
+	RefreshSec  int
+	Now         string
 
 	// Summary says what the exporter holds: how many objects and realtime
 	// sessions, and why one session per object.
@@ -211,7 +211,7 @@ func buildPage(s collector.Snapshot, o Options) page {
 	}
 	p := page{
 		Title: o.Title, Diagnostics: o.DiagnosticsLink,
-		Now:   fmtTime(now, o.Location),
+		Now: fmtTime(now, o.Location),
 	}
 	if o.Refresh > 0 {
 		p.RefreshSec = max(1, int(o.Refresh/time.Second))
