@@ -52,17 +52,10 @@ func (s *Set) RecordJSON(raw []byte) (out []byte, ok bool) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, true
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
+	if !json.Valid(raw) {
 		return []byte(s.Scrub(string(raw))), false
 	}
-	b, err := json.Marshal(s.recordValue(v))
-	if err != nil {
-		return []byte(s.Scrub(string(raw))), false
-	}
-	return b, true
+	return s.rewriteJSON(raw), true
 }
 
 // RecordValue is RecordJSON for a decoded value (a realtime payload).
