@@ -45,7 +45,7 @@ type Diagnostics struct {
 // 100-module prime about 2 MB), so the ring holds the latest prime whole
 // with room for the minutes of events and polls around it.
 const (
-	RingBase      = 512 << 10
+	RingBase      = 256 << 10
 	RingPerModule = 32 << 10
 	RingCap       = 4 << 20
 )
