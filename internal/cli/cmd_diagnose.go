@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -82,8 +83,13 @@ func (d *diagnoseCmd) output() (io.Writer, string, error) {
 // fetch downloads the bundle of a running exporter.
 func (d *diagnoseCmd) fetch(ctx context.Context, out io.Writer) error {
 	u := strings.TrimRight(d.URL, "/")
-	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return usageErrorf("--url %q: want an http or https URL", d.URL)
+	parsed, err := url.Parse(u)
+	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+		return usageErrorf("--url: want an http or https URL of the exporter")
+	}
+	if parsed.User != nil {
+		// Never echoed: the URL holds a password.
+		return usageErrorf("--url: give the user with --auth.user and the password with --auth.password-file or %s, not in the URL", diagnosePasswordEnv)
 	}
 	tlsCfg := &tls.Config{InsecureSkipVerify: d.Insecure} //nolint:gosec // the user asked for it
 	if d.CAFile != "" {
