@@ -299,7 +299,7 @@ func (e *Exporter) WriteBundle(w io.Writer) error {
 	// The log lines passed the log handler's secrets; the personal data of
 	// a debug line (a gateway address in an event's text) pass the
 	// redactor's text scrub of remembered secrets here once more.
-	files["logs.jsonl"] = []byte(secrets.Scrub(string(e.cfg.Diagnostics.Logs.Lines())))
+	files["logs.jsonl"] = []byte(secrets.ScrubRecord(string(e.cfg.Diagnostics.Logs.Lines())))
 
 	gz := gzip.NewWriter(w)
 	tarw := tar.NewWriter(gz)

@@ -53,7 +53,7 @@ func (s *Set) RecordJSON(raw []byte) (out []byte, ok bool) {
 		return nil, true
 	}
 	if !json.Valid(raw) {
-		return []byte(s.Scrub(string(raw))), false
+		return []byte(s.ScrubRecord(string(raw))), false
 	}
 	return s.rewriteJSON(raw), true
 }
@@ -64,7 +64,7 @@ func (s *Set) RecordValue(v any) any { return s.recordValue(v) }
 func (s *Set) recordValue(v any) any {
 	switch x := v.(type) {
 	case string:
-		return s.Scrub(x)
+		return s.ScrubRecord(x)
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
@@ -72,10 +72,10 @@ func (s *Set) recordValue(v any) any {
 				if val != nil {
 					val = Mask
 				}
-				out[s.Scrub(k)] = val
+				out[s.ScrubRecord(k)] = val
 				continue
 			}
-			out[s.Scrub(k)] = s.recordValue(val)
+			out[s.ScrubRecord(k)] = s.recordValue(val)
 		}
 		return out
 	case []any:
@@ -110,7 +110,7 @@ func (s *Set) RecordHeaders(h http.Header) map[string]string {
 		if out == nil {
 			out = map[string]string{}
 		}
-		out[k] = s.Scrub(strings.Join(v, ", "))
+		out[k] = s.ScrubRecord(strings.Join(v, ", "))
 	}
 	return out
 }

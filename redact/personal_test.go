@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/base64"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -105,4 +106,24 @@ func FuzzRecordJSON(f *testing.F) {
 			t.Fatalf("%q became %q: the secret is in it", in, out)
 		}
 	})
+}
+
+// A personal value (the account's email) is masked in records and logs,
+// not in what the tools print.
+func TestAddPersonal(t *testing.T) {
+	s := NewSet()
+	s.AddPersonal("jan@example.org")
+	if got := s.Scrub("user jan@example.org"); got != "user jan@example.org" {
+		t.Errorf("Scrub masked a personal value: %q", got)
+	}
+	if got := s.ScrubRecord("user jan%40example.org"); strings.Contains(got, "jan") {
+		t.Errorf("ScrubRecord left it: %q", got)
+	}
+	if out, _ := s.RecordJSON([]byte(`{"note":"jan@example.org"}`)); strings.Contains(string(out), "jan") {
+		t.Errorf("RecordJSON left it: %s", out)
+	}
+	a := s.ReplaceAttr(nil, slog.String("who", "jan@example.org"))
+	if strings.Contains(a.Value.String(), "jan") {
+		t.Errorf("a log attribute kept it: %v", a)
+	}
 }

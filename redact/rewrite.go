@@ -10,7 +10,7 @@ import (
 // without decoding into maps: a prime is megabytes, and numbers, key order
 // and escapes stay as the cloud sent them.
 func (s *Set) rewriteJSON(in []byte) []byte {
-	w := rewriter{s: s, in: in, out: make([]byte, 0, len(in)), scrub: s.Len() > 0}
+	w := rewriter{s: s, in: in, out: make([]byte, 0, len(in)), scrub: s.known()}
 	w.value()
 	return w.out
 }
@@ -125,11 +125,11 @@ func (w *rewriter) stringLit() []byte {
 	w.i++
 	lit := w.in[start:w.i]
 	if w.scrub && len(lit)-2 >= minSecret {
-		if text := string(lit); w.s.Scrub(text) != text {
+		if text := string(lit); w.s.ScrubRecord(text) != text {
 			// Scrubbed decoded, so a mask never cuts an escape.
 			var v string
 			if json.Unmarshal(lit, &v) == nil {
-				b, _ := json.Marshal(w.s.Scrub(v))
+				b, _ := json.Marshal(w.s.ScrubRecord(v))
 				w.out = append(w.out, b...)
 				return lit[1 : len(lit)-1]
 			}
