@@ -30,7 +30,7 @@ func TestDiagnoseFetchesTheBundle(t *testing.T) {
 	}
 	out := filepath.Join(dir, "bundle.tar.gz")
 	t.Setenv(diagnosePasswordEnv, "web-pass-123")
-	code, stdout, stderr := runArgs(t, "diagnose", "--url="+srv.URL, "--auth.user=prom", "--tls.ca-file="+ca, "-o", out)
+	code, stdout, stderr := runArgs(t, "diagnose", "--url="+srv.URL, "--user=prom", "--tls.ca-file="+ca, "-o", out)
 	if code != exitOK {
 		t.Fatalf("code %d: %s", code, stderr)
 	}
@@ -40,7 +40,7 @@ func TestDiagnoseFetchesTheBundle(t *testing.T) {
 
 	t.Setenv(diagnosePasswordEnv, "wrong-pass")
 	bad := filepath.Join(dir, "refused.tar.gz")
-	code, _, stderr = runArgs(t, "diagnose", "--url="+srv.URL, "--auth.user=prom", "--tls.ca-file="+ca, "-o", bad)
+	code, _, stderr = runArgs(t, "diagnose", "--url="+srv.URL, "--user=prom", "--tls.ca-file="+ca, "-o", bad)
 	if code != exitRuntime || !strings.Contains(stderr, "401") || strings.Contains(stderr, "wrong-pass") {
 		t.Errorf("a refused fetch: code %d, stderr %q", code, stderr)
 	}
@@ -54,12 +54,12 @@ func TestDiagnoseFetchesTheBundle(t *testing.T) {
 	}
 	// Without the CA the server's certificate is refused, unless told not
 	// to verify it.
-	code, _, _ = runArgs(t, "diagnose", "--url="+srv.URL, "--auth.user=prom", "-o", filepath.Join(dir, "y"))
+	code, _, _ = runArgs(t, "diagnose", "--url="+srv.URL, "--user=prom", "-o", filepath.Join(dir, "y"))
 	if code != exitRuntime {
 		t.Errorf("an unverified certificate: code %d", code)
 	}
 	t.Setenv(diagnosePasswordEnv, "web-pass-123")
-	code, _, stderr = runArgs(t, "diagnose", "--url="+srv.URL, "--auth.user=prom", "--tls.insecure-skip-verify", "-o", filepath.Join(dir, "z"))
+	code, _, stderr = runArgs(t, "diagnose", "--url="+srv.URL, "--user=prom", "--tls.insecure-skip-verify", "-o", filepath.Join(dir, "z"))
 	if code != exitOK {
 		t.Errorf("--tls.insecure-skip-verify: code %d %s", code, stderr)
 	}
