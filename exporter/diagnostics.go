@@ -61,12 +61,14 @@ type diag struct {
 	ring    *traffic.Ring
 	auto    bool // the ring follows the account's size
 	capture atomic.Pointer[traffic.Capture]
+	seq     atomic.Uint64
 	started time.Time
 }
 
 // record is the Recorder of the REST client and of every gateway: the
 // records come redacted.
 func (d *diag) record(r traffic.Record) {
+	r.Seq = d.seq.Add(1) // one numbering for the ring and the capture
 	d.ring.Add(r)
 	if c := d.capture.Load(); c != nil {
 		c.Record(r)

@@ -454,3 +454,59 @@ func mustJSON(t *testing.T, text string, v any) {
 		t.Fatalf("%v in %.200s", err, text)
 	}
 }
+
+// TestCaptureFileRotatesWithSnapshot: serve --capture.file against the
+// embedded simulated cloud, rotated small: every file reads back with the
+// codec, and each rotated file starts with the snapshot (the object list,
+// the module list and the prime, as last answered) so it replays alone;
+// every record is numbered.
+func TestCaptureFileRotatesWithSnapshot(t *testing.T) {
+	cfg := simulatedConfig(t)
+	path := filepath.Join(t.TempDir(), "capture.jsonl")
+	cfg.Diagnostics = Diagnostics{RingBytes: -1, CaptureFile: path, CaptureMaxBytes: 12000, CaptureKeep: 5}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	waitFor(t, "three capture files", func() bool {
+		c := e.diag.capture.Load()
+		return c != nil && c.Stats().Files >= 3
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{path, path + ".1"} {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, recs, err := traffic.Read(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !h.Snapshot {
+			t.Errorf("%s: the header says no snapshot", name)
+		}
+		want := []string{cloudapi.EndpointObjects, cloudapi.EndpointModules, cloudapi.EndpointParameters}
+		var got []string
+		for _, r := range recs {
+			if r.Seq == 0 {
+				t.Errorf("%s: a record without its number", name)
+			}
+			if r.At.After(h.Started) {
+				break
+			}
+			got = append(got, r.Endpoint)
+		}
+		for _, ep := range want {
+			if !slices.Contains(got, ep) {
+				t.Errorf("%s: the snapshot %v lacks %s", name, got, ep)
+			}
+		}
+	}
+}
