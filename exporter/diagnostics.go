@@ -413,10 +413,15 @@ func catalogReportOf(st *catalogload.State) any {
 	}
 	if st.Catalog != nil {
 		mods := map[string]int{}
+		undefined := map[string][]string{}
 		for _, m := range st.Catalog.Modules() {
 			mods[m.DevID()] = len(m.Params())
+			if u := m.Undefined(); len(u) > 0 {
+				undefined[m.DevID()] = u
+			}
 		}
 		rep["modules_params_described"] = mods
+		rep["tokens_without_definition"] = undefined
 		inCatalog := map[string]int{}
 		for k, n := range st.Catalog.Failures() {
 			inCatalog[string(k)] = n
