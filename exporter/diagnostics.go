@@ -222,7 +222,7 @@ func (e *Exporter) TrafficStats() traffic.Stats { return e.diag.ring.Stats() }
 //	status.json         the /status model (objects with session, push, recovery ladder; modules with states,
 //	                    outages, alarms, history; the account's login, token and throttling; outage episodes)
 //	catalog.json        the catalog load report (index asset, language, loads, failures by stage, modules
-//	                    described and their parameter counts)
+//	                    described and their parameter counts, tokens without a definition)
 //	traffic.jsonl       the traffic ring as a traffic file (package traffic's JSON lines: header, records)
 //	traffic-stats.json  the ring's bound, use, records, dropped and evicted counts, and the capture's
 //	logs.jsonl          the last log records, JSON, at debug level
