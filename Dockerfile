@@ -9,6 +9,11 @@
 #     --build-arg BRANCH="$(git rev-parse --abbrev-ref HEAD)" \
 #     --build-arg BUILD_DATE="$(date -u +%Y%m%d-%H:%M:%S)" .
 #
+# Multi-arch (the Go compiler cross-builds; no emulation runs the build):
+#
+#   docker buildx build --platform linux/amd64,linux/arm64,linux/arm/v7 \
+#     -t ghcr.io/bragerone/bragerone_exporter:latest --push .
+#
 # The go build line uses the same flags as scripts/build.sh: the build args
 # are stamped into github.com/prometheus/common/version, which --version and
 # bragerone_exporter_build_info read.
@@ -18,6 +23,8 @@ ARG GO_VERSION=1.26
 FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
 ARG TARGETOS
 ARG TARGETARCH
+# arm/v7 and arm/v6 (docker buildx --platform linux/arm/v7): GOARM=7 or 6.
+ARG TARGETVARIANT
 ARG VERSION=dev
 ARG REVISION=unknown
 ARG BRANCH=unknown
@@ -29,7 +36,7 @@ RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     v=github.com/prometheus/common/version && \
-    CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
+    CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} GOARM=${TARGETVARIANT#v} \
     go build -trimpath \
       -ldflags "-s -w -X ${v}.Version=${VERSION} -X ${v}.Revision=${REVISION} -X ${v}.Branch=${BRANCH} -X ${v}.BuildUser=${BUILD_USER} -X ${v}.BuildDate=${BUILD_DATE}" \
       -o /out/bragerone_exporter .

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -95,7 +96,7 @@ func ParseOverrides(data []byte) (*Overrides, error) {
 	dec.KnownFields(true)
 	var raw map[string]overrideYAML
 	if err := dec.Decode(&raw); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("catalog overrides: %w", err)
+		return nil, fmt.Errorf("catalog overrides: %s", overridesYAMLError(err))
 	}
 	keys := make([]string, 0, len(raw))
 	for k := range raw {
@@ -118,7 +119,7 @@ func ParseOverrides(data []byte) (*Overrides, error) {
 			}
 			ov.role = &r
 		}
-		if a, ok := ParseAddress(k); ok {
+		if a, ok := ParseAddress(canonicalRegister(k)); ok {
 			o.byRegister[a] = ov
 			continue
 		}
@@ -129,6 +130,78 @@ func ParseOverrides(data []byte) (*Overrides, error) {
 		return nil, fmt.Errorf("catalog overrides: %q is neither a register (P4.v7) nor a symbol (PARAM_P4_7)", k)
 	}
 	return o, nil
+}
+
+// registerAnyCase is a register written in any case: p4.V7.
+var registerAnyCase = regexp.MustCompile(`^(?i:p)([0-9]+)\.([A-Za-z])([0-9]+)$`)
+
+// canonicalRegister spells a register written in any case as the cloud
+// does (p4.V7 is P4.v7); anything else is returned as it is.
+func canonicalRegister(k string) string {
+	m := registerAnyCase.FindStringSubmatch(strings.TrimSpace(k))
+	if m == nil {
+		return k
+	}
+	return "P" + m[1] + "." + strings.ToLower(m[2]) + m[3]
+}
+
+// overrideFields are the keys of an entry, as the file spells them.
+var overrideFields = []string{"name", "unit", "scale", "role"}
+
+// unknownField is the YAML decoder's word for a key of an entry that is
+// none of overrideFields.
+var unknownField = regexp.MustCompile(`line ([0-9]+): field (\S+) not found in type \S+`)
+
+// overridesYAMLError words a decoding error for a person: an unknown key
+// of an entry is named with its line and the key meant; anything else is
+// the decoder's message without its Go type names.
+func overridesYAMLError(err error) string {
+	msg := err.Error()
+	if ms := unknownField.FindAllStringSubmatch(msg, -1); len(ms) > 0 {
+		var parts []string
+		for _, m := range ms {
+			part := fmt.Sprintf("line %s: unknown key %q (an entry's keys are %s", m[1], m[2], strings.Join(overrideFields, ", "))
+			if near := nearest(m[2], overrideFields); near != "" {
+				part += fmt.Sprintf("; did you mean %q?", near)
+			}
+			parts = append(parts, part+")")
+		}
+		return strings.Join(parts, "; ")
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	return strings.ReplaceAll(msg, "unmarshal errors:\n  ", "")
+}
+
+// nearest is the word of words within two edits of w, "" when none is.
+func nearest(w string, words []string) string {
+	best, out := 3, ""
+	for _, c := range words {
+		if d := editDistance(strings.ToLower(w), c); d < best {
+			best, out = d, c
+		}
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // Len is the number of entries.

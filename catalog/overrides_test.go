@@ -16,10 +16,10 @@ P4.v99: {name: Unlisted register, unit: "%"}
 		t.Fatalf("%v %v", o, err)
 	}
 	for src, want := range map[string]string{
-		"P4.v7: {nmae: x}":     "field nmae not found",
+		"P4.v7: {nmae: x}":     `unknown key "nmae"`,
 		"P4.v7: {}":            "at least one of name, unit, scale",
 		"P4.v7: {scale: 0}":    "finite, non-zero",
-		"p4.v7: {name: x}":     "neither a register",
+		"q4.v7: {name: x}":     "neither a register",
 		"'P4.v7 x': {name: x}": "neither a register",
 		"[1, 2]":               "cannot unmarshal",
 		"P4.v7: {scale: .nan}": "finite",

@@ -48,6 +48,15 @@ var Stages = append(slices.Clone(catalog.Stages), StageLanguage)
 // *catalog.LanguageError that lists the offered ones.
 var ErrLanguage = errors.New("catalog language not offered by the web app")
 
+// languageError is the error of a language the web app does not offer: it
+// says so once, in the words of the *catalog.LanguageError it wraps (which
+// lists the offered ones), and is ErrLanguage.
+type languageError struct{ err error }
+
+func (e languageError) Error() string        { return e.err.Error() }
+func (e languageError) Unwrap() error        { return e.err }
+func (e languageError) Is(target error) bool { return target == ErrLanguage }
+
 // Config configures a Loader.
 type Config struct {
 	// Fetcher fetches assets (cloudclient's conditional-GET client).
@@ -267,7 +276,7 @@ func (l *Loader) load(ctx context.Context, why, version string) (time.Duration, 
 		if errors.As(err, &le) && prev.Catalog == nil {
 			st.LastError = err
 			l.state.Store(&st)
-			return 0, fmt.Errorf("%w: %w", ErrLanguage, err)
+			return 0, languageError{err}
 		}
 		return l.failed(ctx, &st, why, string(stage), err), nil
 	}

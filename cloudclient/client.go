@@ -140,8 +140,11 @@ type Client struct {
 	// Tokens obtained and not yet revoked, with their users (tokens.go).
 	tokens            map[string]*tokenUse
 	revokedSuperseded uint64
-	revokeProbe       bool // a revoke happened: watch the current token's next answer
-	revokeOff         bool // the cloud's revoke ends every session: stop revoking
+	probeTok          string        // the token current when a superseded one was revoked: its answers are watched
+	probeSettled      bool          // that revoke has finished
+	probeAfter        uint64        // the sends number when it finished
+	sends             atomic.Uint64 // numbers the authenticated requests as they are sent
+	revokeOff         bool          // the cloud's revoke ends every session: stop revoking
 
 	// The throttle pause (throttle.go).
 	pausedUntil time.Time
@@ -316,13 +319,20 @@ func (c *Client) send(ctx context.Context, cl *call, payload []byte, token strin
 		u += "?" + cl.query
 	}
 	api := cl.url == "" // the API host; the assets host keeps its own retry rule
-	if api {
-		if err := c.waitThrottle(ctx, cl.tmpl); err != nil {
-			return nil, err
+	for {
+		if api {
+			if err := c.waitThrottle(ctx, cl.tmpl); err != nil {
+				return nil, err
+			}
 		}
-	}
-	if err := c.acquire(ctx); err != nil {
-		return nil, fmt.Errorf("cloudclient: %s: %w", cl.tmpl, err)
+		if err := c.acquire(ctx); err != nil {
+			return nil, fmt.Errorf("cloudclient: %s: %w", cl.tmpl, err)
+		}
+		// A pause armed while this request waited for a slot holds it too.
+		if !api || !c.Paused(c.cfg.Now()) {
+			break
+		}
+		c.release()
 	}
 	defer c.release()
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
@@ -396,9 +406,10 @@ func (c *Client) do(ctx context.Context, cl *call) (*reply, error) {
 	if err != nil {
 		return nil, err
 	}
+	seq := c.sends.Add(1)
 	r, err := c.send(ctx, cl, payload, tok)
 	if err == nil {
-		c.noteTokenAnswer(tok, r.status)
+		c.noteTokenAnswer(tok, r.status, seq)
 	}
 	c.releaseToken(tok)
 	if err == nil && (r.status == http.StatusUnauthorized || r.status == http.StatusForbidden) {

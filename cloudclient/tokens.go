@@ -26,12 +26,17 @@ type tokenUse struct {
 // replaceTokenLocked makes t the current token, issued at now; the token it
 // replaces is superseded. The caller holds c.mu.
 func (c *Client) replaceTokenLocked(t Token, now time.Time) {
-	if c.hasTok && c.tok.AccessToken != "" && c.tok.AccessToken != t.AccessToken {
-		c.supersedeLocked(c.tok.AccessToken)
+	var old string
+	if c.hasTok && c.tok.AccessToken != t.AccessToken {
+		old = c.tok.AccessToken
 	}
 	c.tok, c.hasTok, c.tokIssued = t, true, now
 	if c.tokens[t.AccessToken] == nil {
 		c.tokens[t.AccessToken] = &tokenUse{}
+	}
+	if old != "" {
+		// After the new token is current: a revoke watches its answers.
+		c.supersedeLocked(old)
 	}
 }
 
@@ -86,6 +91,13 @@ func (c *Client) maybeRevokeLocked(tok string, u *tokenUse) {
 		return
 	}
 	u.revoking = true
+	// The answers to the token current now, from the revoke on, tell
+	// whether the cloud's revoke ends only the token it was given: one
+	// refused means it ended every session; the first accepted after the
+	// revoke finished clears the doubt.
+	if c.hasTok {
+		c.probeTok, c.probeSettled = c.tok.AccessToken, false
+	}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.RevokeTimeout)
 		defer cancel()
@@ -97,6 +109,10 @@ func (c *Client) maybeRevokeLocked(tok string, u *tokenUse) {
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		// Only a request sent from now on proves the current token
+		// survived the revoke: one sent before may have been answered
+		// before the cloud carried the revoke out.
+		c.probeSettled, c.probeAfter = true, c.sends.Load()
 		if err != nil {
 			if u := c.tokens[tok]; u != nil {
 				u.revoking = false
@@ -106,24 +122,29 @@ func (c *Client) maybeRevokeLocked(tok string, u *tokenUse) {
 		}
 		delete(c.tokens, tok)
 		c.revokedSuperseded++
-		// The next answer to the current token tells whether the cloud's
-		// revoke ended only the token it was given.
-		c.revokeProbe = true
 	}()
 }
 
-// noteTokenAnswer watches the first answer to the current token after a
-// revoke: a cloud whose revoke ends every session of the user refuses it.
+// noteTokenAnswer watches the answers to the current token around a
+// revoke (send is the number the request got from c.sends when it was
+// sent): a cloud whose revoke ends every session of the user refuses it.
 // Then superseded tokens are no longer revoked for the rest of the run
 // (the exit's logout still is: it ends them all on such a cloud).
-func (c *Client) noteTokenAnswer(tok string, status int) {
+func (c *Client) noteTokenAnswer(tok string, status int, send uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.revokeProbe || !c.hasTok || tok != c.tok.AccessToken {
+	if c.probeTok == "" || tok != c.probeTok || !c.hasTok || tok != c.tok.AccessToken {
 		return
 	}
-	c.revokeProbe = false
-	if status == 401 || status == 403 {
+	refused := status == 401 || status == 403
+	if !refused {
+		if c.probeSettled && send > c.probeAfter && status >= 200 && status < 300 {
+			c.probeTok = "" // the revoke ended only its own token
+		}
+		return
+	}
+	c.probeTok = ""
+	if !c.revokeOff {
 		c.revokeOff = true
 		defer c.recordTransition("revoke_off", map[string]string{"status": strconv.Itoa(status)})
 		c.log.Warn("the current token was refused right after a superseded one was revoked: this cloud's revoke seems to end every session of the user; superseded tokens are left to expire for the rest of the run")
@@ -174,7 +195,7 @@ func (s *SessionToken) Refused() {
 	c, tok := s.c, s.tok
 	s.mu.Unlock()
 	if c != nil {
-		c.noteTokenAnswer(tok, 401)
+		c.noteTokenAnswer(tok, 401, c.sends.Load())
 	}
 }
 

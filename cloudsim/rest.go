@@ -891,12 +891,22 @@ func (c *Cloud) moduleCommand(w http.ResponseWriter, r *http.Request) {
 	delta := c.setParamLocked(m, pool, parameter, value)
 	name, _ := b["parameterName"].(string)
 	m.nextAct++
-	m.activity = append(m.activity, map[string]any{
-		"id": m.nextAct, "devid": devid, "module_id": m.id, "name": "parameters." + name, "unit": b["unit"],
+	row := map[string]any{
+		"id": m.nextAct, "devid": devid, "module_id": m.id, "unit": b["unit"],
 		"value": value, "prevValue": prev, "state": "success",
 		"created_at": c.now().UTC().Format(time.RFC3339), "user": map[string]any{"name": c.user.Name, "id": c.user.ID},
 		"user_id": c.user.ID,
-	})
+	}
+	// The row names the parameter the write was made through, when the
+	// write named one, and the register it changed in its prev_value
+	// snapshot (docs/spec.md W-2.7c): a raw write has the register only.
+	if name != "" {
+		row["name"] = "parameters." + name
+	}
+	if len(parameter) > 1 {
+		row["prev_value"] = map[string]any{pool: map[string]any{parameter[1:]: map[string]any{parameter[:1]: prev, "u": b["unit"]}}}
+	}
+	m.activity = append(m.activity, row)
 	if len(m.activity) > 200 {
 		m.activity = m.activity[len(m.activity)-200:]
 	}

@@ -304,11 +304,31 @@ func (c *Cloud) pickFamily(pool string) string {
 
 // buildEvents seeds the activity feed and the alarm lists of a module.
 func (c *Cloud) buildEvents(m *module, now int64) {
+	// Three changes of one setting of the module's own, each row naming
+	// the parameter it was made through (its symbol's token) and the
+	// register it changed (the prev_value snapshot), as one setting would.
+	var setting webapp.Register
+	for _, r := range m.profile.Registers {
+		if r.Setting && !r.Status && !r.Wide && r.Address != "" {
+			setting = r
+			break
+		}
+	}
+	pool, idx, symbol := "P6", "219", ""
+	if p, chanIdx, ok := strings.Cut(setting.Address, "."); ok && setting.Symbol != "" && len(chanIdx) > 1 {
+		pool, idx, symbol = p, chanIdx[1:], setting.Symbol
+	}
 	for i := 0; i < 3; i++ {
+		// Drawn whether used or not: the seed's world (devids, values)
+		// stays what it was.
+		name := "parameters.PARAM_" + strconv.Itoa(1+c.rng.IntN(120))
+		if symbol != "" {
+			name = "parameters." + symbol
+		}
 		m.nextAct++
 		m.activity = append(m.activity, map[string]any{
-			"id": m.nextAct, "devid": m.devid, "module_id": m.id, "name": "parameters.PARAM_" + strconv.Itoa(1+c.rng.IntN(120)),
-			"unit": 1, "value": 50 + i, "prevValue": 49 + i, "prev_value": map[string]any{"P6": map[string]any{"219": map[string]any{"v": 49 + i, "u": 1}}},
+			"id": m.nextAct, "devid": m.devid, "module_id": m.id, "name": name,
+			"unit": 1, "value": 50 + i, "prevValue": 49 + i, "prev_value": map[string]any{pool: map[string]any{idx: map[string]any{"v": 49 + i, "u": 1}}},
 			"state": "success", "created_at": time.Unix(now-int64(3600*(3-i)), 0).UTC().Format(time.RFC3339),
 			"user": map[string]any{"name": c.user.Name, "id": c.user.ID}, "user_id": c.user.ID,
 		})

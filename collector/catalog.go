@@ -75,7 +75,12 @@ type ParamDescription struct {
 	Symbol      string // "PARAM_P4_7"
 	Name        string // translated label, e.g. "Boiler power"
 	Unit        string // as displayed: "°C", "kW", ""
-	Menu        string // panel path, e.g. "Boiler/Settings"
+	// UnitFor is the unit as displayed for the module's values now (its
+	// unit register, the u channel, as the module changes it); nil: Unit
+	// always. The catalog source follows it (a ModuleCatalog is replaced
+	// when a unit changes), so Unit is the unit now.
+	UnitFor func(store.Reader) string
+	Menu    string // panel path, e.g. "Boiler/Settings"
 	// States are the labels of an enum-valued parameter in option order;
 	// nil when the parameter is not an enum.
 	States []string

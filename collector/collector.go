@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"path"
 	"slices"
 	"strconv"
 	"sync"
@@ -71,6 +70,7 @@ type descs struct {
 	moduleOutage, moduleLastOutage, moduleOutagesTotal                          *prometheus.Desc
 
 	objectInfo, objectListFailureStreak *prometheus.Desc
+	objectDeparted, moduleDeparted      *prometheus.Desc
 
 	sessionUp, sessionOutage, sessionLastOutage, sessionOutagesTotal, sessionBlinks, sessionReconnectFailure *prometheus.Desc
 
@@ -133,6 +133,8 @@ func newDescs() descs {
 
 		objectInfo:              d("object_info", "A watched object (installation) of the account and its name; always 1.", objectLabel, "name"),
 		objectListFailureStreak: d("object_list_failure_streak", "Unusable listings of the account's objects in a row."),
+		objectDeparted:          d("object_departed_timestamp_seconds", "When a watched object stopped being watched (left the account's listing), seconds since the epoch; present until it returns, the departure is forgotten or the exporter restarts.", objectLabel, "name"),
+		moduleDeparted:          d("module_departed_timestamp_seconds", "When a module left its still watched object and stopped being exported, seconds since the epoch; present until it returns, the departure is forgotten or the exporter restarts.", "devid", objectLabel, "name"),
 
 		sessionUp:               d("session_up", "The object's exporter to cloud Socket.IO session: 1 up, 0 down.", objectLabel),
 		sessionOutage:           d("session_outage_seconds", "Duration of the object's current session outage; present only while down.", objectLabel, "reason"),
@@ -176,7 +178,7 @@ func (d *descs) all() []*prometheus.Desc {
 		d.paramValue, d.parameters, d.paramsNonNumeric, d.paramsDropped, d.paramsRefused,
 		d.moduleOnline, d.moduleConnectedAt, d.moduleInfo, d.moduleLastUpdate, d.moduleAlarms,
 		d.moduleOutage, d.moduleLastOutage, d.moduleOutagesTotal,
-		d.objectInfo, d.objectListFailureStreak,
+		d.objectInfo, d.objectListFailureStreak, d.objectDeparted, d.moduleDeparted,
 		d.sessionUp, d.sessionOutage, d.sessionLastOutage, d.sessionOutagesTotal, d.sessionBlinks, d.sessionReconnectFailure,
 		d.pushHealthy, d.liveStale, d.lastLiveUpdate, d.lastUpdate,
 		d.recoveryActions, d.recoveryQuarantined, d.recoveryCooldown, d.pollFailureStreak, d.primeFailures,
@@ -252,6 +254,7 @@ func (c *Collector) collect(ch chan<- prometheus.Metric, direct *directSeries) {
 	objects := c.collectObjects(&e, s.Objects)
 	e.emit(c.objectListFailureStreak, prometheus.GaugeValue, float64(s.ObjectListFailureStreak))
 	c.collectAccount(&e, &s)
+	c.collectDepartures(&e, s)
 
 	mods := c.collectModules(&e, s.Modules, objects)
 	c.collectAlarms(&e, s.Modules, mods, cs)
@@ -339,6 +342,28 @@ func (c *Collector) collectAccount(e *emitter, s *Snapshot) {
 	}
 	e.emit(c.tokensHeld, prometheus.GaugeValue, float64(max(0, a.TokensHeld)))
 	e.emit(c.tokensRevoked, prometheus.CounterValue, float64(a.SupersededRevoked))
+}
+
+// collectDepartures exports the objects and modules that left, each once
+// (an object that is watched again is not departed; the snapshot's memory
+// says so, and a duplicate would fail the scrape).
+func (c *Collector) collectDepartures(e *emitter, s Snapshot) {
+	seen := map[int]bool{}
+	for _, o := range s.DepartedObjects {
+		if seen[o.ID] {
+			continue
+		}
+		seen[o.ID] = true
+		e.emit(c.objectDeparted, prometheus.GaugeValue, unixSeconds(o.Since), strconv.Itoa(o.ID), LabelValue(o.Name))
+	}
+	seenMod := map[string]bool{}
+	for _, m := range s.DepartedModules {
+		if seenMod[m.Devid] {
+			continue
+		}
+		seenMod[m.Devid] = true
+		e.emit(c.moduleDeparted, prometheus.GaugeValue, unixSeconds(m.Since), LabelValue(m.Devid), strconv.Itoa(m.ObjectID), LabelValue(m.Name))
+	}
 }
 
 // collectObjects exports the series of every watched object, each labelled
@@ -658,7 +683,7 @@ func (c *Collector) decide(key string) bool {
 	if len(c.opts.Include) > 0 {
 		in := false
 		for _, p := range c.opts.Include {
-			if ok, _ := path.Match(p, key); ok {
+			if MatchRegister(p, key) {
 				in = true
 				break
 			}
@@ -668,7 +693,7 @@ func (c *Collector) decide(key string) bool {
 		}
 	}
 	for _, p := range c.opts.Exclude {
-		if ok, _ := path.Match(p, key); ok {
+		if MatchRegister(p, key) {
 			return false
 		}
 	}

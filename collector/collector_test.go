@@ -54,6 +54,7 @@ var goldenCases = []struct {
 	{"catalog", catalogSnapshot, func() ParamSource { return catalogParams() }, catalogOpts(testCatalog())},
 	{"account_ok", accountOKSnapshot, func() ParamSource { return nil }, Options{}},
 	{"account_throttled", accountThrottledSnapshot, func() ParamSource { return nil }, Options{}},
+	{"departed", departedSnapshot, func() ParamSource { return healthyParams() }, Options{}},
 }
 
 func goldenPath(name string) string { return filepath.Join("testdata", name+".prom") }

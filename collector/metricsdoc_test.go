@@ -177,6 +177,8 @@ func fullExpositions(t *testing.T) [][]byte {
 	up.Account = accountOKSnapshot().Account
 	down := sessionDownSnapshot()
 	down.Account = accountThrottledSnapshot().Account
+	gone := departedSnapshot()
+	down.DepartedObjects, down.DepartedModules = gone.DepartedObjects, gone.DepartedModules
 
 	var outs [][]byte
 	for _, s := range []Snapshot{up, down} {
@@ -221,6 +223,28 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 	for name := range doc {
 		if !seen[name] {
 			t.Errorf("full expositions lack %s", name)
+		}
+	}
+}
+
+// TestREADMEMetricsTableNamesEveryFamily: the README's short table of
+// metrics names every family of METRICS.md, so that "in short" never
+// leaves one out silently.
+func TestREADMEMetricsTableNamesEveryFamily(t *testing.T) {
+	doc, _ := readMetricsDoc(t)
+	raw, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	start, end := strings.Index(readme, "\n## Metrics\n"), strings.Index(readme, "\n### Parameter names\n")
+	if start < 0 || end < start {
+		t.Fatal("README.md has no Metrics section before Parameter names")
+	}
+	table := readme[start:end]
+	for name := range doc {
+		if !strings.Contains(table, "`"+name+"`") && !strings.Contains(table, "`"+name+"{") {
+			t.Errorf("README.md's metrics table leaves out %s", name)
 		}
 	}
 }

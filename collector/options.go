@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"strings"
 )
 
 // Options configures a Collector.
@@ -81,4 +82,13 @@ func (o Options) Validate() error {
 		errs = append(errs, fmt.Errorf("%w: got %d", ErrNegativeMaxSeries, o.MaxSeries))
 	}
 	return errors.Join(errs...)
+}
+
+// MatchRegister reports whether a register ("P4.v8") matches a pattern
+// with path.Match semantics, in any case: "p4.V8", "P4.v*" and "p?.S1" all
+// match as their canonical spelling would. The one matcher of
+// --parameters.include/--parameters.exclude and the tools' --filter.
+func MatchRegister(pattern, register string) bool {
+	ok, _ := path.Match(strings.ToLower(pattern), strings.ToLower(register))
+	return ok
 }

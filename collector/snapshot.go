@@ -175,6 +175,13 @@ type Snapshot struct {
 	// Episodes are the most recent finished outages (the episode ring), in any
 	// order; the status page sorts them.
 	Episodes []Episode
+
+	// DepartedObjects are watched objects that are no longer watched, by
+	// ID; DepartedModules are modules that left their still watched
+	// object, by devid. Departures fills both; they stay until the object
+	// or module returns, the departure is forgotten or the process ends.
+	DepartedObjects []DepartedObject
+	DepartedModules []DepartedModule
 }
 
 // ObjectState is one watched object (installation) of the account and its

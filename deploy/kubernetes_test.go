@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -164,14 +165,16 @@ func subset(sel, labels map[string]string) bool {
 
 func TestKubernetesManifests(t *testing.T) {
 	objs, fileOf := loadK8s(t)
-	for _, kind := range []string{"Deployment", "Service", "Secret", "ServiceMonitor", "PrometheusRule", "Kustomization"} {
+	for _, kind := range []string{"Namespace", "Deployment", "Service", "Secret", "ServiceMonitor", "PrometheusRule", "Kustomization"} {
 		if _, ok := objs[kind]; !ok {
 			t.Fatalf("no %s in kubernetes/", kind)
 		}
 	}
+	// Every manifest but the example Secret, whose placeholders would
+	// overwrite the real Secret on every apply.
 	var res []string
 	for kind, f := range fileOf {
-		if kind != "Kustomization" {
+		if kind != "Kustomization" && kind != "Secret" {
 			res = append(res, f)
 		}
 	}
@@ -270,6 +273,25 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	if c.ReadinessProbe.HTTPGet.Path != "/-/healthy" {
 		t.Errorf("readiness probe %q: an exporter that cannot reach the cloud must stay in the Service", c.ReadinessProbe.HTTPGet.Path)
+	}
+	// The probes ask the health listener, which no web configuration puts
+	// behind auth; the Service does not expose it.
+	_, healthPort, _ := strings.Cut(commandFlag(c.Args, "--web.health-listen-address"), ":")
+	for _, p := range c.Ports {
+		if p.Name == c.ReadinessProbe.HTTPGet.Port && strconv.Itoa(p.ContainerPort) != healthPort {
+			t.Errorf("readiness probe port %s (%d) is not --web.health-listen-address's port %q", p.Name, p.ContainerPort, healthPort)
+		}
+		if p.Name == svc.Ports[0].TargetPort && strconv.Itoa(p.ContainerPort) == healthPort {
+			t.Error("the Service exposes the health listener")
+		}
+	}
+	if healthPort == "" || c.ReadinessProbe.HTTPGet.Port == svc.Ports[0].TargetPort {
+		t.Errorf("readiness probe on port %q, health listener port %q: the probe would meet the web configuration's auth", c.ReadinessProbe.HTTPGet.Port, healthPort)
+	}
+	for _, o := range objs {
+		if o.Kind != "Namespace" && o.Kind != "Kustomization" && o.Metadata.Namespace != objs["Namespace"].Metadata.Name {
+			t.Errorf("%s in namespace %q, not the Namespace %q the kustomization creates", o.Kind, o.Metadata.Namespace, objs["Namespace"].Metadata.Name)
+		}
 	}
 	var sm serviceMonitorSpec
 	decodeSpec(t, objs["ServiceMonitor"], &sm)

@@ -14,6 +14,9 @@ import (
 // boilerAlarm is an active alarm of a simulated module, as the alert names it.
 type boilerAlarm struct {
 	devid, code, name, module string
+	// title is how the alert's summary names it: the name, and for a name
+	// that is no translation, the code and the language it lacks.
+	title string
 }
 
 // simulatedAlarms are the boiler alarms `serve --simulate` reports: its
@@ -37,11 +40,12 @@ func simulatedAlarms(t *testing.T, exp *exporter, prom *prometheus) []boilerAlar
 	var out []boilerAlarm
 	for _, d := range exp.devids {
 		for _, a := range twin.DescribedAlarms(d, "en") {
-			name := a.Name
+			name, title := a.Name, a.Name
 			if name == "" {
 				name = a.Code // no translation: the alarm's symbol
+				title = fmt.Sprintf("%s (code %d, no translation in en)", a.Code, a.ID)
 			}
-			out = append(out, boilerAlarm{devid: d, code: fmt.Sprint(a.ID), name: name, module: names[d]})
+			out = append(out, boilerAlarm{devid: d, code: fmt.Sprint(a.ID), name: name, module: names[d], title: title})
 		}
 	}
 	if len(out) == 0 {
@@ -66,7 +70,7 @@ func checkAlarmAlerts(as []promAlert, want []boilerAlarm, copied bool, state str
 		}
 		w := want[i]
 		if a.Labels["name"] != w.name || a.Labels["module"] != w.module || a.Labels["severity"] != "critical" ||
-			a.Annotations["summary"] != "Boiler alarm "+w.name+" on module "+w.module+"." ||
+			a.Annotations["summary"] != "Boiler alarm "+w.title+" on module "+w.module+"." ||
 			!strings.Contains(a.Annotations["description"], "since ") {
 			return false, fmt.Sprintf("alert %v %v, want alarm %q on module %q, critical, with its start", a.Labels, a.Annotations, w.name, w.module)
 		}

@@ -276,3 +276,13 @@ func (b *browser) noConsoleErrors() {
 		b.t.Errorf("browser console errors:\n  %s", strings.Join(p, "\n  "))
 	}
 }
+
+// styles is the computed value of CSS property prop of every element
+// matching css: what the browser draws.
+func (b *browser) styles(css, prop string) []string {
+	b.t.Helper()
+	sel, _ := json.Marshal(css)
+	name, _ := json.Marshal(prop)
+	return runAction(b, "style "+css+" "+prop, chromedp.Evaluate[[]string](
+		`Array.from(document.querySelectorAll(`+string(sel)+`), e => getComputedStyle(e).getPropertyValue(`+string(name)+`))`))
+}

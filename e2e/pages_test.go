@@ -57,7 +57,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 		}
 	}
 	labels := b.texts("#cards .card .label")
-	for _, want := range []string{"cloud sessions", "live push", "modules", "recovery"} {
+	for _, want := range []string{"boiler alarms", "cloud sessions", "live push", "modules", "recovery"} {
 		if !slices.ContainsFunc(labels, func(l string) bool { return strings.EqualFold(l, want) }) {
 			t.Errorf("no %q card; cards %q", want, labels)
 		}
@@ -161,7 +161,7 @@ func TestModulePagesInBrowser(t *testing.T) {
 			"Boiler state", []string{"Out of fuel"}},
 		{"Boiler room 3", []string{"Valve 1", "Thermostats"},
 			map[string]string{"Valve 1 temperature": "°C", "Room temperature": "°C", "Room set temperature": "°C"},
-			"Valve 1 pump", []string{"ERROR_MODUL_ROZSZERZEN"}},
+			"Valve 1 pump", []string{"ERROR_MODUL_ROZSZERZEN\ncode 91, no translation in en"}},
 	} {
 		links := b.attrs("table.modules tr.module td.name a", "href")
 		names := b.texts("table.modules tr.module td.name a")
@@ -306,26 +306,28 @@ func TestStatusPageTwoObjectsInBrowser(t *testing.T) {
 	b.noConsoleErrors()
 
 	homeSec, cottageSec := fmt.Sprintf("object-%d", home.ID), fmt.Sprintf("object-%d", cottage.ID)
-	// The object in trouble first.
+	// The simulator's boilers report an alarm in each object ("Out of
+	// fuel" in Home, code 91 in Cottage): both sections are drawn in the
+	// alarm colour, and Cottage, whose health is in trouble too, leads.
 	if got := b.attrs("section.object", "id"); !slices.Equal(got, []string{cottageSec, homeSec}) {
 		t.Errorf("sections %q, want Cottage's then Home's", got)
 	}
 	if got := b.texts("section.object h2.objectname"); !slices.Equal(got, []string{fmt.Sprintf("Cottage object %d", cottage.ID), fmt.Sprintf("Home object %d", home.ID)}) {
 		t.Errorf("section headings %q", got)
 	}
-	if got := b.attrs("#"+homeSec, "class"); !slices.Equal(got, []string{"object ok"}) {
-		t.Errorf("Home's section is %q, want ok: Cottage's trouble must not reach it", got)
+	for _, sec := range []string{homeSec, cottageSec} {
+		if got := b.attrs("#"+sec, "class"); !slices.Equal(got, []string{"object alarm"}) {
+			t.Errorf("section %s is %q, want the alarm colour of its boiler's alarm", sec, got)
+		}
 	}
-	if got := b.attrs("#"+cottageSec, "class"); !slices.Equal(got, []string{"object bad"}) {
-		t.Errorf("Cottage's section is %q, want bad", got)
-	}
+	// Cottage's trouble does not reach Home's health cards.
 	homeCards := b.texts("#" + homeSec + " .objcards .card .state")
-	if !slices.Equal(homeCards, []string{"UP", "HEALTHY", "2/2 online", "IDLE"}) {
-		t.Errorf("Home's cards %q, want UP, HEALTHY, 2/2 online, IDLE", homeCards)
+	if !slices.Equal(homeCards, []string{"1 ACTIVE", "UP", "HEALTHY", "2/2 online", "IDLE"}) {
+		t.Errorf("Home's cards %q, want 1 ACTIVE, UP, HEALTHY, 2/2 online, IDLE", homeCards)
 	}
 	cottageCards := b.texts("#" + cottageSec + " .objcards .card .state")
-	if len(cottageCards) != 4 || cottageCards[0] != "UP" || cottageCards[1] != "UNHEALTHY" || cottageCards[2] != "1/1 online" {
-		t.Errorf("Cottage's cards %q, want UP, UNHEALTHY, 1/1 online (a zombie: up and silent)", cottageCards)
+	if len(cottageCards) != 5 || cottageCards[0] != "1 ACTIVE" || cottageCards[1] != "UP" || cottageCards[2] != "UNHEALTHY" || cottageCards[3] != "1/1 online" {
+		t.Errorf("Cottage's cards %q, want 1 ACTIVE, UP, UNHEALTHY, 1/1 online (a zombie: up and silent)", cottageCards)
 	}
 	// Each object's modules in its own section.
 	for sec, want := range map[string][]string{homeSec: home.Devids, cottageSec: cottage.Devids} {
@@ -342,10 +344,16 @@ func TestStatusPageTwoObjectsInBrowser(t *testing.T) {
 	if push := b.texts("#" + cottageSec + " .panel.push"); len(push) != 1 || !strings.Contains(push[0], "no live update for") {
 		t.Errorf("Cottage's push panel %q", push)
 	}
-	// The headline names Cottage, never Home.
-	headline := strings.Join(b.texts("#cards .card"), "\n")
+	// The health headline names Cottage, never Home; the alarm card names
+	// both alarms with their modules and objects.
+	headline := strings.Join(b.texts("#cards .card:not(.alarm)"), "\n")
 	if !strings.Contains(headline, "Cottage: no live update for") || strings.Contains(headline, "Home") {
 		t.Errorf("headline %q, want Cottage named and Home not", headline)
+	}
+	if alarms := b.texts("#cards .card.alarm"); len(alarms) != 1 || !strings.Contains(alarms[0], "2 ACTIVE") ||
+		!strings.Contains(alarms[0], "Out of fuel · Boiler room 1 · Home · since") ||
+		!strings.Contains(alarms[0], "(code 91, no translation in en) · Boiler room 3 · Cottage · since") {
+		t.Errorf("alarm card %q, want both alarms named with module and object", alarms)
 	}
 	if sum := b.texts("#summary"); len(sum) != 1 || !strings.Contains(sum[0], "Watching 2 objects of the account with 2 realtime sessions (2 open now)") {
 		t.Errorf("summary %q", sum)

@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -142,7 +144,8 @@ func TestRulesAndDashboardsReadRealSeries(t *testing.T) {
 	// restart), so the stale gauge stays until pushes resume.
 	exp := startServeSimulate(t, "--poll.interval=200ms", "--session.supervisor-interval=200ms",
 		"--session.down-hysteresis=1s", "--session.connect-timeout=3s", "--push.stale-after=3s",
-		"--recovery.zombie-primes=0")
+		"--recovery.zombie-primes=0", "--modules.forget-after=1s", "--objects.refresh-interval=300ms",
+		"--simulate.objects=2", "--simulate.modules=4")
 	var seen seenNames
 	seen.add(exp.waitFullScrape(t, exp.devids, 30*time.Second))
 	seen.waitState(t, exp, "live push healthy", valueIs("bragerone_push_healthy", nil, 1))
@@ -173,6 +176,15 @@ func TestRulesAndDashboardsReadRealSeries(t *testing.T) {
 	seen.waitState(t, exp, "login blocked", present("bragerone_login_failure_reason", map[string]string{"reason": "blocked"}))
 	seen.waitState(t, exp, "login backoff", present("bragerone_login_retry_timestamp_seconds", nil))
 	exp.sim.clear(t, blocked)
+
+	// A module that leaves its object (missing from the list past
+	// --modules.forget-after), then the object that leaves the account.
+	objects := exp.sim.state(t).Objects
+	gone := objects[0].Devids[len(objects[0].Devids)-1]
+	exp.sim.inject(t, cloudsim.Fault{Kind: cloudsim.FaultMissingRow, Devid: gone})
+	seen.waitState(t, exp, "module departed", present("bragerone_module_departed_timestamp_seconds", map[string]string{"devid": gone}))
+	exp.sim.do(t, http.MethodPost, fmt.Sprintf("/control/objects/%d/hide", objects[1].ID), nil)
+	seen.waitState(t, exp, "object departed", present("bragerone_object_departed_timestamp_seconds", nil))
 
 	recorded := recordedNames(t, rulesYAML)
 	var refs []string

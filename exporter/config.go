@@ -3,6 +3,7 @@ package exporter
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"time"
 
@@ -54,6 +55,11 @@ type Health struct {
 	CooldownMax               time.Duration // --recovery.cooldown-max
 	ForgetMissingAfter        time.Duration // --modules.forget-after (0 = never)
 	ObjectsRefreshInterval    time.Duration // --objects.refresh-interval
+	// StartRetryMax caps the pause between attempts to log in and read the
+	// objects and modules at start (1 s, 2 s, 4 s, ...); 0 keeps the
+	// default, a minute. --session.start-retry-max
+	StartRetryMax       time.Duration
+	DepartedForgetAfter time.Duration // --objects.departed-forget-after (0 = until restart)
 	// FailOfflineAfter is the deprecated --modules.fail-offline-after: the
 	// gateway warns that it has no effect.
 	FailOfflineAfter int
@@ -80,6 +86,11 @@ type Web struct {
 	ConfigFile             string // --web.config.file (exporter-toolkit: TLS, basic auth)
 	TelemetryPath          string // --web.telemetry-path
 	DisableExporterMetrics bool   // --web.disable-exporter-metrics
+	// HealthListenAddress, when set, is a second listener serving only
+	// /-/healthy and /-/ready over plain HTTP, without the TLS and basic
+	// auth of ConfigFile: probes (Kubernetes', a load balancer's) cannot
+	// present a password or a client certificate. --web.health-listen-address
+	HealthListenAddress string
 }
 
 // Simulate runs the exporter against an embedded simulated cloud on a
@@ -90,6 +101,17 @@ type Simulate struct {
 	Modules         int  // --simulate.modules
 	Objects         int  // --simulate.objects: the modules are split over them
 	ParamsPerModule int  // --simulate.params-per-module
+}
+
+// Validate checks the simulated cloud's sizes.
+func (s Simulate) Validate() error {
+	if s.Modules < 1 || s.ParamsPerModule < 1 {
+		return configErrorf("--simulate.modules and --simulate.params-per-module must be at least 1")
+	}
+	if s.Objects < 1 || s.Objects > s.Modules {
+		return configErrorf("--simulate.objects %d: want 1 to --simulate.modules (%d)", s.Objects, s.Modules)
+	}
+	return nil
 }
 
 // ConfigError is a configuration the exporter cannot run with: the value of
@@ -131,6 +153,15 @@ func (c *Config) check() (checked, error) {
 	if c.Web.TelemetryPath == "" || c.Web.TelemetryPath[0] != '/' {
 		return out, configErrorf("--web.telemetry-path %q: want a path starting with /", c.Web.TelemetryPath)
 	}
+	if h := c.Web.HealthListenAddress; h != "" {
+		_, port, err := net.SplitHostPort(h)
+		if err != nil {
+			return out, configErrorf("--web.health-listen-address %q: %v", h, err)
+		}
+		if h == c.Web.ListenAddress && port != "0" {
+			return out, configErrorf("--web.health-listen-address %q: must differ from --web.listen-address", h)
+		}
+	}
 	if c.Web.ConfigFile != "" {
 		if err := web.Validate(c.Web.ConfigFile); err != nil {
 			return out, configErrorf("--web.config.file: %v", err)
@@ -148,11 +179,8 @@ func (c *Config) check() (checked, error) {
 		return out, err
 	}
 	if c.Simulate.Enabled {
-		if c.Simulate.Modules < 1 || c.Simulate.ParamsPerModule < 1 {
-			return out, configErrorf("--simulate.modules and --simulate.params-per-module must be at least 1")
-		}
-		if c.Simulate.Objects < 1 || c.Simulate.Objects > c.Simulate.Modules {
-			return out, configErrorf("--simulate.objects %d: want 1 to --simulate.modules (%d)", c.Simulate.Objects, c.Simulate.Modules)
+		if err := c.Simulate.Validate(); err != nil {
+			return out, err
 		}
 		return out, nil // the simulator's address and demo account replace Cloud's
 	}
@@ -173,6 +201,8 @@ func (h Health) Validate() error {
 		"--poll.interval": h.PollInterval, "--session.down-hysteresis": h.SessionHysteresis, "--push.stale-after": h.StaleAfter,
 		"--recovery.quarantine-duration": h.QuarantineDuration, "--recovery.cooldown": h.CooldownBase, "--recovery.cooldown-max": h.CooldownMax,
 		"--modules.forget-after": h.ForgetMissingAfter, "--objects.refresh-interval": h.ObjectsRefreshInterval,
+		"--session.start-retry-max":       h.StartRetryMax,
+		"--objects.departed-forget-after": h.DepartedForgetAfter,
 	} {
 		if d < 0 {
 			return configErrorf("%s must not be negative", name)

@@ -220,7 +220,8 @@ func (e *Exporter) TrafficStats() traffic.Stats { return e.diag.ring.Stats() }
 //	version.json        the exporter's version, Go version, platform, build settings, when the bundle was made
 //	config.json         the effective configuration, secrets masked
 //	status.json         the /status model (objects with session, push, recovery ladder; modules with states,
-//	                    outages, alarms, history; the account's login, token and throttling; outage episodes)
+//	                    outages, alarms, history; the account's login, token and throttling; outage episodes;
+//	                    the objects and modules that left)
 //	catalog.json        the catalog load report (index asset, language, loads, failures by stage, modules
 //	                    described and their parameter counts, tokens without a definition)
 //	traffic.jsonl       the traffic ring as a traffic file (package traffic's JSON lines: header, records)
@@ -388,7 +389,9 @@ func statusModel(s collector.Snapshot) ([]byte, error) {
 		TokenExpiry             time.Time
 		Account                 *collector.AccountState
 		Episodes                []collector.Episode
-	}{s.Now, objs, s.Modules, s.ObjectListFailureStreak, s.TokenExpiry, s.Account, s.Episodes})
+		DepartedObjects         []collector.DepartedObject
+		DepartedModules         []collector.DepartedModule
+	}{s.Now, objs, s.Modules, s.ObjectListFailureStreak, s.TokenExpiry, s.Account, s.Episodes, s.DepartedObjects, s.DepartedModules})
 	if err != nil {
 		return nil, fmt.Errorf("diagnostics status.json: %w", err)
 	}

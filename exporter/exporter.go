@@ -56,8 +56,9 @@ type Exporter struct {
 	fleet   *fleet.Fleet
 	loader  *catalogload.Loader // nil with the catalog off
 	handler http.Handler
-	source  FleetSource // the /status model
-	diag    diag        // the traffic ring and the capture (diagnostics.go)
+	source  FleetSource  // the /status model
+	diag    diag         // the traffic ring and the capture (diagnostics.go)
+	probes  http.Handler // /-/healthy and /-/ready alone, for Web.HealthListenAddress
 }
 
 // New validates cfg and assembles the exporter. Nothing runs until Run but
@@ -72,12 +73,9 @@ func New(cfg Config) (*Exporter, error) {
 	e := &Exporter{cfg: cfg, log: cfg.logger()}
 	cloud := cfg.Cloud
 	if cfg.Simulate.Enabled {
-		if e.sim, err = startSimulation(e.log, cfg.Simulate); err != nil {
+		if cloud, e.sim, err = SimulatedCloud(e.log, cfg.Simulate, cloud); err != nil {
 			return nil, err
 		}
-		cloud.URL, cloud.AssetsURL = e.sim.URL(), e.sim.URL()
-		cloud.Email, cloud.Password = cloudsim.DefaultEmail, cloudsim.DefaultPassword
-		cloud.PasswordFile, cloud.ObjectIDs = "", nil
 	}
 	if err := e.assemble(cloud, ok); err != nil {
 		if e.sim != nil {
@@ -143,14 +141,15 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 	if _, err := realtime.New(GatewayConfig(cloud, e.cfg.Health, client, platform, st, e.log)); err != nil {
 		return &ConfigError{err}
 	}
-	source := FleetSource{Status: fl.Status, Store: st, Account: ClientAccount{Client: client}}
+	source := FleetSource{Status: fl.Status, Store: st, Account: ClientAccount{Client: client},
+		Departures: collector.NewDepartures(e.cfg.Health.DepartedForgetAfter)}
 	e.source = source
 	colOpts := ok.collector
 	if !e.cfg.Catalog.Disable {
 		if e.loader, err = newLoader(e.cfg.Catalog, client, fl, st, ok.overrides, e.log.With("component", "catalog")); err != nil {
 			return err
 		}
-		colOpts.Catalog = &CatalogLoaderSource{State: e.loader.State}
+		colOpts.Catalog = &CatalogLoaderSource{State: e.loader.State, Values: st.Reader}
 	}
 	// Parameters in exposition order: the registry then finds them sorted.
 	col, err := collector.New(source, collector.ParamSourceFunc(st.ForEachParamInLabelOrder), colOpts)
@@ -158,7 +157,7 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 		return &ConfigError{err}
 	}
 	moduleParams := status.CatalogParams{Catalog: colOpts.Catalog,
-		Values: st.Reader}
+		Values: st.Reader, Times: st.UpdatedAt}
 	e.handler, err = e.newHandler(reg, col, source, moduleParams)
 	return err
 }
@@ -179,23 +178,11 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 		Registry:          reg,
 		EnableOpenMetrics: true,
 	}))
-	mux.Handle("/status", status.Handler(source, status.Options{DiagnosticsLink: diagnosticsPath}))
+	mux.Handle("/status", status.Handler(source, status.Options{Alarms: moduleParams, DiagnosticsLink: diagnosticsPath}))
 	mux.Handle(status.ModulePath, status.ModuleHandler(source, moduleParams, status.Options{}))
-	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusOK)
-		fmt.Fprintln(w, "Healthy")
-	})
-	ready := e.fleet.Ready()
-	mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
-		select {
-		case <-ready:
-			w.WriteHeader(http.StatusOK)
-			fmt.Fprintln(w, "Ready")
-		default:
-			w.WriteHeader(http.StatusServiceUnavailable)
-			fmt.Fprintln(w, "Not ready: not every object's first parameter snapshot has been stored yet")
-		}
-	})
+	e.probes = e.probeHandler()
+	mux.Handle("/-/healthy", e.probes)
+	mux.Handle("/-/ready", e.probes)
 	// The Go runtime's profiles, as node_exporter serves them, behind the
 	// same TLS and basic auth as the rest (--web.config.file): the landing
 	// page links the heap and CPU profiles.
@@ -228,6 +215,30 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 	return mux, nil
 }
 
+// probeHandler serves /-/healthy (the process answers) and /-/ready (every
+// object's first parameter snapshot is stored) and nothing else: Run serves
+// it on Web.HealthListenAddress without TLS or authentication, so it must
+// never grow a page that tells more than these two answers.
+func (e *Exporter) probeHandler() http.Handler {
+	probes := http.NewServeMux()
+	probes.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprintln(w, "Healthy")
+	})
+	ready := e.fleet.Ready()
+	probes.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
+		select {
+		case <-ready:
+			w.WriteHeader(http.StatusOK)
+			fmt.Fprintln(w, "Ready")
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "Not ready: not every object's first parameter snapshot has been stored yet")
+		}
+	})
+	return probes
+}
+
 // Run serves the pages on Web.ListenAddress and runs the gateway and the
 // catalog loader until ctx ends (it then returns nil) or one of them fails
 // for good: a login the cloud rejects at the start and a catalog language
@@ -244,7 +255,23 @@ func (e *Exporter) Run(ctx context.Context) error {
 		return fmt.Errorf("--web.listen-address: %w", err)
 	}
 	srv := &http.Server{Handler: e.handler, ReadHeaderTimeout: 10 * time.Second}
-	serveErr := make(chan error, 1)
+	serveErr := make(chan error, 2)
+	// The probes' listener: plain HTTP, /-/healthy and /-/ready only.
+	var probeSrv *http.Server
+	if addr := e.cfg.Web.HealthListenAddress; addr != "" {
+		pln, err := net.Listen("tcp", addr)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("--web.health-listen-address: %w", err)
+		}
+		probeSrv = &http.Server{Handler: e.probes, ReadHeaderTimeout: 10 * time.Second}
+		e.log.Info("Listening for probes (/-/healthy, /-/ready) without TLS or authentication", "address", pln.Addr().String())
+		go func() {
+			if err := probeSrv.Serve(pln); !errors.Is(err, http.ErrServerClosed) {
+				serveErr <- fmt.Errorf("health listener: %w", err)
+			}
+		}()
+	}
 	go func() {
 		noSystemd := false
 		flags := &web.FlagConfig{WebListenAddresses: &[]string{e.cfg.Web.ListenAddress}, WebSystemdSocket: &noSystemd, WebConfigFile: &e.cfg.Web.ConfigFile}
@@ -300,6 +327,9 @@ wait:
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), webShutdownTimeout)
 	defer cancel()
 	_ = srv.Shutdown(shutdownCtx)
+	if probeSrv != nil {
+		_ = probeSrv.Shutdown(shutdownCtx)
+	}
 	return runErr
 }
 
@@ -338,6 +368,25 @@ func StartError(err error) error {
 		return configErrorf("--cloud.object-id: %w", err)
 	}
 	return err
+}
+
+// SimulatedCloud starts the embedded simulated cloud of s in-process on a
+// loopback port and returns cloud pointed at it, logged in to its demo
+// account (the address, assets, credentials and object ids of cloud are
+// replaced); the caller closes the simulator. serve --simulate and every
+// tool's --simulate use it.
+func SimulatedCloud(logger *slog.Logger, s Simulate, cloud Cloud) (Cloud, *cloudsim.Cloud, error) {
+	if err := s.Validate(); err != nil {
+		return cloud, nil, err
+	}
+	sim, err := startSimulation(logger, s)
+	if err != nil {
+		return cloud, nil, err
+	}
+	cloud.URL, cloud.AssetsURL = sim.URL(), sim.URL()
+	cloud.Email, cloud.Password = cloudsim.DefaultEmail, cloudsim.DefaultPassword
+	cloud.PasswordFile, cloud.ObjectIDs = "", nil
+	return cloud, sim, nil
 }
 
 // startSimulation runs the simulated cloud in-process on a loopback port.

@@ -25,6 +25,9 @@ func FleetConfig(cloud Cloud, h Health, client *cloudclient.Client, p cloudclien
 	if h.ObjectsRefreshInterval > 0 {
 		cfg.RefreshInterval = h.ObjectsRefreshInterval
 	}
+	if h.StartRetryMax > 0 {
+		cfg.StartRetryMax = h.StartRetryMax
+	}
 	return cfg
 }
 
@@ -43,6 +46,9 @@ func GatewayConfig(cloud Cloud, h Health, client *cloudclient.Client, p cloudcli
 	cfg.SupervisorInterval = h.SupervisorInterval
 	cfg.SessionHysteresis = h.SessionHysteresis
 	cfg.ForgetMissingAfter = h.ForgetMissingAfter
+	if h.StartRetryMax > 0 {
+		cfg.StartRetryMax = h.StartRetryMax
+	}
 	//lint:ignore SA1019 the deprecated flag is still accepted; the gateway warns that it has no effect
 	cfg.GetModulesFailOfflineAfter = h.FailOfflineAfter
 	cfg.Ladder = ladder.Config{

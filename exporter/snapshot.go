@@ -23,6 +23,9 @@ type FleetSource struct {
 	Store   *store.Store
 	Account collector.AccountSource
 	Now     func() time.Time
+	// Departures remembers the objects and modules that left (nil: none
+	// remembered).
+	Departures *collector.Departures
 }
 
 // Snapshot implements collector.SnapshotSource.
@@ -36,6 +39,7 @@ func (f FleetSource) Snapshot() collector.Snapshot {
 		stats = f.Store.Stats()
 	}
 	s := FromFleet(f.Status(), stats, now)
+	f.Departures.Observe(&s)
 	withAccount(&s, f.Account)
 	return s
 }

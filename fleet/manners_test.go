@@ -206,11 +206,18 @@ func TestThrottleIsWaitedOutByEveryObject(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
+			// Requests already on the wire when the 429 came back may
+			// still arrive (at most the client's slots, less the
+			// throttled one); nothing is sent after.
 			during := a.sim.Counters().Requests
+			late := 0
 			for ep, n := range during {
-				if n != asked[ep] && ep != "GET /socket.io/" && ep != "POST /socket.io/" {
-					t.Errorf("%s: %d requests during the pause (%d before it)", ep, n-asked[ep], asked[ep])
+				if ep != "GET /socket.io/" && ep != "POST /socket.io/" {
+					late += n - asked[ep]
 				}
+			}
+			if late > cloudclient.DefaultMaxInFlight-1 {
+				t.Errorf("%d requests reached the cloud during the pause, more than were in flight when it began: before %v, after %v", late, asked, during)
 			}
 			waitFor(t, "polls after the pause", func() bool { return a.sim.Counters().Requests["GET /v1/modules"] > during["GET /v1/modules"]+5 })
 			// What the throttled request was for is asked again after
@@ -307,29 +314,28 @@ func TestRevokeAllSessionsCloudIsLeftAlone(t *testing.T) {
 	a := startAccountWith(t, cloudsim.Options{Objects: 5, Modules: 5, RevokeAllSessions: true}, nil, nil, nil)
 	a.waitAllLive(t)
 	a.sim.ResetCounters()
-	// The realtime sessions hold the first token; the second, superseded
-	// by the third and used by no one, is revoked, and with it every token.
-	for range 2 {
-		if err := a.cfg.Client.ForceRelogin(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, "the revoke noticed as ending every session", func() bool { return a.cfg.Client.Account().RevokeDisabled })
-	waitFor(t, "the objects poll again with a new token", func() bool {
-		polls := a.sim.Counters().Requests["GET /v1/modules"]
-		return a.sim.Counters().TokensValid == 1 && polls >= 10
-	})
+	// The sessions hold the first token; a new login supersedes it, and
+	// once the sessions are replaced it is revoked, and with it every
+	// token of the user, the current one included.
 	if err := a.cfg.Client.ForceRelogin(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	revokes := a.sim.Counters().Revokes
+	a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultCloseTransport})
+	waitFor(t, "the revoke noticed as ending every session", func() bool { return a.cfg.Client.Account().RevokeDisabled })
+	waitFor(t, "the objects poll again with a new token", func() bool {
+		return a.sim.Counters().TokensValid == 1 && a.sim.Counters().Logins == 2
+	})
+	a.waitAllLive(t)
+	if err := a.cfg.Client.ForceRelogin(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	polls := a.sim.Counters().Requests["GET /v1/modules"]
 	waitFor(t, "more polls", func() bool { return a.sim.Counters().Requests["GET /v1/modules"] >= polls+10 })
-	if got := a.sim.Counters().Revokes; got != revokes || got != 1 {
-		t.Errorf("%d revokes (%d before the last login), want 1: a superseded token was revoked after the cloud showed its revoke ends every session", got, revokes)
+	if got := a.sim.Counters().Revokes; got != 1 {
+		t.Errorf("%d revokes, want 1: a superseded token was revoked after the cloud showed its revoke ends every session", got)
 	}
-	if got := a.sim.Counters().LoginAttempts; got != 4 {
-		t.Errorf("%d logins, want 4 (two forced, the one after the revoke ended everything, the last forced)", got)
+	if got := a.sim.Counters().LoginAttempts; got != 3 {
+		t.Errorf("%d logins, want 3 (forced, after the revoke ended everything, forced)", got)
 	}
 }
 

@@ -177,10 +177,23 @@ func snapshotRegister(v any) (reg, old string, ok bool) {
 			if _, err := strconv.Atoi(idx); err != nil {
 				return "", "", false
 			}
+			// The channel is the snapshot's one letter other than the
+			// unit's u ("v" for a value, "s" for a setting word); v when
+			// it names none or several.
+			channel := "v"
 			if ch, isMap := chans.(map[string]any); isMap {
-				old, _ = text(ch["v"])
+				var letters []string
+				for k := range ch {
+					if len(k) == 1 && k[0] >= 'a' && k[0] <= 'z' && k != "u" {
+						letters = append(letters, k)
+					}
+				}
+				if len(letters) == 1 {
+					channel = letters[0]
+				}
+				old, _ = text(ch[channel])
 			}
-			return pool + ".v" + idx, old, true
+			return pool + "." + channel + idx, old, true
 		}
 	}
 	return "", "", false

@@ -213,6 +213,16 @@ func (g *Gateway) applyListing(ctx context.Context, gen uint64, l *cloudclient.M
 	now := g.cfg.Now()
 	listing := outage.Listing{Err: err}
 	if err == nil && l != nil {
+		// A degraded row keeps the module's last known name and versions.
+		merged := *l
+		merged.Modules = make([]cloudclient.Module, len(l.Modules))
+		for i, m := range l.Modules {
+			merged.Modules[i] = m
+			if last, ok := g.meta[m.Devid]; ok {
+				merged.Modules[i] = keepKnown(last, m)
+			}
+		}
+		l = &merged
 		listing.Recognised = l.Recognised
 		for _, m := range l.Modules {
 			listing.Rows = append(listing.Rows, outage.Row{Devid: m.Devid, ConnectedAt: m.ConnectedAt, Gateway: outage.Gateway(m.Gateway)})

@@ -194,7 +194,7 @@ func listPageRead[R any](ctx context.Context, g *Gateway, l *listReader[R], modu
 			if ctx.Err() != nil {
 				lvl = g.log.Debug
 			}
-			lvl("module list read failed; counts kept, trying again with the next poll", "list", l.list, "page", page, "err", compactErr(err))
+			lvl("a module's alarm or activity list could not be read; counts kept, trying again with the next poll", "list", l.list, "page", page, "err", compactErr(err))
 		}
 		l.failures++
 		endList(ctx, g, l, modules, false)

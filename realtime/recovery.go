@@ -47,6 +47,18 @@ func (g *Gateway) troubleSince(in ladder.Input) time.Time {
 	return time.Time{}
 }
 
+// heldBack words why the ladder ran no step on a zombie tick, for the log;
+// a reason it does not word (none) adds nothing to the line.
+var heldBack = map[ladder.Skip]string{
+	ladder.SkipStreak:         "waits for more zombie primes in a row",
+	ladder.SkipCooldown:       "waits for the recovery cooldown",
+	ladder.SkipQuarantine:     "held back: REST-only quarantine",
+	ladder.SkipInFlight:       "waits for the step still running",
+	ladder.SkipDebounce:       "waits: a step ran a moment ago",
+	ladder.SkipPrimeOnly:      "none: the ladder only primes (--recovery.zombie-primes=0)",
+	ladder.SkipModulesOffline: "none: every module is offline",
+}
+
 // ladderTick runs once per poll interval, after the module-list poll: while
 // the session is down it REST-primes; while it is up but silent it climbs the
 // recovery ladder (docs/spec.md I-3.4a to I-3.4e).
@@ -68,8 +80,11 @@ func (g *Gateway) ladderTick(ctx context.Context) {
 	g.ladder = st
 	g.evaluatePush(now)
 	if d.Zombie {
-		g.log.Warn("no live parameter update while the session is up", "for", d.Age.Round(time.Second),
-			"zombie_streak", d.PrimeStreak, "skipped", string(d.Skipped))
+		attrs := []any{"for", d.Age.Round(time.Second), "zombie_streak", d.PrimeStreak}
+		if why := heldBack[d.Skipped]; why != "" {
+			attrs = append(attrs, "next_step", why)
+		}
+		g.log.Warn("no live parameter update while the session is up", attrs...)
 	}
 	if step := d.Step(); step != "" {
 		g.runRecovery(ctx, step, d.ForceLogin)

@@ -46,7 +46,7 @@ type CLI struct {
 	Serve    serveCmd    `cmd:"" default:"withargs" help:"Run the exporter (the default command)."`
 	Simulate simulateCmd `cmd:"" envprefix:"BRAGERONE_SIMULATE_" help:"Run the simulated cloud standalone (REST and Socket.IO) until interrupted."`
 	Check    checkCmd    `cmd:"" help:"Validate the configuration and credentials against the cloud: login, objects, modules."`
-	Modules  modulesCmd  `cmd:"" help:"List the modules of the object."`
+	Modules  modulesCmd  `cmd:"" help:"List the modules of every watched object (or of --cloud.object-id), each with its object."`
 	Params   paramsCmd   `cmd:"" help:"Print the parameter snapshot of the modules."`
 	Watch    watchCmd    `cmd:"" help:"Print live parameter changes and session state until interrupted."`
 	Set      setCmd      `cmd:"" help:"Write a parameter (DEVID P6.v8=VALUE, checked against the catalog) or send a raw command (DEVID --command=NAME)."`
@@ -99,16 +99,19 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	cli.Globals.Logger = logger
 	cli.Globals.Stdout = stdout
+	if unknown := unknownEnv(kctx.Model, os.Environ()); len(unknown) > 0 {
+		logger.Warn("environment variables that no setting reads are ignored: "+strings.Join(unknown, "; "), "count", len(unknown))
+	}
 
 	if err := runSelected(ctx, kctx, &cli.Globals); err != nil {
+		code := exitRuntime
 		var ue usageError
 		var ce *exporter.ConfigError
 		if errors.As(err, &ue) || errors.As(err, &ce) {
-			reportUsageError(stderr, cli.Globals.LogFormat, cli.Globals.Secrets, err)
-			return exitUsage
+			code = exitUsage
 		}
-		logger.Error("command failed", "err", err)
-		return exitRuntime
+		reportError(stderr, cli.Globals.LogFormat, cli.Globals.Secrets, err, code)
+		return code
 	}
 	return exitOK
 }
@@ -155,8 +158,9 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(kongExit{c}) }),
 	}
+	var resolver *yamlResolver
 	if path := configPath(args); path != "" {
-		resolver, err := loadYAMLConfig(path)
+		resolver, err = loadYAMLConfig(path)
 		if err != nil {
 			return nil, -1, err
 		}
@@ -182,7 +186,37 @@ func parseCLI(cli *CLI, args []string, stdout, stderr io.Writer) (kctx *kong.Con
 	if err != nil {
 		return kctx, -1, unknownCommand(parser.Model, args, err)
 	}
+	cli.Globals.sources = settingSources(kctx, resolver)
 	return kctx, -1, misnamedEnv(kctx.Flags())
+}
+
+// settingSources says, for each flag of the chosen command not given on
+// the command line, which variable or file line set it.
+func settingSources(kctx *kong.Context, resolver *yamlResolver) map[string]string {
+	onCommandLine := map[string]bool{}
+	for _, p := range kctx.Path {
+		if p.Flag != nil && !p.Resolved {
+			onCommandLine[p.Flag.Name] = true
+		}
+	}
+	out := map[string]string{}
+	for _, f := range kctx.Flags() {
+		if onCommandLine[f.Name] {
+			continue
+		}
+		for _, env := range f.Envs {
+			if _, set := os.LookupEnv(env); set {
+				out[f.Name] = env
+				break
+			}
+		}
+		if out[f.Name] == "" {
+			if src := resolver.source(f); src != "" {
+				out[f.Name] = src
+			}
+		}
+	}
+	return out
 }
 
 // unknownCommand rewrites kong's "unexpected argument X" when X stands where

@@ -57,13 +57,14 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 
 	docModules := make([]orderedObject, 0, len(modules))
 	var rows []orderedObject
+	asOf, _ := st.LastUpdate()
 	for _, m := range modules {
 		params := []orderedObject{}
 		r := st.Reader(m.Devid)
 		for _, p := range cat.Module(m.Devid).Params() {
-			rec := describeParam(p, r, st, m.Devid)
+			rec := describeParam(p, r, st, m.Devid).with(keyStale, !m.Online())
 			params = append(params, rec)
-			row := append(orderedObject{{keyDevid, m.Devid}}, rec...)
+			row := staleCell(append(orderedObject{{keyDevid, m.Devid}}, rec...))
 			if !p.Visible(r) {
 				row = row.with(keyName, p.Name+" (hidden)")
 			}
@@ -72,14 +73,19 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 		if len(params) == 0 {
 			g.Logger.Warn("the catalog describes no parameter of the module (its menu and permissions show none)", "devid", m.Devid)
 		}
-		docModules = append(docModules, orderedObject{{keyDevid, m.Devid}, {keyName, orNull(m.Name)}, {keyParams, params}})
+		docModules = append(docModules, orderedObject{{keyDevid, m.Devid}, {keyName, orNull(m.Name)},
+			{keyState, onlineWord(m.Online())}, {keyAsOf, timeOrNull(asOf)}, {keyParams, params}})
 	}
 	if c.json() {
 		return writeJSON(g.Stdout, orderedObject{
 			{keyIndexAsset, cat.IndexAsset()}, {keyLanguage, cat.Language()}, {keyModules, docModules},
 		})
 	}
-	return writeTable(g.Stdout, []string{keyDevid, keySymbol, keyRegister, keyName, keyValue, keyUnit, keyMenu}, rows)
+	if err := writeTable(g.Stdout, []string{keyDevid, keySymbol, keyRegister, keyName, keyValue, keyUnit, keyStale, keyMenu}, rows); err != nil {
+		return err
+	}
+	sayAsOfPrime(g, st, modules)
+	return nil
 }
 
 // describeParam is one parameter as `catalog` prints it, with its values now.

@@ -98,7 +98,7 @@ func TestCatalogCommandTable(t *testing.T) {
 	// One module keeps the DEVID column: a table's columns do not depend
 	// on how many modules it shows.
 	header, rows := table(t, out)
-	if want := []string{"DEVID", "SYMBOL", "REGISTER", "NAME", "VALUE", "UNIT", "MENU"}; !slices.Equal(header, want) {
+	if want := []string{"DEVID", "SYMBOL", "REGISTER", "NAME", "VALUE", "UNIT", "STALE", "MENU"}; !slices.Equal(header, want) {
 		t.Fatalf("header %q, want %q:\n%s", header, want, out)
 	}
 	round1 := func(f float64) string { return formatFloat(math.Round(f*10) / 10) }
@@ -268,7 +268,7 @@ func TestParamsNamesAndUnits(t *testing.T) {
 		t.Fatalf("code=%d stderr=%q", code, errOut)
 	}
 	header, rows := table(t, out)
-	if want := []string{"DEVID", "REGISTER", "RAW", "NAME", "VALUE", "UNIT"}; !slices.Equal(header, want) {
+	if want := []string{"DEVID", "REGISTER", "RAW", "NAME", "VALUE", "UNIT", "STALE"}; !slices.Equal(header, want) {
 		t.Fatalf("header %q, want %q", header, want)
 	}
 	power := rowWhere(rows, "REGISTER", "P4.v7")
@@ -294,12 +294,12 @@ func TestParamsNamesAndUnits(t *testing.T) {
 
 	// No catalog: the plain snapshot, as before.
 	code, out, _ = runArgs(t, toolArgs(sim, "params", "--cloud.modules="+d, "--filter=P4.v7", "--catalog.disable")...)
-	if header, _ := table(t, out); code != exitOK || !slices.Equal(header, []string{"DEVID", "REGISTER", "RAW"}) {
+	if header, _ := table(t, out); code != exitOK || !slices.Equal(header, []string{"DEVID", "REGISTER", "RAW", "STALE"}) {
 		t.Errorf("--catalog.disable: code=%d header %q", code, header)
 	}
 	// An unreachable catalog costs the names only.
 	code, out, errOut = runArgs(t, toolArgs(sim, "params", "--cloud.modules="+d, "--filter=P4.v7", "--cloud.assets-url="+unreachableURL(t))...)
-	if header, rows := table(t, out); code != exitOK || !slices.Equal(header, []string{"DEVID", "REGISTER", "RAW"}) || len(rows) != 1 ||
+	if header, rows := table(t, out); code != exitOK || !slices.Equal(header, []string{"DEVID", "REGISTER", "RAW", "STALE"}) || len(rows) != 1 ||
 		!strings.Contains(errOut, "without names") {
 		t.Errorf("assets unreachable: code=%d header %q rows %v stderr %q", code, header, rows, errOut)
 	}

@@ -55,6 +55,10 @@ type checkReport struct {
 }
 
 func (c *checkCmd) Run(ctx context.Context, g *Globals) error {
+	if err := c.simulated(); err != nil {
+		return err
+	}
+	defer c.closeSimulation()
 	p, err := c.platform()
 	if err != nil {
 		return err
@@ -226,7 +230,8 @@ func (r *checkReport) printText(out io.Writer, err error) {
 	fmt.Fprintf(out, "cloud      %s (platform %s)\n", r.url, r.platform)
 	switch {
 	case r.notTried != nil:
-		fmt.Fprintf(out, "login      not tried: %v\n", r.notTried)
+		// The error line below says what is missing; said once.
+		fmt.Fprintln(out, "login      not tried: credentials missing (the error says which)")
 		return
 	case r.loginFailed:
 		fmt.Fprintln(out, "login      FAILED")

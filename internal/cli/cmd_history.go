@@ -10,6 +10,7 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/catalog"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/wire"
@@ -123,6 +124,9 @@ func (c *historyCmd) Run(ctx context.Context, g *Globals) error {
 			if a.Active() {
 				row = row.with(keyTo, "active")
 			}
+			if note, ok := rec.get(keyUntranslated).(string); ok {
+				row = row.with(keyName, fmt.Sprintf("%v (%s)", rec.get(keyName), note))
+			}
 			alarmRows = append(alarmRows, row)
 		}
 		if h.leftOut > 0 {
@@ -149,12 +153,14 @@ func (c *historyCmd) Run(ctx context.Context, g *Globals) error {
 // as the app displays them, with the unit; who made it and the outcome.
 func changeRecord(a cloudclient.ActivityRow, m *catalog.Module, r store.Reader) orderedObject {
 	register := a.Register()
+	// Named by the parameter it was made through (the row's token); a row
+	// that names none by the one parameter the catalog has at its
+	// register, else by its register plainly: never a guess among several.
 	var p *catalog.Param
-	if key, ok := store.ParseKey(register); ok {
-		p = m.Lookup(key.Pool, key.Param())
-	}
-	if p == nil && a.Symbol() != "" {
+	if a.Symbol() != "" {
 		p = m.BySymbol(a.Symbol())
+	} else {
+		p = onlyParamAt(m, register)
 	}
 	symbol, name := orNull(a.Symbol()), any(nil)
 	var oldValue, newValue, unit any
@@ -163,6 +169,8 @@ func changeRecord(a cloudclient.ActivityRow, m *catalog.Module, r store.Reader) 
 		if register == "" {
 			register = p.Address.String()
 		}
+	}
+	if p != nil && register == p.Address.String() {
 		oldValue, unit = displayedRaw(p, a.Old(), r)
 		var newUnit any
 		newValue, newUnit = displayedRaw(p, a.Value, r)
@@ -177,12 +185,34 @@ func changeRecord(a cloudclient.ActivityRow, m *catalog.Module, r store.Reader) 
 	}
 }
 
+// onlyParamAt is the parameter the catalog describes at register when it
+// describes exactly one there (its primary address); nil when none or
+// several are (naming one of several would be a guess).
+func onlyParamAt(m *catalog.Module, register string) *catalog.Param {
+	if m == nil || register == "" {
+		return nil
+	}
+	var found *catalog.Param
+	for _, p := range m.Params() {
+		if p.Address.String() == register {
+			if found != nil {
+				return nil
+			}
+			found = p
+		}
+	}
+	return found
+}
+
 // changeTableRow is a change as a table row: a value the catalog cannot
 // show is shown raw, a parameter without a name by its symbol.
 func changeTableRow(devid string, rec orderedObject) orderedObject {
 	row := append(orderedObject{{keyDevid, devid}}, rec...)
 	if row.get(keyName) == nil {
 		row = row.with(keyName, row.get(keySymbol))
+	}
+	if row.get(keyName) == nil {
+		row = row.with(keyName, row.get(keyRegister)) // a raw write: its register plainly
 	}
 	for shown, raw := range map[string]string{keyOldValue: keyOldRaw, keyNewValue: keyNewRaw} {
 		if row.get(shown) == nil && row.get(raw) != nil {
@@ -219,13 +249,20 @@ func displayedRaw(p *catalog.Param, raw any, r store.Reader) (value, unit any) {
 func alarmRecord(a cloudclient.AlarmRow, cat *catalog.Catalog) orderedObject {
 	code := fmt.Sprint(a.ID)
 	name := a.Symbol
+	language := ""
+	var untranslated any
+	translated := false
 	if cat != nil {
+		language = cat.Language()
 		for _, k := range []string{code, a.Symbol} {
 			if n, ok := cat.AlarmName(k); ok && k != "" && n != "" {
-				name = n
+				name, translated = n, true
 				break
 			}
 		}
+	}
+	if !translated {
+		untranslated = collector.Untranslated(language)
 	}
 	if name == "" {
 		name = code
@@ -238,7 +275,7 @@ func alarmRecord(a cloudclient.AlarmRow, cat *catalog.Catalog) orderedObject {
 		to = a.End.Local().Format(time.RFC3339)
 	}
 	return orderedObject{
-		{keyCode, a.ID}, {keySymbol, orNull(a.Symbol)}, {keyName, name},
+		{keyCode, a.ID}, {keySymbol, orNull(a.Symbol)}, {keyName, name}, {keyUntranslated, untranslated},
 		{keyFrom, a.Start.Local().Format(time.RFC3339)}, {keyTo, to},
 		{keyDurationSeconds, max(0, int64(end.Sub(a.Start)/time.Second))}, {keyState, state},
 	}

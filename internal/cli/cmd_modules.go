@@ -31,7 +31,7 @@ func (c *modulesCmd) Run(ctx context.Context, g *Globals) error {
 	if c.json() {
 		return writeJSON(g.Stdout, orderedObject{{keyModules, rows}})
 	}
-	return writeTable(g.Stdout, []string{keyObjectID, keyDevid, keyName, keyTitle, keyVersion, keyState, keyConnectedAt, keyGatewayAddress, keyGatewayVersion}, rows)
+	return writeTable(g.Stdout, []string{keyObjectID, keyObjectName, keyDevid, keyName, keyTitle, keyVersion, keyState, keyConnectedAt, keyGatewayAddress, keyGatewayVersion}, rows)
 }
 
 // locatedRecord is a module with its object, as `modules` and `check` print

@@ -3,7 +3,10 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/bragerone/bragerone_exporter/catalog"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
@@ -79,6 +82,10 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	}
 
 	doc := c.document(devids, modules, st, cat, filter)
+	if len(c.Filter) > 0 && !filter.matchesAny(st, devids) {
+		g.Logger.Warn(fmt.Sprintf("--filter %s matches no register of the modules (registers are written like P4.v8; any case matches)",
+			strings.Join(c.Filter, ",")), "modules", len(devids))
+	}
 	if c.json() {
 		return writeJSON(g.Stdout, orderedObject{{keyModules, doc}})
 	}
@@ -86,18 +93,20 @@ func (c *paramsCmd) Run(ctx context.Context, g *Globals) error {
 	if cat != nil {
 		columns = append(columns, keyName, keyValue, keyUnit)
 	}
+	columns = append(columns, keyStale)
 	var rows []orderedObject
 	leftOut := 0
 	for _, m := range doc {
 		devid := m.get(keyDevid)
 		for _, p := range m.get(keyParams).([]orderedObject) {
-			rows = append(rows, append(orderedObject{{keyDevid, devid}}, p...))
+			rows = append(rows, staleCell(append(orderedObject{{keyDevid, devid}}, p...)))
 		}
 		leftOut += m.get(keyNullLeftOut).(int)
 	}
 	if err := writeTable(g.Stdout, columns, rows); err != nil {
 		return err
 	}
+	sayAsOfPrime(g, st, modules)
 	if leftOut > 0 {
 		g.Logger.Info("registers the cloud reports without a value (null) are left out; --include-null lists them", "registers", leftOut)
 	}
@@ -112,8 +121,15 @@ func (c *paramsCmd) document(devids []string, modules []cloudclient.Module, st *
 	for _, m := range modules {
 		names[m.Devid] = m.Name
 	}
+	online := map[string]bool{}
+	for _, m := range modules {
+		online[m.Devid] = m.Online()
+	}
+	asOf, _ := st.LastUpdate()
 	doc := make([]orderedObject, 0, len(devids))
 	for _, d := range devids {
+		isOnline, known := online[d]
+		offline := known && !isOnline
 		var described *catalog.Module
 		if cat != nil {
 			described = cat.Module(d)
@@ -141,14 +157,50 @@ func (c *paramsCmd) document(devids []string, modules []cloudclient.Module, st *
 			}
 			params = append(params, orderedObject{
 				{keyRegister, register}, {keyRaw, e.Value}, {keySymbol, symbol}, {keyName, name},
-				{keyValue, value}, {keyUnit, unit}, {keyMeta, meta},
+				{keyValue, value}, {keyUnit, unit}, {keyStale, offline}, {keyMeta, meta},
 			})
 		}
+		var state any
+		if known {
+			state = onlineWord(isOnline)
+		}
 		doc = append(doc, orderedObject{
-			{keyDevid, d}, {keyName, orNull(names[d])}, {keyNullLeftOut, leftOut}, {keyParams, params},
+			{keyDevid, d}, {keyName, orNull(names[d])}, {keyState, state}, {keyAsOf, timeOrNull(asOf)},
+			{keyNullLeftOut, leftOut}, {keyParams, params},
 		})
 	}
 	return doc
+}
+
+// staleCell words a record's stale member for a table: "offline" for a
+// value of an offline module, "-" otherwise.
+func staleCell(r orderedObject) orderedObject {
+	if stale, _ := r.get(keyStale).(bool); stale {
+		return r.with(keyStale, "offline")
+	}
+	return r.with(keyStale, nil)
+}
+
+// sayAsOfPrime says, under a table of values read once, that they are as of
+// the prime, and names the modules that are offline: their values are the
+// last they sent, not current.
+func sayAsOfPrime(g *Globals, st *store.Store, modules []cloudclient.Module) {
+	if at, _ := st.LastUpdate(); !at.IsZero() {
+		g.Logger.Info("values are as of the prime (the cloud's snapshot read now), not live", "at", at.Local().Format(time.RFC3339))
+	}
+	for _, m := range modules {
+		if !m.Online() {
+			g.Logger.Warn("module offline: its values are the last it sent, not current (marked stale)", "devid", m.Devid, "name", m.Name)
+		}
+	}
+}
+
+// timeOrNull is t in RFC 3339, or null when zero.
+func timeOrNull(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.Local().Format(time.RFC3339)
 }
 
 // Help is the long help of `params --help`.

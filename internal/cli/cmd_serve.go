@@ -23,17 +23,14 @@ type serveCmd struct {
 	catalogFlags     `embed:""`
 	diagnosticsFlags `embed:""`
 
-	ListenAddress           string   `name:"web.listen-address" default:":9826" help:"Address to serve /metrics and /status on." group:"Web"`
-	WebConfigFile           string   `name:"web.config.file" type:"existingfile" help:"exporter-toolkit web configuration file (TLS, basic auth)." group:"Web"`
-	TelemetryPath           string   `name:"web.telemetry-path" default:"/metrics" help:"Path of the metrics endpoint." group:"Web"`
-	DisableExporterMetrics  bool     `name:"web.disable-exporter-metrics" help:"Leave out the Go runtime and process metrics of the exporter itself." group:"Web"`
-	ParametersInclude       []string `name:"parameters.include" help:"Export only parameters matching one of these patterns (e.g. P4.v*)." group:"Parameters"`
-	ParametersExclude       []string `name:"parameters.exclude" help:"Never export parameters matching these patterns (e.g. *.s*)." group:"Parameters"`
-	ParametersMaxSeries     int      `name:"parameters.max-series" default:"${parameters_max_series}" help:"Cap on exported parameter series per module (0 = none); what the cap drops is counted." group:"Parameters"`
-	Simulate                bool     `help:"Run against an embedded simulated cloud with the demo account (no credentials needed)." group:"Cloud"`
-	SimulateModules         int      `name:"simulate.modules" default:"${simulate_modules}" help:"Modules of the embedded simulated cloud." group:"Cloud"`
-	SimulateObjects         int      `name:"simulate.objects" default:"${simulate_objects}" help:"Objects (installations) the simulated modules are split over, 1 to --simulate.modules." group:"Cloud"`
-	SimulateParamsPerModule int      `name:"simulate.params-per-module" default:"${simulate_params_per_module}" help:"Parameters per simulated module." group:"Cloud"`
+	ListenAddress          string   `name:"web.listen-address" default:":9826" help:"Address to serve /metrics and /status on." group:"Web"`
+	WebConfigFile          string   `name:"web.config.file" type:"existingfile" help:"exporter-toolkit web configuration file (TLS, basic auth)." group:"Web"`
+	TelemetryPath          string   `name:"web.telemetry-path" default:"/metrics" help:"Path of the metrics endpoint." group:"Web"`
+	DisableExporterMetrics bool     `name:"web.disable-exporter-metrics" help:"Leave out the Go runtime and process metrics of the exporter itself." group:"Web"`
+	HealthListenAddress    string   `name:"web.health-listen-address" help:"Address of a second, plain HTTP listener serving only /-/healthy and /-/ready, without the TLS and basic auth of --web.config.file, for probes (empty = none)." group:"Web"`
+	ParametersInclude      []string `name:"parameters.include" help:"Export only parameters matching one of these patterns (e.g. P4.v*)." group:"Parameters"`
+	ParametersExclude      []string `name:"parameters.exclude" help:"Never export parameters matching these patterns (e.g. *.s*)." group:"Parameters"`
+	ParametersMaxSeries    int      `name:"parameters.max-series" default:"${parameters_max_series}" help:"Cap on exported parameter series per module (0 = none); what the cap drops is counted." group:"Parameters"`
 }
 
 func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
@@ -67,8 +64,9 @@ func (s *serveCmd) config(g *Globals) (exporter.Config, error) {
 		Web: exporter.Web{
 			ListenAddress: s.ListenAddress, ConfigFile: s.WebConfigFile, TelemetryPath: s.TelemetryPath,
 			DisableExporterMetrics: s.DisableExporterMetrics,
+			HealthListenAddress:    s.HealthListenAddress,
 		},
-		Simulate: exporter.Simulate{Enabled: s.Simulate, Modules: s.SimulateModules, Objects: s.SimulateObjects, ParamsPerModule: s.SimulateParamsPerModule},
+		Simulate: s.cloudFlags.simulation(),
 		Logger:   g.Logger,
 		Secrets:  g.Secrets,
 		Version:  versionString(),

@@ -82,6 +82,9 @@ func (c *setCmd) command() (cloudclient.Command, error) {
 	if valueText == "" {
 		return cmd, usageErrorf("%q: no value after '='", c.Assignment)
 	}
+	if c.ParamName != "" && (strings.Contains(c.ParamName, ".") || looksLikeRegister(c.ParamName)) {
+		return cmd, usageErrorf("--parameter-name %q: give the symbol the cloud's log names the parameter by (PARAM_P4_8), not a register; the write's register is its KEY", c.ParamName)
+	}
 	cmd.Unit, cmd.ParameterName = c.Unit, c.ParamName
 	keyText = strings.TrimSpace(keyText)
 	key, ok := store.ParseKey(keyText)
@@ -209,7 +212,7 @@ func (c *setCmd) module(ctx context.Context, s *toolSession) (cloudclient.Module
 	}
 	m := located[0].Module
 	if !m.Online() && !c.Force {
-		return cloudclient.Module{}, fmt.Errorf("module %s is offline (connectedAt 0); nothing written (--force writes anyway)", c.Devid)
+		return cloudclient.Module{}, usageErrorf("module %s is offline (connectedAt 0); nothing written (--force writes anyway)", c.Devid)
 	}
 	return m, nil
 }

@@ -43,13 +43,13 @@ func simulateVars() kong.Vars {
 
 func (s *simulateCmd) Run(ctx context.Context, g *Globals) error {
 	if s.Modules < 1 || s.ParamsPerModule < 1 {
-		return usageErrorf("--modules and --params-per-module must be at least 1")
+		return usageErrorf("%s and %s must be at least 1", g.named("modules"), g.named("params-per-module"))
 	}
 	if s.Objects < 1 || s.Objects > s.Modules {
-		return usageErrorf("--objects %d: want 1 to --modules (%d)", s.Objects, s.Modules)
+		return usageErrorf("%s %d: want 1 to %s (%d)", g.named("objects"), s.Objects, g.named("modules"), s.Modules)
 	}
 	if s.DriftInterval < 0 || s.Latency < 0 || s.TokenTTL <= 0 {
-		return usageErrorf("--drift-interval and --latency must not be negative, --token-ttl must be positive")
+		return usageErrorf("%s and %s must not be negative, %s must be positive", g.named("drift-interval"), g.named("latency"), g.named("token-ttl"))
 	}
 	cloud := cloudsim.New(cloudsim.Options{
 		Modules:            s.Modules,
@@ -66,8 +66,10 @@ func (s *simulateCmd) Run(ctx context.Context, g *Globals) error {
 		return fmt.Errorf("simulated cloud: %w", err)
 	}
 	url := cloud.URL()
+	// Every devid of the cloud, with no object: each object and its own
+	// devids are on the lines below.
 	g.Logger.Info("simulated cloud serving", "url", url, "socketio", url+"/socket.io/ (namespace /ws)",
-		"object_id", cloud.ObjectID(), "devids", cloud.Devids())
+		"objects", len(cloud.Objects()), "devids", cloud.Devids())
 	for _, o := range cloud.Objects() {
 		g.Logger.Info("simulated object", "object_id", o.ID, "name", o.Name, "devids", o.Devids)
 	}

@@ -51,6 +51,10 @@ func TestSimulateServesUntilCancelled(t *testing.T) {
 			var rec map[string]any
 			if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == "simulated cloud serving" {
 				url, _ = rec["url"].(string)
+				// No object of its own: its devids are every object's.
+				if _, one := rec["object_id"]; one || rec["objects"] != 2.0 {
+					t.Errorf("the serving line names %v objects and object_id %v", rec["objects"], rec["object_id"])
+				}
 			}
 		}
 		if url == "" && time.Now().After(deadline) {
@@ -155,7 +159,7 @@ func TestSimulateEnvironmentHasItsOwnPrefix(t *testing.T) {
 
 // Every environment variable means one thing: the flags of all commands
 // bound to one variable agree on type and default, and the simulator's
-// variables (and only its own and serve's --simulate ones) carry the
+// variables (and only its own and the --simulate ones of serve and the tools) carry the
 // BRAGERONE_SIMULATE_ prefix.
 func TestEveryEnvironmentVariableMeansOneThing(t *testing.T) {
 	var cli CLI
@@ -186,7 +190,10 @@ func TestEveryEnvironmentVariableMeansOneThing(t *testing.T) {
 		}
 	}
 	walk(parser.Model.Node)
-	if len(byEnv["BRAGERONE_SIMULATE_MODULES"]) != 3 { // simulate, serve and diagnose
+	// The simulate command's --modules and --simulate.modules of serve and
+	// of every tool (check, modules, params, catalog, set, watch, history,
+	// diagnose).
+	if len(byEnv["BRAGERONE_SIMULATE_MODULES"]) != 10 {
 		t.Fatalf("BRAGERONE_SIMULATE_MODULES binds %v; the walk missed a command", byEnv["BRAGERONE_SIMULATE_MODULES"])
 	}
 	for env, bs := range byEnv {

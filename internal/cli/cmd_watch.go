@@ -113,6 +113,7 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 	if err != nil {
 		return err
 	}
+	defer c.cloudFlags.closeSimulation() // after the logout deferred below
 	st := store.New()
 	q := newEventQueue(maxQueuedEvents)
 	var cat atomic.Pointer[catalog.Catalog] // nil until read
@@ -152,7 +153,7 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 		if ctx.Err() != nil {
 			return nil // interrupted while logging in
 		}
-		return exporter.LoginError(err)
+		return loginFailed(err)
 	}
 	defer client.LogoutOnExit()
 
@@ -168,6 +169,21 @@ func (c *watchCmd) Run(ctx context.Context, g *Globals) error {
 
 	done := make(chan error, 1)
 	go func() { done <- fl.Run(ctx) }()
+	if len(c.Filter) > 0 {
+		// Once the first snapshots are stored: a filter that lets no
+		// stored register through would print nothing, silently.
+		go func() {
+			select {
+			case <-fl.Ready():
+			case <-ctx.Done():
+				return
+			}
+			if !filter.matchesAny(st, st.Devids()) {
+				g.Logger.Warn(fmt.Sprintf("--filter %s matches no register of the watched modules (registers are written like P4.v8; any case matches)",
+					strings.Join(c.Filter, ",")))
+			}
+		}()
+	}
 	if !c.Disable {
 		// Stopped with the command, however it ends, before the printer.
 		catCtx, stopCatalog := context.WithCancel(ctx)
@@ -350,7 +366,7 @@ func (t *stateTracker) observe(s *realtime.Status, st *store.Store, now time.Tim
 			orderedMember{keyObjectID, s.ObjectID}, orderedMember{keyModules, modules}, orderedMember{keyParameters, params}))
 	}
 	events = append(events, t.observeSession(s, now)...)
-	events = append(events, t.observeModules(s, now)...)
+	events = append(events, t.observeModules(s, st, now)...)
 
 	if t.session != "up" {
 		t.push = "" // push health is reported while a session is up
@@ -435,7 +451,7 @@ func (t *stateTracker) observeSession(s *realtime.Status, now time.Time) []watch
 	return nil
 }
 
-func (t *stateTracker) observeModules(s *realtime.Status, now time.Time) []watchEvent {
+func (t *stateTracker) observeModules(s *realtime.Status, st *store.Store, now time.Time) []watchEvent {
 	if t.modules == nil {
 		t.modules = map[string]moduleSeen{}
 	}
@@ -459,8 +475,15 @@ func (t *stateTracker) observeModules(s *realtime.Status, now time.Time) []watch
 		case seenNow.online:
 			events = append(events, stateEvent(now, eventModuleOnline, fmt.Sprintf("# module %s online", m.Devid), devid))
 		default:
-			events = append(events, stateEvent(now, eventModuleOffline, fmt.Sprintf("# module %s offline (%s)", m.Devid, dash(m.Outage.Reason)),
-				devid, orderedMember{keyReason, orNull(m.Outage.Reason)}))
+			// Its values stop being current: say how old the newest is.
+			text := fmt.Sprintf("# module %s offline (%s)", m.Devid, dash(m.Outage.Reason))
+			last := st.Stats()[m.Devid].LastUpdate
+			if !last.IsZero() {
+				text += fmt.Sprintf("; its values are stale, the newest arrived %s ago (%s)",
+					now.Sub(last).Round(time.Second), last.Format(eventTimeLayout))
+			}
+			events = append(events, stateEvent(now, eventModuleOffline, text,
+				devid, orderedMember{keyReason, orNull(m.Outage.Reason)}, orderedMember{keyStale, true}, orderedMember{keyAsOf, timeOrNull(last)}))
 		}
 	}
 	return events

@@ -63,7 +63,7 @@ func trackerSteps() []trackerStep {
 			Modules: []realtime.ModuleStatus{{ModuleSnapshot: outage.ModuleSnapshot{Devid: "D1", Known: true,
 				Outages: map[string]uint64{"ws": 1}, Outage: outage.Record{Down: true, Reason: "ws"}}}}},
 		text: []string{"# session down (handshake_503)", "# module D1 offline (ws)"},
-		json: []string{`"event":"session_down","object_id":5747,"reason":"handshake_503"}`, `"event":"module_offline","devid":"D1","reason":"ws"}`},
+		json: []string{`"event":"session_down","object_id":5747,"reason":"handshake_503"}`, `"event":"module_offline","devid":"D1","reason":"ws","stale":true,"as_of":null}`},
 	}, {
 		name:   "up again",
 		status: realtime.Status{Ready: true, Connected: true, Session: up, Modules: online(1, outage.Record{})},

@@ -221,6 +221,9 @@ func (r *yamlResolver) check(app *kong.Application) error {
 	for _, key := range keys {
 		at := fmt.Sprintf("%s:%d", r.path, r.lines[key])
 		fs, exists := flags[key]
+		if !exists {
+			fs, exists = byRuleEnv(flags, key)
+		}
 		switch {
 		case !exists:
 			unknown = append(unknown, fmt.Sprintf("%s: unknown setting %q%s", at, key, suggestSetting(key, settable)))
@@ -241,6 +244,27 @@ func (r *yamlResolver) check(app *kong.Application) error {
 		}
 	}
 	return nil
+}
+
+// simulatorAlias reports whether a file key "simulate.<name>" names flag,
+// a flag of the simulate command read from BRAGERONE_SIMULATE_<NAME>: the
+// file spells the simulator's settings as their variables do.
+func simulatorAlias(key string, flag *kong.Flag) bool {
+	return strings.HasPrefix(key, "simulate.") && slices.Contains(flag.Envs, ruleEnvName(key))
+}
+
+// byRuleEnv is the flags a "simulate.<name>" key names besides its own
+// (simulatorAlias): "simulate.listen" is the simulate command's --listen.
+func byRuleEnv(flags map[string][]*kong.Flag, key string) ([]*kong.Flag, bool) {
+	var out []*kong.Flag
+	for _, fs := range flags {
+		for _, f := range fs {
+			if simulatorAlias(key, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out, len(out) > 0
 }
 
 // suggestSetting is the ", did you mean …?" of an unknown key: the flag
@@ -333,7 +357,33 @@ func (r *yamlResolver) Resolve(_ *kong.Context, _ *kong.Path, flag *kong.Flag) (
 	}
 	v, ok := r.values[flag.Name]
 	if !ok {
+		// "simulate: {modules: 2}" is BRAGERONE_SIMULATE_MODULES, so it is
+		// the simulate command's --modules as well as --simulate.modules.
+		for key, value := range r.values {
+			if simulatorAlias(key, flag) {
+				return value, nil
+			}
+		}
 		return nil, nil
 	}
 	return v, nil
+}
+
+// source says where a setting of the chosen command came from, for a
+// message about its value: "" for the command line or the default,
+// "BRAGERONE_SIMULATE_OBJECTS" or "config.yml:4" for the environment or
+// the file.
+func (r *yamlResolver) source(flag *kong.Flag) string {
+	if r == nil {
+		return ""
+	}
+	if v, ok := r.lines[flag.Name]; ok {
+		return fmt.Sprintf("%s:%d", r.path, v)
+	}
+	for key, line := range r.lines {
+		if simulatorAlias(key, flag) {
+			return fmt.Sprintf("%s:%d", r.path, line)
+		}
+	}
+	return ""
 }

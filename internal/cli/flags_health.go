@@ -8,6 +8,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/fleet"
 	"github.com/bragerone/bragerone_exporter/outage"
@@ -35,6 +36,8 @@ type healthFlags struct {
 	CooldownMax               time.Duration `name:"recovery.cooldown-max" default:"${recovery_cooldown_max}" help:"Cap of the recovery cooldown." group:"Health"`
 	ForgetMissingAfter        time.Duration `name:"modules.forget-after" default:"${modules_forget_after}" help:"A module missing from the account's module list this long stops being exported (0 = never)." group:"Health"`
 	ObjectsRefreshInterval    time.Duration `name:"objects.refresh-interval" default:"${objects_refresh_interval}" help:"How often the account's objects are read again, to watch objects that join and stop those that leave (also after every login)." group:"Health"`
+	StartRetryMax             time.Duration `name:"session.start-retry-max" default:"${session_start_retry_max}" help:"Cap of the pause between attempts to log in and read the objects and modules at start (1s, 2s, 4s, ... up to this)." group:"Health"`
+	DepartedForgetAfter       time.Duration `name:"objects.departed-forget-after" default:"${objects_departed_forget_after}" help:"A watched object or module that left is remembered this long, on /status and as bragerone_object_departed_timestamp_seconds / bragerone_module_departed_timestamp_seconds (0 = until restart)." group:"Health"`
 	FailOfflineAfter          int           `name:"modules.fail-offline-after" hidden:"" help:"Deprecated, no effect: failed module-list polls never take a module offline." group:"Health"`
 }
 
@@ -58,6 +61,8 @@ func healthVars() kong.Vars {
 		"recovery_cooldown_max":               shortDuration(ladder.DefaultCooldownMax),
 		"modules_forget_after":                shortDuration(gw.ForgetMissingAfter),
 		"objects_refresh_interval":            shortDuration(fleet.DefaultRefreshInterval),
+		"session_start_retry_max":             shortDuration(fleet.DefaultStartRetryMax),
+		"objects_departed_forget_after":       shortDuration(collector.DefaultDepartedForgetAfter),
 	}
 }
 
@@ -78,6 +83,8 @@ func (h *healthFlags) health() exporter.Health {
 		CooldownMax:               h.CooldownMax,
 		ForgetMissingAfter:        h.ForgetMissingAfter,
 		ObjectsRefreshInterval:    h.ObjectsRefreshInterval,
+		StartRetryMax:             h.StartRetryMax,
+		DepartedForgetAfter:       h.DepartedForgetAfter,
 		FailOfflineAfter:          h.FailOfflineAfter,
 	}
 }

@@ -12,6 +12,7 @@ package cli
 // every attribute, and its text format is not coloured on a terminal.
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -40,6 +41,20 @@ type Globals struct {
 	// LogRing keeps the last log records at debug level, whatever
 	// --log.level says, for the diagnostics bundle.
 	LogRing *traffic.LogRing `kong:"-"`
+
+	// sources says, by flag name, where a setting not given on the command
+	// line came from: its environment variable, or the file and line.
+	sources map[string]string
+}
+
+// named is how a message names a setting: "--objects", or with where its
+// value came from, "BRAGERONE_SIMULATE_OBJECTS (--objects)" or
+// "config.yml:4 (--objects)".
+func (g *Globals) named(flag string) string {
+	if src := g.sources[flag]; src != "" {
+		return src + " (--" + flag + ")"
+	}
+	return "--" + flag
 }
 
 // Log formats (--log.format).
@@ -103,6 +118,9 @@ func shapeAttr(groups []string, a slog.Attr) slog.Attr {
 			}
 		case slog.SourceKey:
 			if src, ok := a.Value.Any().(*slog.Source); ok {
+				if src.File == "" {
+					return slog.Attr{} // a record of no line of code (reportError's)
+				}
 				a.Value = slog.StringValue(filepath.Base(src.File) + ":" + strconv.Itoa(src.Line))
 			} else {
 				a.Key = reservedKeyPrefix + a.Key
@@ -125,15 +143,36 @@ func isTerminal(w io.Writer) bool {
 }
 
 // reportUsageError writes the error of bad flags or configuration, after
-// which the process exits with code 2: one plain line in the text format,
-// one record in the json format, so that whatever reads the json log reads
-// that line too.
+// which the process exits with code 2 (reportError).
 func reportUsageError(stderr io.Writer, format string, secrets *redact.Set, err error) {
+	reportError(stderr, format, secrets, err, exitUsage)
+}
+
+// reportError writes the error a command ends with, in one shape whatever
+// failed: on a terminal or in the text format one plain line, the program,
+// what failed and why, and what to do where the message says it
+// ("bragerone_exporter: login rejected by the cloud: check the email and
+// password (…)"); in the json format one ERROR record with the same text
+// in err and the exit code, so that whatever reads the json log reads that
+// line too. No source location: it is the command's verdict, not a log
+// line of the code.
+func reportError(stderr io.Writer, format string, secrets *redact.Set, err error, code int) {
+	msg := "command failed"
+	if code == exitUsage {
+		msg = "bad usage or configuration"
+	}
 	if strings.ToLower(format) != logFormatJSON {
-		fmt.Fprintf(stderr, "bragerone_exporter: %v\n", err)
+		text := err.Error()
+		if secrets != nil {
+			text = secrets.Scrub(text)
+		}
+		fmt.Fprintf(stderr, "bragerone_exporter: %s\n", text)
 		return
 	}
-	newLogHandler(stderr, format, slog.LevelError, secrets).Error("bad usage or configuration", "err", err)
+	// A record without a program counter carries no source.
+	r := slog.NewRecord(time.Now(), slog.LevelError, msg, 0)
+	r.AddAttrs(slog.Any("err", err), slog.Int("exit_code", code))
+	_ = newLogHandler(stderr, format, slog.LevelError, secrets).Handler().Handle(context.Background(), r)
 }
 
 // logFormatBeforeParse is the log format the command line or the

@@ -224,7 +224,8 @@ func TestJSONLogShape(t *testing.T) {
 
 // The error that ends the process with exit 2 is one JSON record under
 // --log.format=json (from the flag or its variable, and whether kong or the
-// command refused the configuration), and one plain line in the text format.
+// command refused the configuration) carrying the exit code and, as every
+// shape of error, no source location; one plain line in the text format.
 func TestUsageErrorFollowsTheLogFormat(t *testing.T) {
 	cases := []struct {
 		name string
@@ -245,8 +246,9 @@ func TestUsageErrorFollowsTheLogFormat(t *testing.T) {
 			}
 			lines := parseJSONLog(t, errOut)
 			if len(lines) != 1 || lines[0].str("level") != "ERROR" || lines[0].str("msg") != "bad usage or configuration" ||
-				!strings.Contains(lines[0].str("err"), tc.want) || lines[0].str("source") == "" {
-				t.Errorf("want one ERROR record naming %s; got %q", tc.want, errOut)
+				!strings.Contains(lines[0].str("err"), tc.want) || lines[0].fields["exit_code"] != float64(exitUsage) ||
+				lines[0].str("source") != "" {
+				t.Errorf("want one ERROR record naming %s with its exit code and no source location; got %q", tc.want, errOut)
 			}
 		})
 	}

@@ -59,6 +59,11 @@ var (
 	keyVisible  = word("visible")
 	keyWritable = word("writable")
 	keyMeta     = word("meta") // the cloud's own members, under its names
+	// keyStale marks a value that is not current: its module is offline,
+	// so it is the last the module sent (the table shows "offline").
+	keyStale = word("stale")
+	// keyAsOf is when the values were read: the prime's time.
+	keyAsOf = word("as_of")
 )
 
 // Modules, documents and events.
@@ -90,14 +95,17 @@ var (
 
 // The past: a module's changes and alarms (history).
 var (
-	keyChanges         = word("changes")
-	keyAlarms          = word("alarms")
-	keyOldRaw          = word("old_raw")   // the register's value before a change, as the cloud sent it
-	keyNewRaw          = word("new_raw")   // and after it
-	keyOldValue        = word("old_value") // as the app shows it: a number in unit, or text
-	keyNewValue        = word("new_value")
-	keyUser            = word("user") // who made a change, as the cloud names them
-	keyCode            = word("code") // an alarm's type code
+	keyChanges  = word("changes")
+	keyAlarms   = word("alarms")
+	keyOldRaw   = word("old_raw")   // the register's value before a change, as the cloud sent it
+	keyNewRaw   = word("new_raw")   // and after it
+	keyOldValue = word("old_value") // as the app shows it: a number in unit, or text
+	keyNewValue = word("new_value")
+	keyUser     = word("user") // who made a change, as the cloud names them
+	keyCode     = word("code") // an alarm's type code
+	// keyUntranslated says an alarm's name is not a translation ("no
+	// translation in en"); null when it is one.
+	keyUntranslated    = word("untranslated")
 	keyFrom            = word("from")
 	keyTo              = word("to")
 	keyDurationSeconds = word("duration_seconds")

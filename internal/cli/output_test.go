@@ -44,13 +44,13 @@ var (
 	numberKeys = []string{"id", "object_id", "min", "max", "null_left_out", "parameters", "count",
 		"down_seconds", "hysteresis_seconds", "stale_seconds", "user_id", "module_count", "online",
 		"code", "duration_seconds", "rows_left_out"}
-	boolKeys   = []string{"visible", "writable", "watched"}
+	boolKeys   = []string{"visible", "writable", "watched", "stale"}
 	listKeys   = []string{"menu", "parts", "modules", "params", "objects", "changes", "alarms"}
 	objectKeys = []string{"meta"} // the cloud's own members, under its names
 	anyKeys    = []string{"raw", "value", "old_raw", "new_raw", "old_value", "new_value"}
 	rawKeys    = []string{"raw", "old_raw", "new_raw"}       // as the cloud sent them: any kind
 	shownKeys  = []string{"value", "old_value", "new_value"} // a number or the text of a state
-	timeKeys   = []string{"time", "connected_at", "token_expires_at", "from", "to"}
+	timeKeys   = []string{"time", "connected_at", "token_expires_at", "from", "to", "as_of"}
 	snakeCase  = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 )
 

@@ -359,6 +359,8 @@ func tailLines(s string, n int) string {
 var fastServeFlags = []string{
 	"--poll.interval=100ms", "--session.supervisor-interval=100ms", "--session.connect-timeout=1s",
 	"--session.down-hysteresis=0s", "--cloud.timeout=2s",
+	// The start's retries after the echoed errors pause 100 ms, not 1 s, 2 s.
+	"--session.start-retry-max=100ms",
 }
 
 // The password and every token the cloud issued never appear in the debug
@@ -722,7 +724,10 @@ func logLinesAt(logs, format, level string) []string {
 	text := map[string]string{"DEBUG": " DBG ", "INFO": " INF ", "WARN": " WRN ", "ERROR": " ERR "}[level]
 	var out []string
 	for _, line := range strings.Split(logs, "\n") {
-		if format == "json" && strings.Contains(line, `"level":"`+level+`"`) || format == "text" && strings.Contains(line, text) {
+		// A command's own error is one line in the text format, the
+		// program's name first (reportError), at level error.
+		verdict := level == "ERROR" && strings.HasPrefix(line, "bragerone_exporter: ")
+		if format == "json" && strings.Contains(line, `"level":"`+level+`"`) || format == "text" && (strings.Contains(line, text) || verdict) {
 			out = append(out, line)
 		}
 	}

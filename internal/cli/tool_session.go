@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/collector"
 	"github.com/bragerone/bragerone_exporter/exporter"
 	"github.com/bragerone/bragerone_exporter/fleet"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
@@ -26,6 +27,7 @@ type toolSession struct {
 	client   *cloudclient.Client
 	platform cloudclient.Platform
 	login    *cloudclient.LoginResult
+	flags    *cloudFlags // stops the simulated cloud of --simulate at close
 }
 
 // openSession builds the client from the flags and logs in. Wrong
@@ -38,13 +40,32 @@ func openSession(ctx context.Context, cf *cloudFlags, g *Globals) (*toolSession,
 	}
 	res, err := client.Login(ctx)
 	if err != nil {
-		return nil, exporter.LoginError(err)
+		cf.closeSimulation()
+		return nil, loginFailed(err)
 	}
-	return &toolSession{client: client, platform: platform, login: res}, nil
+	return &toolSession{client: client, platform: platform, login: res, flags: cf}, nil
 }
 
-// close revokes the token, so a tool run leaves no session behind.
-func (s *toolSession) close() { s.client.LogoutOnExit() }
+// loginFailed is the error of a login that failed, by the cloud-manners
+// definition (cloudclient.ClassifyLogin, through exporter.LoginError): a
+// verdict on the credentials is a usage error (exit 2) that says to check
+// them; a block (an HTML or empty 4xx, 408, 429, 5xx, no answer) is a
+// runtime failure (exit 1) that says what to do.
+func loginFailed(err error) error {
+	err = exporter.LoginError(err)
+	var ce *exporter.ConfigError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return fmt.Errorf("%w; the cloud gave no verdict on the credentials (it blocked or throttled the login, or did not answer): try again later, and check the network path to the cloud if it persists", err)
+}
+
+// close revokes the token, so a tool run leaves no session behind, then
+// stops the simulated cloud of --simulate.
+func (s *toolSession) close() {
+	s.client.LogoutOnExit()
+	s.flags.closeSimulation()
+}
 
 // prime reads the modules' current values (one REST prime) into a store,
 // which gives the exporter's key order (pool, channel, index, all numeric)
@@ -318,12 +339,25 @@ func (f keyFilter) validate(flag string) error {
 	return nil
 }
 
+// matchesAny reports whether the filter lets through any register the
+// store holds for devids.
+func (f keyFilter) matchesAny(st *store.Store, devids []string) bool {
+	for _, d := range devids {
+		for _, e := range st.Entries(d) {
+			if f.match(e.Key.String()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (f keyFilter) match(key string) bool {
 	if len(f) == 0 {
 		return true
 	}
 	for _, p := range f {
-		if ok, _ := path.Match(p, key); ok {
+		if collector.MatchRegister(p, key) {
 			return true
 		}
 	}

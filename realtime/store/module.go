@@ -77,7 +77,7 @@ func kindOf(f uint8) uint8 { return (f & fKindMask) >> fKindShift }
 const (
 	poolShift = 48
 	chanShift = 40
-	idxBias   = 1 << 39
+	idxBias   = 1 << 39 // compared in int64: beyond int on 32-bit platforms
 	oddPool   = 1<<16 - 1
 	lowMask   = 1<<poolShift - 1
 )
@@ -99,9 +99,9 @@ func (m *module) poolNumber(pool string) (int, bool) {
 
 // packed returns the packed key of k if k is stored or could be.
 func (m *module) packed(k Key) (uint64, bool) {
-	if k.Idx >= -idxBias && k.Idx < idxBias {
+	if int64(k.Idx) >= -idxBias && int64(k.Idx) < idxBias {
 		if p, ok := m.poolNumber(k.Pool); ok {
-			return uint64(p)<<poolShift | uint64(k.Chan)<<chanShift | uint64(k.Idx+idxBias), true
+			return uint64(p)<<poolShift | uint64(k.Chan)<<chanShift | uint64(int64(k.Idx)+idxBias), true
 		}
 	}
 	if id, ok := m.oddIDs[k]; ok {
@@ -142,7 +142,7 @@ func (m *module) keyOf(i int) Key {
 	if pk>>poolShift == oddPool {
 		return m.odd[pk&lowMask]
 	}
-	return Key{Pool: m.pools[pk>>poolShift], Chan: byte(pk >> chanShift), Idx: int(pk&(1<<chanShift-1)) - idxBias}
+	return Key{Pool: m.pools[pk>>poolShift], Chan: byte(pk >> chanShift), Idx: int(int64(pk&(1<<chanShift-1)) - idxBias)}
 }
 
 // poolOf returns the pool name of slot i.
@@ -170,9 +170,9 @@ func (s *Store) addKeys(m *module, ks []Key) {
 	add := s.newKeys[:0]
 	for _, k := range ks {
 		pk, ok := uint64(0), false
-		if k.Idx >= -idxBias && k.Idx < idxBias {
+		if int64(k.Idx) >= -idxBias && int64(k.Idx) < idxBias {
 			if p, found := m.poolNumber(k.Pool); found {
-				pk, ok = uint64(p)<<poolShift|uint64(k.Chan)<<chanShift|uint64(k.Idx+idxBias), true
+				pk, ok = uint64(p)<<poolShift|uint64(k.Chan)<<chanShift|uint64(int64(k.Idx)+idxBias), true
 			}
 		}
 		if !ok {
@@ -222,7 +222,7 @@ func (s *Store) addKeys(m *module, ks []Key) {
 func (s *Store) addPools(m *module, ks []Key) {
 	var fresh []string
 	for _, k := range ks {
-		if k.Idx < -idxBias || k.Idx >= idxBias {
+		if int64(k.Idx) < -idxBias || int64(k.Idx) >= idxBias {
 			continue
 		}
 		if _, ok := m.poolNumber(k.Pool); ok || slices.Contains(fresh, k.Pool) {

@@ -2,6 +2,7 @@ package status
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"net/http"
 	"net/url"
@@ -44,6 +45,9 @@ type Param struct {
 	HasValue bool
 	// Hidden: the app's visibility rules hide the parameter now.
 	Hidden bool
+	// UpdatedAt is when the register's value last arrived (prime or live);
+	// zero when unknown.
+	UpdatedAt time.Time
 }
 
 type modulePage struct {
@@ -76,6 +80,9 @@ type modulePage struct {
 
 	Menus    []menuView
 	NoParams string
+	// StaleNote says why the values shown are not current ("" when they
+	// are): the module is offline, or its object's stream is not live.
+	StaleNote string
 }
 
 // maxHistoryShown bounds each history table of a module page.
@@ -89,8 +96,8 @@ type changeView struct {
 
 // pastAlarmView is one alarm occurrence as the page shows it.
 type pastAlarmView struct {
-	Name, Code, From, To, Duration string
-	Active                         bool
+	Name, Note, Code, From, To, Duration string
+	Active                               bool
 }
 
 // RawDisplayer is a ParamSource that can also show a raw value of a
@@ -110,7 +117,21 @@ type moduleObject struct {
 	Watched      bool   // false: the module's object is not among the watched ones
 }
 
-type alarmView struct{ Name, Code, Since string }
+type alarmView struct {
+	Name, Code, Since string
+	// Note says the name is not a translation ("code 91, no translation in
+	// en"); Title is the name with its note, for one-line places.
+	Note, Title string
+}
+
+// namerOf is params as an AlarmNamer; nil stays nil (an interface holding
+// a nil ParamSource would not be).
+func namerOf(params ParamSource) AlarmNamer {
+	if params == nil {
+		return nil
+	}
+	return params
+}
 
 type menuView struct {
 	Title  string
@@ -120,6 +141,14 @@ type menuView struct {
 type paramView struct {
 	Name, Symbol, Value, Unit, Register string
 	Hidden                              bool
+	// Age is how long ago the value arrived ("" when unknown); Stale marks
+	// a value of an offline module, or one older than
+	// store.StaleValueAfter that its object's live stream does not vouch
+	// for.
+	Age   string
+	Stale bool
+
+	updated time.Time
 }
 
 // moduleLink is the relative link from /status to a module's page; relative
@@ -207,20 +236,13 @@ func buildModulePage(s collector.Snapshot, params ParamSource, devid string, o O
 	if m.AlarmsKnown {
 		p.AlarmState, p.AlarmClass = strconv.Itoa(m.Alarms), classOK
 		if m.Alarms > 0 {
-			p.AlarmClass = classBad
+			p.AlarmClass = classAlarm
 		}
 	}
 	for _, a := range m.ActiveAlarms {
-		name := a.Symbol
-		if name == "" {
-			name = a.Code
-		}
-		if params != nil {
-			if n, ok := params.AlarmName(a.Code, a.Symbol); ok {
-				name = n
-			}
-		}
-		av := alarmView{Name: clean(name, maxShown), Code: clean(strings.TrimSpace(a.Symbol+" "+a.Code), maxShown), Since: "—"}
+		av := alarmView{Code: clean(strings.TrimSpace(a.Symbol+" "+a.Code), maxShown), Since: "—"}
+		av.Name, av.Note = alarmName(namerOf(params), a.Code, a.Symbol)
+		av.Title = alarmTitle(namerOf(params), a.Code, a.Symbol)
 		if !a.Since.IsZero() {
 			av.Since = fmtAge(a.Since, now, o.Location)
 		}
@@ -229,7 +251,7 @@ func buildModulePage(s collector.Snapshot, params ParamSource, devid string, o O
 	if m.ActiveAlarmsKnown {
 		p.AlarmState, p.AlarmClass = strconv.Itoa(len(p.Alarms)), classOK
 		if len(p.Alarms) > 0 {
-			p.AlarmClass = classBad
+			p.AlarmClass = classAlarm
 		}
 	}
 
@@ -238,7 +260,16 @@ func buildModulePage(s collector.Snapshot, params ParamSource, devid string, o O
 	if params != nil {
 		ps, loaded = params.ModuleParams(devid)
 	}
+	off := false
+	if o, ok := params.(interface{ CatalogOff() bool }); ok {
+		off = o.CatalogOff()
+	}
 	switch {
+	case !loaded && off:
+		p.CatalogState, p.CatalogClass = "off", classUnknown
+		p.CatalogDetail = "the parameter catalog is switched off (--catalog.disable)"
+		p.NoParams = "The parameter catalog is switched off (--catalog.disable), so the parameters have no names. " +
+			"/metrics carries every register."
 	case !loaded:
 		p.CatalogState, p.CatalogClass = "unnamed", classUnknown
 		p.CatalogDetail = "no parameter catalog is in use yet"
@@ -254,6 +285,7 @@ func buildModulePage(s collector.Snapshot, params ParamSource, devid string, o O
 		p.CatalogDetail = strconv.Itoa(m.Params) + " registers stored"
 	}
 	p.Menus = groupByMenu(ps)
+	p.ages(s, m, now, o.Location)
 	p.history(m, ps, params, now, o.Location)
 	return p, true
 }
@@ -269,25 +301,38 @@ func (p *modulePage) history(m *collector.ModuleState, ps []Param, params ParamS
 		return
 	}
 	p.HistoryKnown = true
+	// One parameter per register where the catalog describes one only: a
+	// register several parameters share names none of them (nil).
 	byRegister := make(map[string]*Param, len(ps))
 	bySymbol := make(map[string]*Param, len(ps))
 	for i := range ps {
-		byRegister[ps[i].Pool+"."+ps[i].Param] = &ps[i]
+		reg := ps[i].Pool + "." + ps[i].Param
+		if _, shared := byRegister[reg]; shared {
+			byRegister[reg] = nil
+		} else {
+			byRegister[reg] = &ps[i]
+		}
 		bySymbol[ps[i].Symbol] = &ps[i]
 	}
 	shower, _ := params.(RawDisplayer)
 	for _, c := range h.Changes[:min(len(h.Changes), maxHistoryShown)] {
+		// Named by the parameter it was made through (the row's token),
+		// else by the one parameter at its register, else by its register
+		// plainly: never a guess among several.
 		register := c.Register
 		name := c.Symbol
-		pr := byRegister[register]
-		if pr == nil {
-			pr = bySymbol[c.Symbol]
+		pr := bySymbol[c.Symbol]
+		if pr == nil && c.Symbol == "" {
+			pr = byRegister[register]
 		}
 		if pr != nil {
 			name = pr.Name
 			if register == "" {
 				register = pr.Pool + "." + pr.Param
 			}
+		}
+		if name == "" {
+			name = register
 		}
 		show := func(raw string) string {
 			if raw == "" {
@@ -315,16 +360,8 @@ func (p *modulePage) history(m *collector.ModuleState, ps []Param, params ParamS
 		p.Changes = append(p.Changes, cv)
 	}
 	for _, a := range h.Alarms[:min(len(h.Alarms), maxHistoryShown)] {
-		name := a.Symbol
-		if params != nil {
-			if n, ok := params.AlarmName(a.Code, a.Symbol); ok {
-				name = n
-			}
-		}
-		if name == "" {
-			name = a.Code
-		}
-		av := pastAlarmView{Name: clean(name, maxShown), Code: clean(strings.TrimSpace(a.Symbol+" "+a.Code), maxShown),
+		name, note := alarmName(namerOf(params), a.Code, a.Symbol)
+		av := pastAlarmView{Name: name, Note: note, Code: clean(strings.TrimSpace(a.Symbol+" "+a.Code), maxShown),
 			From: fmtTime(a.Start, loc), To: "active", Active: a.End.IsZero()}
 		end := now
 		if !av.Active {
@@ -361,7 +398,7 @@ func moduleObjectOf(s collector.Snapshot, id int, status string, now time.Time, 
 				modules = append(modules, m)
 			}
 		}
-		ov := objectSection(obj, modules, now, loc)
+		ov := objectSection(obj, modules, nil, now, loc)
 		c := ov.Cards[cardSession]
 		c.Label = "Session of " + mo.Name
 		if pc := ov.Cards[cardPush]; c.Class == classOK && pc.Class != classOK {
@@ -372,6 +409,45 @@ func moduleObjectOf(s collector.Snapshot, id int, status string, now time.Time, 
 	}
 	mo := moduleObject{Name: "object " + strconv.Itoa(id), IDText: "not watched", Link: status + "#" + otherAnchor}
 	return mo, card{Label: "Cloud session", State: "NONE", Class: classUnknown, Detail: "the module's object is not watched"}
+}
+
+// ages gives every value its age, from when it last arrived, and marks the
+// stale ones (store.Stale): all of an offline module's, and those older than
+// store.StaleValueAfter while the object's session is down or its live push
+// not healthy.
+func (p *modulePage) ages(s collector.Snapshot, m *collector.ModuleState, now time.Time, loc *time.Location) {
+	offline := m.OnlineKnown && !m.Online
+	healthy := false
+	for _, obj := range s.Objects {
+		if obj.ID == m.ObjectID {
+			healthy = obj.Session.Up && obj.Push.Known && obj.Push.Healthy
+		}
+	}
+	stale := 0
+	for i := range p.Menus {
+		for j := range p.Menus[i].Params {
+			pv := &p.Menus[i].Params[j]
+			if pv.updated.IsZero() {
+				continue
+			}
+			pv.Age = fmtDuration(now.Sub(pv.updated)) + " ago"
+			if store.Stale(pv.updated, now, offline, healthy) {
+				pv.Stale = true
+				stale++
+			}
+		}
+	}
+	switch {
+	case offline:
+		p.StaleNote = "This module is offline: every value below is the last it sent, not current"
+		if !m.LastUpdate.IsZero() {
+			p.StaleNote += " (the newest arrived " + fmtAge(m.LastUpdate, now, loc) + ")"
+		}
+		p.StaleNote += "."
+	case stale > 0:
+		p.StaleNote = fmt.Sprintf("%s arrived over %s ago while the live stream of the module's object is not healthy: marked stale.",
+			plural(stale, "value", "values"), fmtDuration(store.StaleValueAfter))
+	}
 }
 
 // groupByMenu keeps the catalog's menu order: menus in order of their first
@@ -411,6 +487,7 @@ func paramRow(pr Param) paramView {
 		Register: clean(pr.Pool+"."+pr.Param, maxShown),
 		Value:    "—",
 		Hidden:   pr.Hidden,
+		updated:  pr.UpdatedAt,
 	}
 	if v.Name == "" {
 		v.Name = clean(pr.Symbol, maxShown)
@@ -435,6 +512,9 @@ type CatalogParams struct {
 	Catalog collector.CatalogSource
 	// Values reads the raw stored values of one module.
 	Values func(devid string) store.Reader
+	// Times reads when each register of one module last received a value
+	// (nil: ages unknown).
+	Times func(devid string) func(pool, chanIdx string) (time.Time, bool)
 }
 
 // ModuleParams implements ParamSource.
@@ -448,6 +528,10 @@ func (c CatalogParams) ModuleParams(devid string) ([]Param, bool) {
 		return nil, true
 	}
 	read := c.Values(devid)
+	var times func(pool, chanIdx string) (time.Time, bool)
+	if c.Times != nil {
+		times = c.Times(devid)
+	}
 	out := make([]Param, 0, len(mc.Params))
 	for i := range mc.Params {
 		d := &mc.Params[i]
@@ -461,6 +545,9 @@ func (c CatalogParams) ModuleParams(devid string) ([]Param, bool) {
 			p.Value, p.HasValue = read(d.Pool, d.Param)
 		}
 		p.Hidden = d.Visible != nil && !d.Visible(read)
+		if times != nil && p.HasValue {
+			p.UpdatedAt, _ = times(d.Pool, d.Param)
+		}
 		out = append(out, p)
 	}
 	return out, true
@@ -498,6 +585,19 @@ func (c CatalogParams) DisplayRaw(devid, register string, raw float64) (string, 
 		return strings.TrimSpace(strconv.FormatFloat(v, 'f', -1, 64) + " " + d.Unit), true
 	}
 	return "", false
+}
+
+// CatalogOff reports whether no catalog is wired at all (--catalog.disable),
+// as opposed to one not loaded yet.
+func (c CatalogParams) CatalogOff() bool { return c.Catalog == nil }
+
+// Language is the catalog's language, "" while no catalog is in use: the
+// language an alarm without a name has no translation in.
+func (c CatalogParams) Language() string {
+	if cs := c.state(); cs != nil && cs.Loaded {
+		return cs.Language
+	}
+	return ""
 }
 
 // AlarmName implements ParamSource.

@@ -69,7 +69,7 @@ func TestModulePageShowsHistory(t *testing.T) {
 	}
 	want = [][]string{
 		{"Out of fuel", "ERROR_BRAK_PALIWA 38", fmtTime(t0.Add(-90*time.Minute), time.UTC), "active", "1h30m so far"},
-		{"ERROR_CZUJNIK_CO", "ERROR_CZUJNIK_CO 12", fmtTime(t0.Add(-3*time.Hour), time.UTC), fmtTime(t0.Add(-3*time.Hour+15*time.Minute), time.UTC), "15m00s"},
+		{"ERROR_CZUJNIK_COcode 12, no translation in en", "ERROR_CZUJNIK_CO 12", fmtTime(t0.Add(-3*time.Hour), time.UTC), fmtTime(t0.Add(-3*time.Hour+15*time.Minute), time.UTC), "15m00s"},
 	}
 	if !slices.EqualFunc(got, want, slices.Equal[[]string]) {
 		t.Fatalf("alarm history\n got %q\nwant %q", got, want)

@@ -26,7 +26,7 @@ func catalogFixture() *collector.CatalogState {
 		}
 	}
 	return &collector.CatalogState{
-		Loaded: true,
+		Loaded: true, Language: "en",
 		Modules: map[string]*collector.ModuleCatalog{
 			"MOD1": {Symbols: 7, Params: []collector.ParamDescription{
 				{Pool: "P4", Param: "v1", Symbol: "PARAM_P4_1", Name: "Boiler temperature", Unit: "°C", Menu: "Boiler"},
@@ -129,15 +129,15 @@ func TestModulePageGroupsParametersByMenu(t *testing.T) {
 	}
 	want := [][][]string{
 		{
-			{"Boiler temperature", "61.5", "°C", "P4.v1"},
-			{"Boiler power", "5.3", "kW", "P4.v7"},
-			{"Boiler state", "Work", "", "P5.s0"},
-			{"Boiler set temperature", "70", "°C", "P6.v1"},
+			{"Boiler temperature", "61.5", "°C", "—", "P4.v1"},
+			{"Boiler power", "5.3", "kW", "—", "P4.v7"},
+			{"Boiler state", "Work", "", "—", "P5.s0"},
+			{"Boiler set temperature", "70", "°C", "—", "P6.v1"},
 		},
 		{
-			{"Operating mode", "Summer", "", "P6.v5"},
-			{"Frost protection temperature (hidden in the app)", "5", "°C", "P6.v9"},
-			{"Feeder cycle time", "—", "s", "P6.v45"},
+			{"Operating mode", "Summer", "", "—", "P6.v5"},
+			{"Frost protection temperature (hidden in the app)", "5", "°C", "—", "P6.v9"},
+			{"Feeder cycle time", "—", "s", "—", "P6.v45"},
 		},
 	}
 	for i, s := range sections {
@@ -168,7 +168,7 @@ func TestModulePageGroupsParametersByMenu(t *testing.T) {
 	for _, r := range alarms.find(func(n *node) bool { return n.Name == "tr" && strings.Contains(n.Attr["class"], "alarm") }) {
 		got = append(got, cells(r)[:2])
 	}
-	if want := [][]string{{"Out of fuel", "ERROR_BRAK_PALIWA 38"}, {"ERROR_MODUL_ROZSZERZEN", "ERROR_MODUL_ROZSZERZEN 91"}}; !slices.EqualFunc(got, want, slices.Equal) {
+	if want := [][]string{{"Out of fuel", "ERROR_BRAK_PALIWA 38"}, {"ERROR_MODUL_ROZSZERZENcode 91, no translation in en", "ERROR_MODUL_ROZSZERZEN 91"}}; !slices.EqualFunc(got, want, slices.Equal) {
 		t.Errorf("alarms %q, want %q (translated where the catalog can, else the cloud's symbol)", got, want)
 	}
 	if back := doc.byID("back"); back == nil || back.Attr["href"] != "../../status" {
@@ -183,7 +183,8 @@ func TestModulePageWithoutCatalog(t *testing.T) {
 	}{
 		"no catalog wired":   {nil, "No parameter catalog is in use"},
 		"not loaded yet":     {fixtureParams(&collector.CatalogState{}), "No parameter catalog is in use"},
-		"switched off":       {fixtureParams(nil), "No parameter catalog is in use"},
+		"not loaded (nil)":   {fixtureParams(nil), "No parameter catalog is in use"},
+		"switched off":       {CatalogParams{Values: fixtureParams(nil).Values}, "The parameter catalog is switched off (--catalog.disable)"},
 		"module not in menu": {fixtureParams(&collector.CatalogState{Loaded: true}), "describes none of this module's parameters"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -245,10 +245,10 @@ func TestEachObjectShowsItsOwnState(t *testing.T) {
 					t.Errorf("index row %q does not link to a section: %v", cellTexts(r), a)
 				}
 			}
-			if got := cellTexts(rows[1]); !slices.Equal(got, []string{"Home", fmt.Sprint(homeObj), "UP", "HEALTHY", "2/2 online", "IDLE"}) {
+			if got := cellTexts(rows[1]); !slices.Equal(got, []string{"Home", fmt.Sprint(homeObj), "NONE", "UP", "HEALTHY", "2/2 online", "IDLE"}) {
 				t.Errorf("Home's index row %q", got)
 			}
-			if got := cellTexts(rows[0]); got[0] != "Cottage" || got[2] != tc.session[0] || got[3] != tc.push[0] || got[5] != tc.recovery[0] {
+			if got := cellTexts(rows[0]); got[0] != "Cottage" || got[2] != "NONE" || got[3] != tc.session[0] || got[4] != tc.push[0] || got[6] != tc.recovery[0] {
 				t.Errorf("Cottage's index row %q", got)
 			}
 

@@ -42,6 +42,9 @@ type Options struct {
 	// DiagnosticsLink, when set, is where the page links the diagnostics
 	// bundle (the exporter's /debug/diagnostics).
 	DiagnosticsLink string
+	// Alarms names the boiler alarms /status lists (the module pages use
+	// their ParamSource); nil: by the cloud's symbol and code.
+	Alarms AlarmNamer
 }
 
 func (o Options) withDefaults() Options {

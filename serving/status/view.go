@@ -29,6 +29,9 @@ const (
 	classBad     = "bad"
 	classWarn    = "warn"
 	classUnknown = "unknown"
+	// classAlarm is a boiler alarm: what the owner needs to see first,
+	// above every state of the exporter's own health.
+	classAlarm = "alarm"
 )
 
 type page struct {
@@ -49,9 +52,17 @@ type page struct {
 	Objects  []objectView
 	Timeline timeline
 	Episodes episodeList
+	// Departed are the objects and modules that were watched and left,
+	// one line each, oldest departure first.
+	Departed []departedView
 
 	// Diagnostics links the diagnostics bundle; "" for none.
 	Diagnostics string
+}
+
+// departedView is one line about an object or module that left.
+type departedView struct {
+	What, Since, Detail string
 }
 
 // card is one big state box.
@@ -147,11 +158,19 @@ type objectView struct {
 	Modules  []moduleView
 
 	online, offline, unknown int
+	// alarms are the active boiler alarms of the section's modules, the
+	// oldest first; alarmsKnown is false while no module's alarms were read.
+	alarms      []activeAlarm
+	alarmsKnown bool
+	// health is the worst of the cards other than the alarms'.
+	health string
 }
 
-// The order of an object's cards.
+// The order of an object's cards: the boiler's alarms first, then the
+// exporter's own health.
 const (
-	cardSession = iota
+	cardAlarms = iota
+	cardSession
 	cardPush
 	cardModules
 	cardRecovery
@@ -196,7 +215,7 @@ func objectLabel(o collector.ObjectState) string {
 }
 
 // classRank orders states by how much they need attention.
-var classRank = map[string]int{classBad: 0, classWarn: 1, classUnknown: 2, classOK: 3}
+var classRank = map[string]int{classAlarm: 0, classBad: 1, classWarn: 2, classUnknown: 3, classOK: 4}
 
 func worse(a, b string) string {
 	if classRank[b] < classRank[a] {
@@ -244,23 +263,27 @@ func buildPage(s collector.Snapshot, o Options) page {
 		if obj.Connected {
 			open++
 		}
-		p.Objects = append(p.Objects, objectSection(obj, byObject[i], now, o.Location))
+		p.Objects = append(p.Objects, objectSection(obj, byObject[i], o.Alarms, now, o.Location))
 	}
 	// What needs attention is on top; then the snapshot's order (by ID).
+	// Among objects of one class (two with alarms, say), the one whose
+	// health is worse.
 	slices.SortStableFunc(p.Objects, func(a, b objectView) int {
-		return cmp.Compare(classRank[a.Class], classRank[b.Class])
+		return cmp.Or(cmp.Compare(classRank[a.Class], classRank[b.Class]), cmp.Compare(classRank[a.health], classRank[b.health]))
 	})
 	if len(other) > 0 {
-		p.Objects = append(p.Objects, otherSection(other, now, o.Location))
+		p.Objects = append(p.Objects, otherSection(other, o.Alarms, now, o.Location))
 	}
 	if len(p.Objects) > 1 {
 		p.Index = p.Objects
 	}
 
 	p.Summary = summary(s, len(index), open, len(other), now, o.Location)
-	p.Cards = headline(p.Objects)
+	p.Departed = departures(s, o.Alarms, now, o.Location)
+	p.Cards = headline(p.Objects, o.Alarms, now)
 	if p.Account = buildAccount(s.Account, now, o.Location); p.Account != nil {
-		p.Cards = append([]card{accountCard(p.Account)}, p.Cards...)
+		// The boiler's alarms lead; the cloud account follows them.
+		p.Cards = slices.Insert(p.Cards, 1, accountCard(p.Account))
 	}
 	names := namesOf(s.Objects)
 	p.Timeline = buildTimeline(s, names, now, o)
@@ -284,6 +307,53 @@ func summary(s collector.Snapshot, objects, open, other int, now time.Time, loc 
 	return sv
 }
 
+// departures words the objects and modules that left: who, since when,
+// and what they took along (modules, alarms active when they left).
+func departures(s collector.Snapshot, names AlarmNamer, now time.Time, loc *time.Location) []departedView {
+	watched := map[int]string{}
+	for _, o := range s.Objects {
+		watched[o.ID] = objectLabel(o)
+	}
+	alarmsText := func(as []collector.DepartedAlarm) string {
+		var out []string
+		for _, a := range as {
+			out = append(out, alarmTitle(names, a.Code, a.Symbol))
+		}
+		if len(out) == 0 {
+			return ""
+		}
+		return "; alarms active when it left: " + strings.Join(out, ", ")
+	}
+	var out []departedView
+	for _, o := range s.DepartedObjects {
+		v := departedView{
+			What:  "Object " + objectLabel(collector.ObjectState{ID: o.ID, Name: o.Name}) + " is no longer listed by the account",
+			Since: fmtAge(o.Since, now, loc),
+		}
+		v.Detail = "its series left /metrics; " + plural(len(o.Modules), "module", "modules") + " no longer watched"
+		v.Detail += alarmsText(o.Alarms)
+		out = append(out, v)
+	}
+	for _, m := range s.DepartedModules {
+		name := clean(strings.TrimSpace(m.Name), maxShown)
+		if name == "" {
+			name = clean(m.Devid, maxShown)
+		} else {
+			name += " (" + clean(m.Devid, maxShown) + ")"
+		}
+		object := watched[m.ObjectID]
+		if object == "" {
+			object = "object " + strconv.Itoa(m.ObjectID)
+		}
+		out = append(out, departedView{
+			What:   "Module " + name + " left " + object,
+			Since:  fmtAge(m.Since, now, loc),
+			Detail: "its series left /metrics" + alarmsText(m.Alarms),
+		})
+	}
+	return out
+}
+
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
@@ -291,7 +361,7 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
-func objectSection(obj collector.ObjectState, modules []collector.ModuleState, now time.Time, loc *time.Location) objectView {
+func objectSection(obj collector.ObjectState, modules []collector.ModuleState, names AlarmNamer, now time.Time, loc *time.Location) objectView {
 	ov := objectView{
 		ID:     obj.ID,
 		Anchor: objectAnchor(obj.ID),
@@ -360,23 +430,35 @@ func objectSection(obj collector.ObjectState, modules []collector.ModuleState, n
 		ov.Push.ModulesOffline, ov.Push.Class = true, classUnknown
 	}
 
-	ov.Cards = []card{cardSession: sessionCard(ov), cardPush: pushCard(ov), cardModules: modulesCard(ov), cardRecovery: recoveryCard(ov, r)}
-	ov.Class = classOK
-	for _, c := range ov.Cards {
-		ov.Class = worse(ov.Class, c.Class)
-	}
+	ov.Cards = []card{cardAlarms: alarmsCard("Boiler alarms", ov.alarms, ov.alarmsKnown, names, now, false),
+		cardSession: sessionCard(ov), cardPush: pushCard(ov), cardModules: modulesCard(ov), cardRecovery: recoveryCard(ov, r)}
+	ov.Class, ov.health = sectionClass(ov.Cards)
 	// The panels of a healthy object stay folded; a long account reads as
 	// its problems.
 	ov.Open = ov.Cards[cardSession].Class != classOK || ov.Cards[cardPush].Class != classOK || ov.Cards[cardRecovery].Class != classOK
 	return ov
 }
 
-func otherSection(modules []collector.ModuleState, now time.Time, loc *time.Location) objectView {
+func otherSection(modules []collector.ModuleState, names AlarmNamer, now time.Time, loc *time.Location) objectView {
 	ov := objectView{Anchor: otherAnchor, Name: "Other modules", Other: true}
 	ov.addModules(modules, now, loc)
-	ov.Cards = []card{modulesCard(ov)}
-	ov.Class = ov.Cards[0].Class
+	ov.Cards = []card{alarmsCard("Boiler alarms", ov.alarms, ov.alarmsKnown, names, now, false), modulesCard(ov)}
+	ov.Class, ov.health = sectionClass(ov.Cards)
 	return ov
+}
+
+// sectionClass is the worst of a section's cards, its first being its
+// alarms: an active alarm turns the section to the alarm colour, while
+// alarms not read yet leave it to the other cards.
+func sectionClass(cards []card) (class, health string) {
+	health = classOK
+	for _, c := range cards[1:] {
+		health = worse(health, c.Class)
+	}
+	if cards[0].Class == classAlarm {
+		return classAlarm, health
+	}
+	return health, health
 }
 
 func (ov *objectView) addModules(modules []collector.ModuleState, now time.Time, loc *time.Location) {
@@ -390,7 +472,16 @@ func (ov *objectView) addModules(modules []collector.ModuleState, now time.Time,
 			ov.offline++
 		}
 		ov.Modules = append(ov.Modules, module(m, now, loc))
+		as, known := moduleAlarms(m)
+		for i := range as {
+			if !ov.Other {
+				as[i].Object = ov.Name
+			}
+		}
+		ov.alarms = append(ov.alarms, as...)
+		ov.alarmsKnown = ov.alarmsKnown || known
 	}
+	sortAlarms(ov.alarms)
 	// Offline first, then unknown, then online: what needs attention is on top.
 	rank := map[string]int{classBad: 0, classUnknown: 1, classOK: 2}
 	slices.SortStableFunc(ov.Modules, func(a, b moduleView) int {
@@ -498,20 +589,29 @@ const headlineNames = 3
 // headline is the page's "what is wrong": one card per kind of state over
 // every object, as bad as the worst object's, naming the objects in that
 // state so that one object's outage is not read as every object's.
-func headline(objects []objectView) []card {
+func headline(objects []objectView, names AlarmNamer, now time.Time) []card {
 	var sections []objectView
+	var alarms []activeAlarm
+	alarmsKnown := false
 	for _, ov := range objects {
 		if !ov.Other {
 			sections = append(sections, ov)
 		}
+		alarms = append(alarms, ov.alarms...)
+		alarmsKnown = alarmsKnown || ov.alarmsKnown
 	}
+	sortAlarms(alarms)
+	// The boiler's alarms lead: what the owner needs at 3 a.m.
+	alarmCard := alarmsCard("Boiler alarms", alarms, alarmsKnown, names, now, true)
 	if len(sections) == 0 {
 		return []card{
+			alarmCard,
 			{Label: "Cloud sessions", State: "NONE", Class: classUnknown, Detail: "no object watched"},
 			modulesHeadline(objects),
 		}
 	}
 	return []card{
+		alarmCard,
 		objectsHeadline("Cloud sessions", sections, cardSession),
 		objectsHeadline("Live push", sections, cardPush),
 		modulesHeadline(objects),
@@ -683,7 +783,7 @@ func module(m collector.ModuleState, now time.Time, loc *time.Location) moduleVi
 	if m.AlarmsKnown {
 		mv.Alarms = fmt.Sprint(m.Alarms)
 		if m.Alarms > 0 {
-			mv.AlarmClass = classBad
+			mv.AlarmClass = classAlarm
 		}
 	}
 	return mv
