@@ -56,6 +56,8 @@ type Exporter struct {
 	fleet   *fleet.Fleet
 	loader  *catalogload.Loader // nil with the catalog off
 	handler http.Handler
+	source  FleetSource  // the /status model
+	diag    diag         // the traffic ring and the capture (diagnostics.go)
 	probes  http.Handler // /-/healthy and /-/ready alone, for Web.HealthListenAddress
 }
 
@@ -95,8 +97,11 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	var fl *fleet.Fleet // set below, before anything logs in
+	e.newDiag()
+	rec := e.recorder()
 	client, platform, err := cloud.NewClient(e.log, e.cfg.Secrets, func(c *cloudclient.Config) {
 		c.Observer = inst.ObserveHTTP
+		c.Recorder = rec
 		// A long-running exporter waits out the cloud's throttling; the
 		// tools say so and stop.
 		c.HoldWhileThrottled = true
@@ -120,6 +125,13 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 	e.client = client
 	st := store.New()
 	fcfg := FleetConfig(cloud, e.cfg.Health, client, platform, st, e.log)
+	if gw := fcfg.Gateway; rec != nil {
+		fcfg.Gateway = func(id int) realtime.Config {
+			c := gw(id)
+			c.Recorder = rec
+			return c
+		}
+	}
 	if fl, err = fleet.New(fcfg); err != nil {
 		return &ConfigError{err}
 	}
@@ -131,6 +143,7 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 	}
 	source := FleetSource{Status: fl.Status, Store: st, Account: ClientAccount{Client: client},
 		Departures: collector.NewDepartures(e.cfg.Health.DepartedForgetAfter)}
+	e.source = source
 	colOpts := ok.collector
 	if !e.cfg.Catalog.Disable {
 		if e.loader, err = newLoader(e.cfg.Catalog, client, fl, st, ok.overrides, e.log.With("component", "catalog")); err != nil {
@@ -165,7 +178,7 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 		Registry:          reg,
 		EnableOpenMetrics: true,
 	}))
-	mux.Handle("/status", status.Handler(source, status.Options{Alarms: moduleParams}))
+	mux.Handle("/status", status.Handler(source, status.Options{Alarms: moduleParams, DiagnosticsLink: diagnosticsPath}))
 	mux.Handle(status.ModulePath, status.ModuleHandler(source, moduleParams, status.Options{}))
 	e.probes = e.probeHandler()
 	mux.Handle("/-/healthy", e.probes)
@@ -178,6 +191,9 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	// The diagnostics bundle (diagnostics.go), behind the same web
+	// configuration.
+	mux.Handle(diagnosticsPath, e.diagnosticsHandler())
 	if telemetryPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "bragerone_exporter",
@@ -188,6 +204,7 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 				{Address: "/status", Text: "Status", Description: "each object's session, live push, recovery ladder and modules at a glance"},
 				{Address: "/-/healthy", Text: "Health"},
 				{Address: "/-/ready", Text: "Readiness", Description: "ready once every object's first parameter snapshot is stored"},
+				{Address: diagnosticsPath, Text: "Diagnostics bundle", Description: "a redacted .tar.gz for a problem report: configuration, status, recent cloud traffic and logs"},
 			},
 		})
 		if err != nil {
@@ -261,9 +278,17 @@ func (e *Exporter) Run(ctx context.Context) error {
 		serveErr <- web.Serve(ln, srv, flags, e.log)
 	}()
 
+	if err := e.openCapture(); err != nil {
+		_ = srv.Close()
+		return &ConfigError{err}
+	}
+	defer e.closeCapture()
 	gwCtx, stopGateway := context.WithCancel(context.Background())
 	gwDone := make(chan error, 1)
 	go func() { gwDone <- e.fleet.Run(gwCtx) }()
+	if e.diag.auto {
+		go e.followAccount(gwCtx)
+	}
 	var catalogDone chan error // nil (never ready) with the catalog off
 	if e.loader != nil {
 		catalogDone = make(chan error, 1)

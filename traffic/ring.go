@@ -20,7 +20,7 @@ type Ring struct {
 // NewRing returns a ring bounded to limit bytes; limit ≤ 0 keeps nothing.
 func NewRing(limit int) *Ring { return &Ring{limit: max(limit, 0)} }
 
-// Add numbers r and keeps it, pushing out the oldest records as needed. It
+// Add numbers r (unless the caller numbered it) and keeps it, pushing out the oldest records as needed. It
 // reports whether r was kept.
 func (g *Ring) Add(r Record) bool {
 	if g == nil {
@@ -30,7 +30,9 @@ func (g *Ring) Add(r Record) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.seq++
-	r.Seq = g.seq
+	if r.Seq == 0 {
+		r.Seq = g.seq
+	}
 	if size > g.limit {
 		g.dropped++
 		return false
@@ -71,4 +73,21 @@ func (g *Ring) Records() []Record {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return append([]Record(nil), g.recs...)
+}
+
+// SetLimit changes the bound, pushing out the oldest records as needed (a
+// ring sized by the account it watches grows as modules are found).
+func (g *Ring) SetLimit(limit int) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.limit = max(limit, 0)
+	for g.used > g.limit && len(g.recs) > 0 {
+		g.used -= g.recs[0].Size()
+		g.recs[0] = Record{}
+		g.recs = g.recs[1:]
+		g.evicted++
+	}
 }

@@ -191,8 +191,9 @@ func TestEveryEnvironmentVariableMeansOneThing(t *testing.T) {
 	}
 	walk(parser.Model.Node)
 	// The simulate command's --modules and --simulate.modules of serve and
-	// of every tool (check, modules, params, catalog, set, watch, history).
-	if len(byEnv["BRAGERONE_SIMULATE_MODULES"]) != 9 {
+	// of every tool (check, modules, params, catalog, set, watch, history,
+	// diagnose).
+	if len(byEnv["BRAGERONE_SIMULATE_MODULES"]) != 10 {
 		t.Fatalf("BRAGERONE_SIMULATE_MODULES binds %v; the walk missed a command", byEnv["BRAGERONE_SIMULATE_MODULES"])
 	}
 	for env, bs := range byEnv {

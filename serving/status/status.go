@@ -39,6 +39,9 @@ type Options struct {
 	Location *time.Location
 	// Title heads the page. Default "bragerone_exporter status".
 	Title string
+	// DiagnosticsLink, when set, is where the page links the diagnostics
+	// bundle (the exporter's /debug/diagnostics).
+	DiagnosticsLink string
 	// Alarms names the boiler alarms /status lists (the module pages use
 	// their ParamSource); nil: by the cloud's symbol and code.
 	Alarms AlarmNamer

@@ -55,6 +55,9 @@ type page struct {
 	// Departed are the objects and modules that were watched and left,
 	// one line each, oldest departure first.
 	Departed []departedView
+
+	// Diagnostics links the diagnostics bundle; "" for none.
+	Diagnostics string
 }
 
 // departedView is one line about an object or module that left.
@@ -230,6 +233,7 @@ func buildPage(s collector.Snapshot, o Options) page {
 		Title: o.Title,
 		Now:   fmtTime(now, o.Location),
 	}
+	p.Diagnostics = o.DiagnosticsLink
 	if o.Refresh > 0 {
 		p.RefreshSec = max(1, int(o.Refresh/time.Second))
 	}
