@@ -73,6 +73,9 @@ type Options struct {
 	ConnectTimeout time.Duration
 	Logger         *slog.Logger
 	Now            func() time.Time // default time.Now
+	// Replay, when set, plays a recorded cloud back (see Replay): the
+	// cloud answers from the recording, not from its simulated modules.
+	Replay *Replay
 }
 
 // Cloud is one simulated cloud. All methods are safe for concurrent use.
@@ -97,6 +100,7 @@ type Cloud struct {
 	rng       *rand.Rand
 	released  chan struct{}      // closed and replaced whenever faults change (wakes stalled handshakes)
 	assets    *webapp.Deployment // the web app deployment served; nil = the first
+	replay    *Replay            // Options.Replay
 
 	// holdTimers, when set, receives the library timers of each closed
 	// session instead of their release (tests show the leak the release
@@ -155,6 +159,7 @@ func New(opts Options) *Cloud {
 		released: make(chan struct{}),
 		closing:  make(chan struct{}),
 		conns:    newConnTracker(),
+		replay:   opts.Replay,
 	}
 	c.count = newCounters(c.now())
 	c.buildWorld()
@@ -196,6 +201,15 @@ func (c *Cloud) Start(addr string) error {
 	if c.opts.DriftInterval > 0 {
 		c.wg.Add(1)
 		go c.driftLoop(c.opts.DriftInterval)
+	}
+	if c.replay != nil {
+		if c.replay.startNow {
+			c.mu.Lock()
+			c.replay.startLocked(c.now())
+			c.mu.Unlock()
+		}
+		c.wg.Add(1)
+		go c.replayLoop()
 	}
 	return nil
 }

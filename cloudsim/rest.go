@@ -108,6 +108,9 @@ func (c *Cloud) handle(mux *http.ServeMux, template string, auth bool, h restHan
 			c.writeFault(w, f)
 			return
 		}
+		if c.replay != nil && c.serveReplay(w, r, template, auth) {
+			return
+		}
 		if auth && !c.authorized(r) {
 			writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Unauthorized"})
 			return

@@ -1,0 +1,660 @@
+package cloudsim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	sio "github.com/zishang520/socket.io/servers/socket/v3"
+	"github.com/zishang520/socket.io/v3/pkg/types"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
+	"github.com/bragerone/bragerone_exporter/traffic"
+)
+
+// ReplayOptions configure a Replay.
+type ReplayOptions struct {
+	// Speed compresses the recorded time: 10 plays ten recorded seconds
+	// in one. 0 is 1 (the recorded pace).
+	Speed float64
+	// StartNow starts the replay clock when the cloud starts, not at the
+	// first login.
+	StartNow bool
+}
+
+// Replay is a recorded cloud (a capture's traffic.Records) played back by a
+// Cloud (Options.Replay): the cloud answers from the recording instead of
+// its simulated world.
+//
+// The replay clock reads recorded time: it starts at the first record's
+// time when the first client logs in (or when the cloud starts, with
+// StartNow) and runs Speed times faster than the cloud's clock
+// (Options.Now). Then:
+//
+//   - the login accepts any credentials and answers the recorded login
+//     (user, objects) with a token of the cloud's own, or the recorded
+//     failure when the latest login recorded at or before the replay clock
+//     failed;
+//   - every other API request gets the latest answer recorded for the same
+//     request (method, path with its query, and JSON body: the module list
+//     of modules/parameters, the group_id of the module list) at or before
+//     the replay clock, or the earliest one when the clock has not reached
+//     it yet; its status, the headers recorded (a Retry-After date moved by
+//     the time since it was recorded) and its body. A recorded transport
+//     error (no status) resets the connection. A request the recording
+//     never saw is answered 404;
+//   - modules/connect binds the session to the object of its group_id (or
+//     of its modules, as the recorded module lists place them), unless the
+//     answer recorded for it is a failure, which is answered;
+//   - the realtime events recorded for an object are sent, on their
+//     recorded schedule, to the sessions bound to that object; an event
+//     that falls due while no session of its object is bound waits for
+//     one (every recorded event was received by a bound session);
+//   - a recorded session_down transition of an object closes its sessions
+//     at its time;
+//   - revoke, the token checks and the control endpoint are the cloud's
+//     own; the web app's assets and the system version come from the
+//     recording when it holds them, else from the simulated web app.
+//
+// A Replay serves one Cloud.
+type Replay struct {
+	speed     float64
+	startNow  bool
+	origin    time.Time                   // recorded time at replay clock 0: the first record's
+	last      time.Time                   // the last record's time
+	answers   map[string][]traffic.Record // REST answers by request key, oldest first
+	templates map[string]int              // REST records by endpoint template
+	timeline  []traffic.Record            // events and session_down transitions, oldest first
+	devObject map[string]int              // devid → object, from the recorded lists and requests
+	records   int
+
+	// Run state, under the Cloud's mu.
+	started   time.Time // the cloud's time at replay clock 0; zero until started
+	next      int       // timeline index of the first record not yet due
+	pending   map[int][]traffic.Record
+	delivered int
+	closed    int
+	kick      chan struct{}
+	pumpMu    sync.Mutex // one pump at a time, writes included, so events keep their order
+}
+
+// NewReplay indexes recs (in any order; they are sorted by time) for
+// playback.
+func NewReplay(recs []traffic.Record, opts ReplayOptions) (*Replay, error) {
+	speed := opts.Speed
+	if speed == 0 {
+		speed = 1
+	}
+	if speed < 0 || math.IsNaN(speed) || math.IsInf(speed, 0) {
+		return nil, fmt.Errorf("replay speed %v: want a positive number", opts.Speed)
+	}
+	if len(recs) == 0 {
+		return nil, errors.New("the recording holds no records")
+	}
+	recs = slices.Clone(recs)
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].At.Before(recs[j].At) })
+	rp := &Replay{
+		speed: speed, startNow: opts.StartNow, origin: recs[0].At, last: recs[len(recs)-1].At,
+		answers: map[string][]traffic.Record{}, templates: map[string]int{}, devObject: map[string]int{},
+		pending: map[int][]traffic.Record{}, kick: make(chan struct{}, 1), records: len(recs),
+	}
+	for i, rec := range recs {
+		switch rec.Kind {
+		case traffic.KindREST:
+			if rec.Endpoint == "" {
+				return nil, fmt.Errorf("record %d (seq %d): a REST record without its endpoint template", i+1, rec.Seq)
+			}
+			rp.templates[rec.Endpoint]++
+			key := requestKey(rec.Method, rec.Path, rec.Request, rec.Endpoint)
+			rp.answers[key] = append(rp.answers[key], rec)
+			rp.learnObjects(rec)
+		case traffic.KindEvent:
+			rp.timeline = append(rp.timeline, rec)
+		case traffic.KindTransition:
+			if rec.What == "session_down" {
+				rp.timeline = append(rp.timeline, rec)
+			}
+		}
+	}
+	return rp, nil
+}
+
+// learnObjects notes which object each devid belongs to: the rows of a
+// module list by its group_id, the modules of a request made for an object.
+func (rp *Replay) learnObjects(rec traffic.Record) {
+	if rec.Endpoint == cloudapi.EndpointModules && rec.Status == http.StatusOK {
+		group := 0
+		if u, err := url.Parse(rec.Path); err == nil {
+			group, _ = strconv.Atoi(u.Query().Get("group_id"))
+		}
+		if group == 0 {
+			group = rec.Object
+		}
+		var body struct {
+			Data []struct {
+				Devid string `json:"devid"`
+			} `json:"data"`
+		}
+		if group != 0 && json.Unmarshal(rec.Body, &body) == nil {
+			for _, row := range body.Data {
+				if row.Devid != "" {
+					rp.devObject[row.Devid] = group
+				}
+			}
+		}
+	}
+	if rec.Object != 0 && len(rec.Request) > 0 {
+		var req struct {
+			Modules []string `json:"modules"`
+		}
+		if json.Unmarshal(rec.Request, &req) == nil {
+			for _, d := range req.Modules {
+				if _, ok := rp.devObject[d]; !ok {
+					rp.devObject[d] = rec.Object
+				}
+			}
+		}
+	}
+}
+
+// requestKey identifies a request for lookup: the method, the path with
+// its query (parameters sorted) and the JSON body, canonical (keys sorted,
+// module lists sorted, the session's own sid and wsid left out). The login
+// is one key whatever its body (the credentials select nothing).
+func requestKey(method, path string, body []byte, endpoint string) string {
+	tmplMethod, tmplPath, _ := strings.Cut(endpoint, " ")
+	if method == "" {
+		method = tmplMethod
+	}
+	if endpoint == cloudapi.EndpointLogin {
+		return method + " " + tmplPath
+	}
+	if path == "" && !strings.Contains(tmplPath, "{") {
+		path = tmplPath
+	}
+	p, query := path, ""
+	if u, err := url.Parse(path); err == nil {
+		p, query = u.Path, u.Query().Encode()
+	}
+	return method + " " + p + "?" + query + " " + canonicalBody(body)
+}
+
+func canonicalBody(body []byte) string {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return string(body)
+	}
+	if m, ok := v.(map[string]any); ok {
+		delete(m, "wsid")
+		delete(m, "sid")
+		if list, ok := m["modules"].([]any); ok {
+			sort.SliceStable(list, func(i, j int) bool { return fmt.Sprint(list[i]) < fmt.Sprint(list[j]) })
+		}
+	}
+	out, err := json.Marshal(v) // map keys sorted
+	if err != nil {
+		return string(body)
+	}
+	return string(out)
+}
+
+// lookup returns the latest answer recorded for key at or before t, or the
+// earliest when none is that old.
+func (rp *Replay) lookup(key string, t time.Time) (traffic.Record, bool) {
+	list := rp.answers[key]
+	if len(list) == 0 {
+		return traffic.Record{}, false
+	}
+	i := sort.Search(len(list), func(i int) bool { return list[i].At.After(t) })
+	if i == 0 {
+		return list[0], true
+	}
+	return list[i-1], true
+}
+
+// latestOf returns the latest answer of an endpoint template with status
+// 200 at or before t (any request), or the earliest after t when none is
+// that old: for a login the recording lacks.
+func (rp *Replay) latestOf(endpoint string, t time.Time) (traffic.Record, bool) {
+	var before, after traffic.Record
+	var hasBefore, hasAfter bool
+	for _, list := range rp.answers {
+		for _, rec := range list {
+			switch {
+			case rec.Endpoint != endpoint || rec.Status != http.StatusOK:
+			case !rec.At.After(t):
+				if !hasBefore || rec.At.After(before.At) {
+					before, hasBefore = rec, true
+				}
+			case !hasAfter || rec.At.Before(after.At):
+				after, hasAfter = rec, true
+			}
+		}
+	}
+	if hasBefore {
+		return before, true
+	}
+	return after, hasAfter
+}
+
+// startLocked starts the replay clock at now, once.
+func (rp *Replay) startLocked(now time.Time) {
+	if rp.started.IsZero() {
+		rp.started = now
+		select {
+		case rp.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// clockLocked is the recorded time the replay has reached at now.
+func (rp *Replay) clockLocked(now time.Time) time.Time {
+	if rp.started.IsZero() {
+		return rp.origin
+	}
+	elapsed := time.Duration(float64(now.Sub(rp.started)) * rp.speed)
+	return rp.origin.Add(max(elapsed, 0))
+}
+
+func (rp *Replay) wake() {
+	select {
+	case rp.kick <- struct{}{}:
+	default:
+	}
+}
+
+// ReplayState is the replay's account of itself, in GET /control/state.
+type ReplayState struct {
+	Speed   float64 `json:"speed"`
+	Started bool    `json:"started"`
+	// Clock is the recorded time reached, and ClockSeconds the same as
+	// seconds since the first record.
+	Clock        time.Time `json:"clock"`
+	ClockSeconds float64   `json:"clock_seconds"`
+	// SpanSeconds is the recording's length: first record to last.
+	SpanSeconds float64 `json:"span_seconds"`
+	Records     int     `json:"records"`
+	// Scheduled counts the events and session_down transitions; Due those
+	// the clock has passed; Delivered the events sent to a session;
+	// Pending the due events waiting for a session of their object;
+	// SessionsClosed the session_down transitions played.
+	Scheduled      int `json:"scheduled"`
+	Due            int `json:"due"`
+	Delivered      int `json:"delivered"`
+	Pending        int `json:"pending"`
+	SessionsClosed int `json:"sessions_closed"`
+	// Finished: every scheduled record is due and none is pending.
+	Finished bool `json:"finished"`
+}
+
+// ReplayState reports the replay; ok is false when the cloud replays none.
+func (c *Cloud) ReplayState() (ReplayState, bool) {
+	rp := c.replay
+	if rp == nil {
+		return ReplayState{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clock := rp.clockLocked(c.now())
+	st := ReplayState{
+		Speed: rp.speed, Started: !rp.started.IsZero(), Clock: clock.UTC(), ClockSeconds: clock.Sub(rp.origin).Seconds(),
+		SpanSeconds: rp.last.Sub(rp.origin).Seconds(), Records: rp.records, Scheduled: len(rp.timeline),
+		Due: rp.next, Delivered: rp.delivered, SessionsClosed: rp.closed,
+	}
+	for _, p := range rp.pending {
+		st.Pending += len(p)
+	}
+	st.Finished = st.Due == st.Scheduled && st.Pending == 0
+	return st, true
+}
+
+// serveReplay answers a request from the recording; false leaves it to
+// the simulated cloud's handler.
+func (c *Cloud) serveReplay(w http.ResponseWriter, r *http.Request, template string, auth bool) bool {
+	endpoint := template
+	switch template {
+	case cloudapi.EndpointLogin:
+		c.replayLogin(w)
+		return true
+	case cloudapi.EndpointRevoke:
+		return false
+	case "GET /{$}", "GET /assets/{$}", "GET /assets/{name}":
+		endpoint = cloudapi.EndpointAsset
+	}
+	if !isAPI(template) || template == cloudapi.EndpointSystemVersion {
+		if c.replay.templates[endpoint] == 0 {
+			return false
+		}
+	}
+	if auth && !c.authorized(r) {
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Unauthorized"})
+		return true
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBody))
+	if err != nil {
+		badRequest(w, err)
+		return true
+	}
+	key := requestKey(r.Method, r.URL.RequestURI(), body, endpoint)
+	c.mu.Lock()
+	now := c.now()
+	clock := c.replay.clockLocked(now)
+	rec, found := c.replay.lookup(key, clock)
+	c.mu.Unlock()
+	if template == cloudapi.EndpointModulesConnect {
+		if !found || (rec.Status >= 200 && rec.Status < 300) {
+			c.replayBind(body)
+			c.replay.wake()
+		}
+		if !found {
+			writeJSON(w, http.StatusOK, map[string]any{})
+			return true
+		}
+	}
+	if !found {
+		if !isAPI(template) {
+			return false
+		}
+		c.log.Info("cloudsim: replay: a request the recording never saw", "request", key)
+		writeJSON(w, http.StatusNotFound, map[string]any{"message": "Not found (not in the recording)"})
+		return true
+	}
+	c.writeRecorded(w, rec, now)
+	return true
+}
+
+// replayBind binds a modules/connect's session to its object.
+func (c *Cloud) replayBind(body []byte) {
+	var b struct {
+		WSID    string   `json:"wsid"`
+		SID     string   `json:"sid"`
+		Modules []string `json:"modules"`
+		GroupID any      `json:"group_id"`
+	}
+	_ = json.Unmarshal(body, &b)
+	sid := b.WSID
+	if sid == "" {
+		sid = b.SID
+	}
+	obj, _ := parseGroupID(b.GroupID)
+	for _, d := range b.Modules {
+		if obj != 0 {
+			break
+		}
+		obj = c.replay.devObject[d]
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.syncSessionsLocked()
+	s := c.sessions[sid]
+	if s == nil || !s.live() || obj == 0 || (s.objectID != 0 && s.objectID != obj) {
+		return
+	}
+	first := s.objectID == 0
+	s.objectID = obj
+	for _, d := range b.Modules {
+		s.bound[d] = true
+	}
+	if first {
+		c.countBoundSessionLocked(s)
+	}
+}
+
+// writeRecorded writes a recorded answer.
+func (c *Cloud) writeRecorded(w http.ResponseWriter, rec traffic.Record, now time.Time) {
+	if rec.Status == 0 {
+		c.resetConnection(w) // the recorded exchange got no answer
+		return
+	}
+	for k, v := range rec.Headers {
+		switch http.CanonicalHeaderKey(k) {
+		case "Content-Length", "Transfer-Encoding", "Connection", "Authorization", "Set-Cookie", "Date":
+			continue
+		case "Retry-After":
+			if at, err := http.ParseTime(v); err == nil {
+				v = now.Add(at.Sub(rec.At)).UTC().Format(http.TimeFormat)
+			}
+		}
+		w.Header().Set(k, v)
+	}
+	switch {
+	case len(rec.Body) > 0:
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		}
+		w.WriteHeader(rec.Status)
+		_, _ = w.Write(rec.Body)
+	case rec.BodyText != "":
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "text/html")
+		}
+		w.WriteHeader(rec.Status)
+		_, _ = io.WriteString(w, rec.BodyText)
+	default:
+		w.WriteHeader(rec.Status)
+	}
+}
+
+// replayLogin accepts any credentials: the recorded login answer with a
+// token of the cloud's own, or the recorded failure.
+func (c *Cloud) replayLogin(w http.ResponseWriter) {
+	rp := c.replay
+	c.mu.Lock()
+	now := c.now()
+	rp.startLocked(now)
+	clock := rp.clockLocked(now)
+	rec, found := rp.lookup(requestKey("", "", nil, cloudapi.EndpointLogin), clock)
+	c.mu.Unlock()
+	if found && rec.Status != http.StatusOK {
+		c.mu.Lock()
+		c.count.LoginsFaulted++
+		c.mu.Unlock()
+		c.writeRecorded(w, rec, now)
+		return
+	}
+	resp := map[string]any{}
+	if found {
+		_ = json.Unmarshal(rec.Body, &resp)
+	} else {
+		// No login in the recording (a bundle's ring lost it): the user
+		// and objects from the latest listings.
+		resp["user"], resp["objects"] = map[string]any{}, []any{}
+		if u, ok := rp.latestOf(cloudapi.EndpointUser, clock); ok {
+			var b map[string]any
+			if json.Unmarshal(u.Body, &b) == nil && b["user"] != nil {
+				resp["user"] = b["user"]
+			}
+		}
+		if o, ok := rp.latestOf(cloudapi.EndpointObjects, clock); ok {
+			var b map[string]any
+			if json.Unmarshal(o.Body, &b) == nil && b["objects"] != nil {
+				resp["objects"] = b["objects"]
+			}
+		}
+	}
+	access, refresh := randomToken(), randomToken()
+	t := &token{}
+	if c.opts.TokenTTL > 0 {
+		t.expiresAt = now.Add(c.opts.TokenTTL)
+	}
+	c.mu.Lock()
+	c.tokens[access] = t
+	c.count.Logins++
+	c.count.TokensIssued++
+	c.mu.Unlock()
+	delete(resp, "token")
+	resp["accessToken"], resp["refreshToken"] = access, refresh
+	if resp["type"] == nil {
+		resp["type"] = "bearer"
+	}
+	delete(resp, "expiresAt")
+	if !t.expiresAt.IsZero() {
+		resp["expiresAt"] = t.expiresAt.UTC().Format(time.RFC3339)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// replayLoop plays the recorded events and transitions on their schedule.
+func (c *Cloud) replayLoop() {
+	defer c.wg.Done()
+	for {
+		wait := c.pumpReplay()
+		var tick <-chan time.Time
+		var timer *time.Timer
+		if wait >= 0 {
+			timer = time.NewTimer(min(max(wait, time.Millisecond), time.Second))
+			tick = timer.C
+		}
+		select {
+		case <-c.closing:
+		case <-c.replay.kick:
+		case <-tick:
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		select {
+		case <-c.closing:
+			return
+		default:
+		}
+	}
+}
+
+// replayAction is one thing a pump does, in order: events sent to
+// sessions, or sessions closed.
+type replayAction struct {
+	events []traffic.Record
+	socks  []*sio.Socket
+	close  []*session
+}
+
+// pumpReplay sends the events due by the replay clock (and those waiting
+// for a session that now has one) and closes the sessions of the
+// session_down transitions due; it returns how long (on the cloud's clock)
+// until the next record falls due, or -1 when none will without a kick.
+func (c *Cloud) pumpReplay() time.Duration {
+	rp := c.replay
+	rp.pumpMu.Lock()
+	defer rp.pumpMu.Unlock()
+	var actions []replayAction
+	c.mu.Lock()
+	if rp.started.IsZero() {
+		c.mu.Unlock()
+		return -1
+	}
+	c.syncSessionsLocked()
+	clock := rp.clockLocked(c.now())
+	for _, obj := range sortedKeys(rp.pending) {
+		if socks := c.objectSocketsLocked(obj); len(socks) > 0 {
+			actions = append(actions, replayAction{events: rp.pending[obj], socks: socks})
+			rp.delivered += len(rp.pending[obj])
+			delete(rp.pending, obj)
+		}
+	}
+	for ; rp.next < len(rp.timeline) && !rp.timeline[rp.next].At.After(clock); rp.next++ {
+		rec := rp.timeline[rp.next]
+		if rec.Kind == traffic.KindTransition {
+			var ss []*session
+			for _, sid := range c.order {
+				if s := c.sessions[sid]; s != nil && s.live() && s.objectID != 0 && (rec.Object == 0 || s.objectID == rec.Object) {
+					ss = append(ss, s)
+				}
+			}
+			actions = append(actions, replayAction{close: ss})
+			rp.closed++
+			continue
+		}
+		socks := c.objectSocketsLocked(rec.Object)
+		if len(socks) == 0 || len(rp.pending[rec.Object]) > 0 {
+			rp.pending[rec.Object] = append(rp.pending[rec.Object], rec)
+			continue
+		}
+		actions = append(actions, replayAction{events: []traffic.Record{rec}, socks: socks})
+		rp.delivered++
+	}
+	wait := time.Duration(-1)
+	if rp.next < len(rp.timeline) {
+		wait = time.Duration(float64(rp.timeline[rp.next].At.Sub(clock)) / rp.speed)
+	}
+	c.mu.Unlock()
+
+	for _, a := range actions {
+		for _, s := range a.close {
+			c.mu.Lock()
+			sock := s.sock
+			c.mu.Unlock()
+			if sock != nil {
+				c.closeTransport(s.sid, sock)
+			}
+		}
+		for _, rec := range a.events {
+			frame, err := eventFrame(eventName(rec.Event), replayPayload(rec.Payload))
+			if err != nil {
+				c.log.Error("cloudsim: replay: encoding a recorded event", "event", rec.Event, "err", err)
+				continue
+			}
+			for _, s := range a.socks {
+				if s.Connected() {
+					s.Client().WriteToEngine([]types.BufferInterface{frame}, &sio.WriteOptions{})
+				}
+			}
+		}
+	}
+	return wait
+}
+
+// objectSocketsLocked returns the live sessions bound to obj (to any
+// object when obj is 0: an event recorded for the account).
+func (c *Cloud) objectSocketsLocked(obj int) []*sio.Socket {
+	var out []*sio.Socket
+	for _, sid := range c.order {
+		if s := c.sessions[sid]; s != nil && s.live() && s.objectID != 0 && (obj == 0 || s.objectID == obj) {
+			out = append(out, s.sock)
+		}
+	}
+	return out
+}
+
+// eventName is a recorded event name as the wire carries it: the numeric
+// events (22) as numbers.
+func eventName(name string) any {
+	if n, err := strconv.Atoi(name); err == nil {
+		return n
+	}
+	return name
+}
+
+func replayPayload(p json.RawMessage) any {
+	if len(bytes.TrimSpace(p)) == 0 {
+		return nil
+	}
+	return p
+}
+
+func sortedKeys[V any](m map[int]V) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
