@@ -17,6 +17,7 @@ import (
 	"github.com/zishang520/socket.io/v3/pkg/utils"
 
 	"github.com/bragerone/bragerone_exporter/cloudsim/webapp"
+	"github.com/bragerone/bragerone_exporter/traffic"
 )
 
 // Defaults of Options.
@@ -76,6 +77,12 @@ type Options struct {
 	// Replay, when set, plays a recorded cloud back (see Replay): the
 	// cloud answers from the recording, not from its simulated modules.
 	Replay *Replay
+	// Record, when set, receives the cloud's own record of its traffic:
+	// every API exchange and every event pushed (one record for each
+	// session it reached), and each session a transport fault ended, as
+	// a capture would hold them; see NewReplay. Called on the serving
+	// goroutines, one at a time per request.
+	Record func(traffic.Record)
 }
 
 // Cloud is one simulated cloud. All methods are safe for concurrent use.

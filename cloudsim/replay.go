@@ -50,10 +50,12 @@ type ReplayOptions struct {
 //     request (method, path with its query, and JSON body: the module list
 //     of modules/parameters, the group_id of the module list) at or before
 //     the replay clock, or the earliest one when the clock has not reached
-//     it yet; its status, the headers recorded (a Retry-After date moved by
-//     the time since it was recorded) and its body. A recorded transport
-//     error (no status) resets the connection. A request the recording
-//     never saw is answered 404;
+//     it yet, or, when that answer is older than the last event played, the
+//     first one recorded after that event (the recorded answer to the
+//     request the event caused); its status, the headers recorded (a
+//     Retry-After date moved by the time since it was recorded) and its
+//     body. A recorded transport error (no status) resets the connection.
+//     A request the recording never saw is answered 404;
 //   - modules/connect binds the session to the object of its group_id (or
 //     of its modules, as the recorded module lists place them), unless the
 //     answer recorded for it is a failure, which is answered;
@@ -215,9 +217,14 @@ func canonicalBody(body []byte) string {
 	return string(out)
 }
 
-// lookup returns the latest answer recorded for key at or before t, or the
-// earliest when none is that old.
-func (rp *Replay) lookup(key string, t time.Time) (traffic.Record, bool) {
+// lookup returns the answer for key at the replay clock t: the latest
+// recorded at or before t (the earliest when none is that old), except
+// that an answer older than the last event played gives way to the first
+// one recorded after that event and before the next: a request made in
+// answer to an event (the alarm list after an alarm quantity, the prime
+// after event 22) gets what the recorded client got for it, however much
+// sooner than in the field the replayed client asks.
+func (rp *Replay) lookupLocked(key string, t time.Time) (traffic.Record, bool) {
 	list := rp.answers[key]
 	if len(list) == 0 {
 		return traffic.Record{}, false
@@ -225,6 +232,13 @@ func (rp *Replay) lookup(key string, t time.Time) (traffic.Record, bool) {
 	i := sort.Search(len(list), func(i int) bool { return list[i].At.After(t) })
 	if i == 0 {
 		return list[0], true
+	}
+	if rp.next > 0 {
+		lastEvent := rp.timeline[rp.next-1].At
+		if list[i-1].At.Before(lastEvent) && i < len(list) &&
+			(rp.next == len(rp.timeline) || list[i].At.Before(rp.timeline[rp.next].At)) {
+			return list[i], true
+		}
 	}
 	return list[i-1], true
 }
@@ -357,7 +371,7 @@ func (c *Cloud) serveReplay(w http.ResponseWriter, r *http.Request, template str
 	c.mu.Lock()
 	now := c.now()
 	clock := c.replay.clockLocked(now)
-	rec, found := c.replay.lookup(key, clock)
+	rec, found := c.replay.lookupLocked(key, clock)
 	c.mu.Unlock()
 	if template == cloudapi.EndpointModulesConnect {
 		if !found || (rec.Status >= 200 && rec.Status < 300) {
@@ -461,7 +475,7 @@ func (c *Cloud) replayLogin(w http.ResponseWriter) {
 	now := c.now()
 	rp.startLocked(now)
 	clock := rp.clockLocked(now)
-	rec, found := rp.lookup(requestKey("", "", nil, cloudapi.EndpointLogin), clock)
+	rec, found := rp.lookupLocked(requestKey("", "", nil, cloudapi.EndpointLogin), clock)
 	c.mu.Unlock()
 	if found && rec.Status != http.StatusOK {
 		c.mu.Lock()

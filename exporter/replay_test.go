@@ -1,0 +1,175 @@
+package exporter
+
+import (
+	"context"
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudsim"
+	"github.com/bragerone/bragerone_exporter/traffic"
+)
+
+// recorder collects the records a simulated cloud makes of its traffic.
+type recorder struct {
+	mu   sync.Mutex
+	recs []traffic.Record
+}
+
+func (r *recorder) add(rec traffic.Record) {
+	r.mu.Lock()
+	r.recs = append(r.recs, rec)
+	r.mu.Unlock()
+}
+
+func (r *recorder) records() []traffic.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.recs)
+}
+
+// runExporter runs an exporter on cfg until the test ends; it returns its
+// handler's server.
+func runExporter(t *testing.T, cfg Config) *httptest.Server {
+	t.Helper()
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.Handler())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		srv.Close()
+	})
+	return srv
+}
+
+// fieldSeries are the series a replay must reproduce: the modules, their
+// values, online states, alarms and outage reasons. Durations and
+// timestamps are compared by their labels only: they are measured anew.
+var fieldSeries = []struct {
+	prefix     string
+	withValues bool
+}{
+	{"bragerone_module_info{", true},
+	{"bragerone_object_info{", true},
+	{"bragerone_parameter_value{", true},
+	{"bragerone_module_online{", true},
+	{"bragerone_module_alarms{", true},
+	{"bragerone_module_alarm_active{", true},
+	{"bragerone_module_outages_total{", true},
+	{"bragerone_module_outage_seconds{", false},
+	{"bragerone_session_up{", true},
+}
+
+// fieldView is the part of a /metrics body fieldSeries selects, sorted.
+func fieldView(body string) []string {
+	var out []string
+	for _, line := range strings.Split(body, "\n") {
+		for _, s := range fieldSeries {
+			if !strings.HasPrefix(line, s.prefix) {
+				continue
+			}
+			if !s.withValues {
+				line = line[:strings.LastIndexByte(line, ' ')]
+			}
+			out = append(out, line)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestReplayReproducesTheFieldRun records a run of the exporter against
+// the simulated cloud with the faults of the field (a parameter changed
+// live, an alarm raised, a module going offline), then points a second exporter at a replay of that recording
+// (logging in with other credentials, at twice the recorded pace): its
+// /metrics shows the same modules, values, online states, alarms and
+// outage reasons as the first one's did.
+func TestReplayReproducesTheFieldRun(t *testing.T) {
+	rec := &recorder{}
+	sim := cloudsim.New(cloudsim.Options{Email: "a@example.com", Password: "secret", Modules: 2, Objects: 2, ParamsPerModule: 20, Record: rec.add})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	devids := sim.Devids()
+	cfg := validConfig(t)
+	cfg.Parameters = Parameters{}
+	cfg.Cloud.URL = sim.URL()
+	field := runExporter(t, cfg)
+	waitFor(t, "the field exporter's parameters", func() bool {
+		_, body := get(t, field, "/metrics")
+		return strings.Count(body, "\nbragerone_session_up{") == 2 && !strings.Contains(body, "bragerone_session_up{object_id=\"0\"") &&
+			strings.Contains(body, `bragerone_parameter_value{devid="`+devids[1]+`"`) && strings.Contains(body, `bragerone_parameter_value{devid="`+devids[0]+`"`)
+	})
+
+	// The field's events: a value changes, an alarm is raised, the second
+	// module goes offline.
+	var key string
+	for k := range sim.Params(devids[0]) {
+		if strings.HasPrefix(k, "P4.") && (key == "" || k < key) {
+			key = k
+		}
+	}
+	sim.SetParam(devids[0], key, 4321)
+	if err := sim.RaiseAlarm(devids[0], 3); err != nil {
+		t.Fatal(err)
+	}
+	sim.SetModuleOnline(devids[1], false)
+	var want []string
+	waitFor(t, "the field exporter sees the value, the alarm, the module offline and the catalog's names", func() bool {
+		_, body := get(t, field, "/metrics")
+		seen := fieldView(body)
+		settled := slices.Equal(seen, want) // the same in two scrapes in a row
+		want = seen
+		return settled && strings.Contains(body, `bragerone_module_online{devid="`+devids[1]+`"} 0`) &&
+			strings.Contains(body, `bragerone_module_alarm_active{code="3",devid="`+devids[0]+`"`) && strings.Contains(body, "} 4321\n") &&
+			strings.Contains(body, `bragerone_module_outage_seconds{devid="`+devids[1]+`",reason="ws"`) &&
+			strings.Contains(body, "bragerone_parameter_info{")
+	})
+
+	rp, err := cloudsim.NewReplay(rec.records(), cloudsim.ReplayOptions{Speed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := cloudsim.New(cloudsim.Options{Modules: 1, ParamsPerModule: 1, Replay: rp})
+	if err := replay.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer replay.Close()
+	cfg = validConfig(t)
+	t.Setenv("BRAGERONE_TEST_PASSWORD", "not-the-field-password")
+	cfg.Parameters = Parameters{}
+	cfg.Cloud.URL, cfg.Cloud.Email = replay.URL(), "developer@example.com"
+	dev := runExporter(t, cfg)
+	var got []string
+	var st cloudsim.ReplayState
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, body := get(t, dev, "/metrics")
+		got = fieldView(body)
+		st, _ = replay.ReplayState()
+		if st.Finished && slices.Equal(got, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replayed run's /metrics differ from the field's (replay %+v)\nfield:\n%s\nreplayed:\n%s", st, strings.Join(want, "\n"), strings.Join(got, "\n"))
+		}
+	}
+	if len(want) < 10 {
+		t.Errorf("compared only %d series: %v", len(want), want)
+	}
+	for _, s := range []string{`bragerone_module_alarm_active{code="3"`, `bragerone_module_outage_seconds{devid="` + devids[1] + `",reason="ws"}`, "} 4321"} {
+		if !slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, s) }) {
+			t.Errorf("the replayed run lacks %s", s)
+		}
+	}
+}
