@@ -57,7 +57,7 @@ func (s *simulateCmd) Run(ctx context.Context, g *Globals) error {
 	if s.Replay != "" {
 		return s.runReplay(ctx, g)
 	}
-	if s.ReplaySpeed != 1 {
+	if s.ReplaySpeed != 1 && s.ReplaySpeed != 0 { // 0: a command built in Go without the flag
 		return usageErrorf("--replay.speed needs --replay")
 	}
 	cloud := cloudsim.New(cloudsim.Options{
