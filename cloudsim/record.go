@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/traffic"
 )
 
@@ -58,7 +59,7 @@ func (c *Cloud) recordREST(template string, r *http.Request, request []byte, obj
 	if obj != nil {
 		rec.Object = obj.id
 	}
-	if json.Valid(request) {
+	if json.Valid(request) && template != cloudapi.EndpointLogin { // the credentials stay out
 		rec.Request = json.RawMessage(request)
 	}
 	for _, h := range []string{"Content-Type", "Retry-After"} {
@@ -72,6 +73,8 @@ func (c *Cloud) recordREST(template string, r *http.Request, request []byte, obj
 	switch body := rw.body.Bytes(); {
 	case rw.hijacked:
 		rec.Status, rec.Error = 0, "connection reset by peer"
+	case json.Valid(body) && template == cloudapi.EndpointLogin:
+		rec.Body = withoutTokens(body)
 	case json.Valid(body):
 		rec.Body = json.RawMessage(bytes.Clone(body))
 	case len(body) > 0:
@@ -99,4 +102,20 @@ func (c *Cloud) recordSessionDown(obj int, sid, reason string) {
 		return
 	}
 	c.opts.Record(traffic.Record{At: c.now(), Kind: traffic.KindTransition, Object: obj, SID: sid, What: "session_down", Detail: map[string]string{"reason": reason}})
+}
+
+// withoutTokens is a login answer with its tokens masked (a replay issues
+// its own).
+func withoutTokens(body []byte) json.RawMessage {
+	var m map[string]any
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	for _, k := range []string{"accessToken", "refreshToken", "token"} {
+		if _, ok := m[k]; ok {
+			m[k] = "<redacted>"
+		}
+	}
+	out, _ := json.Marshal(m)
+	return out
 }

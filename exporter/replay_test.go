@@ -2,7 +2,10 @@ package exporter
 
 import (
 	"context"
+	"flag"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -137,6 +140,10 @@ func TestReplayReproducesTheFieldRun(t *testing.T) {
 			strings.Contains(body, "bragerone_parameter_info{")
 	})
 
+	if *update {
+		writeCaptureFile(t, filepath.Join(capturesDir, "simulated-field-run.jsonl"), rec.records(),
+			map[string]string{"source": "cloudsim (exporter TestReplayReproducesTheFieldRun)", "scenario": "two objects; a value changed live, alarm 3 raised, the Cottage module offline"})
+	}
 	rp, err := cloudsim.NewReplay(rec.records(), cloudsim.ReplayOptions{Speed: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +177,134 @@ func TestReplayReproducesTheFieldRun(t *testing.T) {
 	for _, s := range []string{`bragerone_module_alarm_active{code="3"`, `bragerone_module_outage_seconds{devid="` + devids[1] + `",reason="ws"}`, "} 4321"} {
 		if !slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, s) }) {
 			t.Errorf("the replayed run lacks %s", s)
+		}
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/captures: the simulated field run's capture and each capture's golden /metrics view")
+
+// capturesDir holds recordings (captures, bundles) with the /metrics view
+// a replay of each must give (NAME.metrics beside NAME.jsonl, NAME.jsonl.gz
+// or NAME.tar.gz): field reports turned into tests.
+const capturesDir = "../testdata/captures"
+
+// writeCaptureFile writes recs, oldest first, as a capture.
+func writeCaptureFile(t *testing.T, path string, recs []traffic.Record, settings map[string]string) {
+	t.Helper()
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].At.Before(recs[j].At) })
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w, err := traffic.NewWriter(f, traffic.NewHeader(recs[0].At, settings))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		recs[i].Seq = uint64(i + 1)
+		if err := w.Write(recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestReplayCaptures replays every recording of testdata/captures into an
+// exporter and compares its /metrics (the fieldSeries view) with the
+// recording's golden file once the replay has played every event. A
+// recording longer than two seconds is played faster, to last about two.
+// -update writes the golden files from what the replay gives.
+func TestReplayCaptures(t *testing.T) {
+	entries, err := os.ReadDir(capturesDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		name := e.Name()
+		base := name
+		for _, ext := range []string{".jsonl", ".jsonl.gz", ".tar.gz"} {
+			if strings.HasSuffix(name, ext) {
+				base = strings.TrimSuffix(name, ext)
+			}
+		}
+		if base == name || e.IsDir() {
+			continue
+		}
+		n++
+		t.Run(base, func(t *testing.T) {
+			replayCapture(t, filepath.Join(capturesDir, name), filepath.Join(capturesDir, base+".metrics"))
+		})
+	}
+	if n == 0 {
+		t.Fatalf("no recordings in %s", capturesDir)
+	}
+}
+
+func replayCapture(t *testing.T, file, golden string) {
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, recs, err := cloudsim.ReadRecording(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := recs[0].At, recs[0].At
+	for _, r := range recs {
+		if r.At.Before(first) {
+			first = r.At
+		}
+		if r.At.After(last) {
+			last = r.At
+		}
+	}
+	speed := max(1, last.Sub(first).Seconds()/2)
+	rp, err := cloudsim.NewReplay(recs, cloudsim.ReplayOptions{Speed: speed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := cloudsim.New(cloudsim.Options{Modules: 1, ParamsPerModule: 1, Replay: rp})
+	if err := replay.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer replay.Close()
+	cfg := validConfig(t)
+	cfg.Parameters = Parameters{}
+	cfg.Cloud.URL = replay.URL()
+	srv := runExporter(t, cfg)
+
+	var want []string
+	if !*update {
+		data, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (go test ./exporter -run TestReplayCaptures -update writes it)", err)
+		}
+		want = strings.Split(strings.TrimSpace(string(data)), "\n")
+	}
+	var got []string
+	same := 0 // scrapes in a row with the same view, for -update
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		_, body := get(t, srv, "/metrics")
+		view := fieldView(body)
+		if slices.Equal(view, got) {
+			same++
+		} else {
+			same = 0
+		}
+		got = view
+		st, _ := replay.ReplayState()
+		if st.Finished && ((*update && same >= 10) || (!*update && slices.Equal(got, want))) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replay %+v; /metrics view:\n%s\nwant (%s):\n%s", st, strings.Join(got, "\n"), golden, strings.Join(want, "\n"))
+		}
+	}
+	if *update {
+		if err := os.WriteFile(golden, []byte(strings.Join(got, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
