@@ -445,7 +445,7 @@ func (c *Client) runLogin(ctx context.Context, forced bool) (*LoginResult, error
 		return nil, fmt.Errorf("cloudclient: resolving credentials: %w", err)
 	}
 	// Remembered before it is sent: a login answer may echo it.
-	c.cfg.Secrets.Add(creds.Password)
+	c.cfg.Secrets.Add(creds.Password, creds.Email)
 	key := credentialsKey(creds)
 	now := c.cfg.Now()
 	c.mu.Lock()
@@ -507,8 +507,11 @@ func (c *Client) runLogin(ctx context.Context, forced bool) (*LoginResult, error
 			c.scrubObject(&res.Objects[i])
 		}
 	}
-	if c.cfg.LoginObserver != nil && !abandoned && !isCanceled(err) {
-		c.cfg.LoginObserver(outcome)
+	if !abandoned && !isCanceled(err) {
+		if c.cfg.LoginObserver != nil {
+			c.cfg.LoginObserver(outcome)
+		}
+		c.recordTransition("login", map[string]string{"outcome": string(outcome), "forced": strconv.FormatBool(forced)})
 	}
 	return res, err
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/redact"
+	"github.com/bragerone/bragerone_exporter/traffic"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -97,6 +98,11 @@ type Config struct {
 	// KeepSupersededTokens leaves them to expire instead.
 	RevokeTimeout        time.Duration
 	KeepSupersededTokens bool
+
+	// Recorder, when set, is given a record of every HTTP exchange (API
+	// and assets hosts) and of the login, token and throttle transitions,
+	// redacted as it is made (package traffic); nil: nothing is recorded.
+	Recorder func(traffic.Record)
 }
 
 // Client talks to the cloud. It is safe for concurrent use.
@@ -349,15 +355,20 @@ func (c *Client) send(ctx context.Context, cl *call, payload []byte, token strin
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		c.observe(cl.tmpl, 0, time.Since(start))
-		return nil, fmt.Errorf("cloudclient: %s: %w", cl.tmpl, err)
+		err = fmt.Errorf("cloudclient: %s: %w", cl.tmpl, err)
+		c.recordExchange(cl, req, payload, 0, time.Since(start), nil, nil, err)
+		return nil, err
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, c.cfg.MaxBodyBytes+1))
 	resp.Body.Close()
 	if err != nil {
 		c.observe(cl.tmpl, 0, time.Since(start))
-		return nil, fmt.Errorf("cloudclient: %s: reading body: %w", cl.tmpl, err)
+		err = fmt.Errorf("cloudclient: %s: reading body: %w", cl.tmpl, err)
+		c.recordExchange(cl, req, payload, resp.StatusCode, time.Since(start), resp.Header, nil, err)
+		return nil, err
 	}
 	c.observe(cl.tmpl, resp.StatusCode, time.Since(start))
+	c.recordExchange(cl, req, payload, resp.StatusCode, time.Since(start), resp.Header, data, nil)
 	if api {
 		c.noteThrottle(cl.tmpl, resp.StatusCode, resp.Header.Get("Retry-After"))
 	}

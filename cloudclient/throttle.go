@@ -2,6 +2,7 @@ package cloudclient
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -47,6 +48,8 @@ func (c *Client) noteThrottle(tmpl string, status int, retryAfter string) {
 	}
 	until = c.pausedUntil
 	c.mu.Unlock()
+	c.recordTransition("pause", map[string]string{"endpoint": tmpl, "status": strconv.Itoa(status),
+		"retry_after": retryAfter, "until": until.UTC().Format(time.RFC3339Nano), "started": strconv.FormatBool(started)})
 	if started {
 		c.log.Warn("the cloud is throttling this account; pausing every request to it", "endpoint", tmpl,
 			"status", status, "retry_after", retryAfter, "for", until.Sub(now).Round(time.Second))

@@ -2,6 +2,7 @@ package cloudclient
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"time"
 
@@ -89,6 +90,11 @@ func (c *Client) maybeRevokeLocked(tok string, u *tokenUse) {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.RevokeTimeout)
 		defer cancel()
 		err := c.revoke(ctx, tok)
+		if err != nil {
+			c.recordTransition("token_revoke_failed", map[string]string{"reason": "superseded", "err": err.Error()})
+		} else {
+			c.recordTransition("token_revoked", map[string]string{"reason": "superseded"})
+		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		if err != nil {
@@ -119,6 +125,7 @@ func (c *Client) noteTokenAnswer(tok string, status int) {
 	c.revokeProbe = false
 	if status == 401 || status == 403 {
 		c.revokeOff = true
+		defer c.recordTransition("revoke_off", map[string]string{"status": strconv.Itoa(status)})
 		c.log.Warn("the current token was refused right after a superseded one was revoked: this cloud's revoke seems to end every session of the user; superseded tokens are left to expire for the rest of the run")
 	}
 }

@@ -98,6 +98,7 @@ type Cloud struct {
 	objects   []*object // in module order; the first is ObjectID's
 	byObject  map[int]*object
 	user      userRecord
+	planted   *Planted // personal data and echoes planted by a test (plant.go)
 	tokens    map[string]*token
 	faults    []*activeFault
 	nextFault int

@@ -2,6 +2,7 @@ package cloudsim
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 )
@@ -105,11 +106,15 @@ func (c *Cloud) Logins() int {
 }
 
 // visibleObjectsLocked lists the object records the account sees.
-func (c *Cloud) visibleObjectsLocked() []any {
+func (c *Cloud) visibleObjectsLocked() []any { return c.visibleObjectRecordsLocked(nil) }
+
+// visibleObjectRecordsLocked is visibleObjectsLocked answering r (planted
+// data may quote it).
+func (c *Cloud) visibleObjectRecordsLocked(r *http.Request) []any {
 	out := []any{}
 	for _, o := range c.objects {
 		if !o.hidden {
-			out = append(out, o.record())
+			out = append(out, c.plantObjectLocked(o.record(), r))
 		}
 	}
 	return out

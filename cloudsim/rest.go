@@ -399,9 +399,9 @@ func writeModuleNotFound(w http.ResponseWriter) {
 	writeJSON(w, http.StatusNotFound, map[string]any{"message": "Module not found"})
 }
 
-func (c *Cloud) getObjects(w http.ResponseWriter, _ *http.Request) {
+func (c *Cloud) getObjects(w http.ResponseWriter, r *http.Request) {
 	c.mu.Lock()
-	objs := c.visibleObjectsLocked()
+	objs := c.visibleObjectRecordsLocked(r)
 	c.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"objects": objs})
 }
@@ -852,6 +852,7 @@ func (c *Cloud) moduleCard(w http.ResponseWriter, r *http.Request) {
 			"createdAt": created.Format("2006-01-02T15:04:05.000-07:00"),
 			"updatedAt": created.Add(75 * time.Minute).Format("2006-01-02T15:04:05.000-07:00"),
 		}
+		c.plantCardLocked(card)
 	}
 	c.mu.Unlock()
 	if m == nil {

@@ -23,6 +23,8 @@ type Config struct {
 	Parameters Parameters
 	Web        Web
 	Simulate   Simulate
+	// Diagnostics: the traffic ring, the log lines and the capture file.
+	Diagnostics Diagnostics
 
 	// Logger receives the exporter's logs; nil discards them.
 	Logger *slog.Logger

@@ -56,6 +56,8 @@ type Exporter struct {
 	fleet   *fleet.Fleet
 	loader  *catalogload.Loader // nil with the catalog off
 	handler http.Handler
+	source  FleetSource // the /status model
+	diag    diag        // the traffic ring and the capture (diagnostics.go)
 }
 
 // New validates cfg and assembles the exporter. Nothing runs until Run but
@@ -97,8 +99,11 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	var fl *fleet.Fleet // set below, before anything logs in
+	e.newDiag()
+	rec := e.recorder()
 	client, platform, err := cloud.NewClient(e.log, e.cfg.Secrets, func(c *cloudclient.Config) {
 		c.Observer = inst.ObserveHTTP
+		c.Recorder = rec
 		// A long-running exporter waits out the cloud's throttling; the
 		// tools say so and stop.
 		c.HoldWhileThrottled = true
@@ -122,6 +127,13 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 	e.client = client
 	st := store.New()
 	fcfg := FleetConfig(cloud, e.cfg.Health, client, platform, st, e.log)
+	if gw := fcfg.Gateway; rec != nil {
+		fcfg.Gateway = func(id int) realtime.Config {
+			c := gw(id)
+			c.Recorder = rec
+			return c
+		}
+	}
 	if fl, err = fleet.New(fcfg); err != nil {
 		return &ConfigError{err}
 	}
@@ -132,6 +144,7 @@ func (e *Exporter) assemble(cloud Cloud, ok checked) error {
 		return &ConfigError{err}
 	}
 	source := FleetSource{Status: fl.Status, Store: st, Account: ClientAccount{Client: client}}
+	e.source = source
 	colOpts := ok.collector
 	if !e.cfg.Catalog.Disable {
 		if e.loader, err = newLoader(e.cfg.Catalog, client, fl, st, ok.overrides, e.log.With("component", "catalog")); err != nil {
@@ -166,7 +179,7 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 		Registry:          reg,
 		EnableOpenMetrics: true,
 	}))
-	mux.Handle("/status", status.Handler(source, status.Options{}))
+	mux.Handle("/status", status.Handler(source, status.Options{DiagnosticsLink: diagnosticsPath}))
 	mux.Handle(status.ModulePath, status.ModuleHandler(source, moduleParams, status.Options{}))
 	mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
@@ -191,6 +204,9 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	// The diagnostics bundle (diagnostics.go), behind the same web
+	// configuration.
+	mux.Handle(diagnosticsPath, e.diagnosticsHandler())
 	if telemetryPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        "bragerone_exporter",
@@ -201,6 +217,7 @@ func (e *Exporter) newHandler(reg *prometheus.Registry, col *collector.Collector
 				{Address: "/status", Text: "Status", Description: "each object's session, live push, recovery ladder and modules at a glance"},
 				{Address: "/-/healthy", Text: "Health"},
 				{Address: "/-/ready", Text: "Readiness", Description: "ready once every object's first parameter snapshot is stored"},
+				{Address: diagnosticsPath, Text: "Diagnostics bundle", Description: "a redacted .tar.gz for a problem report: configuration, status, recent cloud traffic and logs"},
 			},
 		})
 		if err != nil {
@@ -234,9 +251,17 @@ func (e *Exporter) Run(ctx context.Context) error {
 		serveErr <- web.Serve(ln, srv, flags, e.log)
 	}()
 
+	if err := e.openCapture(); err != nil {
+		_ = srv.Close()
+		return &ConfigError{err}
+	}
+	defer e.closeCapture()
 	gwCtx, stopGateway := context.WithCancel(context.Background())
 	gwDone := make(chan error, 1)
 	go func() { gwDone <- e.fleet.Run(gwCtx) }()
+	if e.diag.auto {
+		go e.followAccount(gwCtx)
+	}
 	var catalogDone chan error // nil (never ready) with the catalog off
 	if e.loader != nil {
 		catalogDone = make(chan error, 1)

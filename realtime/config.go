@@ -13,6 +13,7 @@ import (
 	"github.com/bragerone/bragerone_exporter/realtime/ladder"
 	"github.com/bragerone/bragerone_exporter/realtime/store"
 	"github.com/bragerone/bragerone_exporter/realtime/transport"
+	"github.com/bragerone/bragerone_exporter/traffic"
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
@@ -104,6 +105,11 @@ type Config struct {
 	// OnEvent, when set, is told the kind of every realtime event (for
 	// counters; called on the loop goroutine).
 	OnEvent func(kind cloudapi.EventKind)
+	// Recorder, when set, is given a record of every realtime event and of
+	// the session and ladder transitions, redacted as it is made with the
+	// client's secrets (package traffic); nil: nothing is recorded. Called
+	// on the loop goroutine: it must not block.
+	Recorder func(traffic.Record)
 }
 
 // ListingRead is one object's module list and when it was read.

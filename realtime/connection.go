@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -76,6 +77,7 @@ func (g *Gateway) act(ctx context.Context, a lifecycle.Action) {
 	case lifecycle.StartStep:
 		g.startStep(ctx, a.Step, a.ForceLogin)
 	case lifecycle.RunStep:
+		g.recordTransition("ladder_step", "step", fmt.Sprint(a.Step))
 		g.log.Warn("recovery step", "step", a.Step)
 	case lifecycle.FinishStep:
 		g.finishRecovery(a.Step, a.Result)
@@ -165,6 +167,8 @@ func (g *Gateway) attach(s transport.Session) {
 	g.sessToken, g.dialled.tok = g.dialled.tok, nil
 	now := g.cfg.Now()
 	res := g.session.Connected(now)
+	g.recordTransition("session_up", "namespace_sid", s.NamespaceSID(), "restored", strconv.FormatBool(res.Restored),
+		"blink", strconv.FormatBool(res.Blink))
 	if res.Restored {
 		g.log.Info("cloud session restored", "after", res.RestoredAfter.Round(100*time.Millisecond), "reason", res.RestoredReason)
 	} else if res.Blink {
@@ -193,6 +197,7 @@ func (g *Gateway) sessionGone(reason, detail string) {
 		reason = outage.ReasonDisconnect
 	}
 	res := g.session.Disconnected(now, reason)
+	g.recordTransition("session_down", "reason", reason, "detail", detail, "went_down", strconv.FormatBool(res.WentDown))
 	if res.WentDown {
 		g.log.Warn("cloud session down", "reason", reason, "detail", detail)
 	} else if res.Pending {
@@ -253,6 +258,7 @@ func (g *Gateway) detach(reason string, abort bool) {
 	} else {
 		res = g.session.Disconnected(now, reason)
 	}
+	g.recordTransition("session_down", "reason", reason, "abort", strconv.FormatBool(abort), "went_down", strconv.FormatBool(res.WentDown))
 	if res.WentDown {
 		g.log.Warn("cloud session down", "reason", reason)
 	}

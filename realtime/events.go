@@ -41,6 +41,7 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 	}
 	g.countEvent(ev.Kind)
 	now := g.cfg.Now()
+	g.recordEvent(ev, now)
 	switch ev.Kind {
 	case cloudapi.EventParamsChange, cloudapi.EventSnapshot:
 		src := store.SourceLive

@@ -3,6 +3,8 @@ package realtime
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudclient"
@@ -142,6 +144,8 @@ func (g *Gateway) finishRecovery(step ladder.Action, r ladder.Result) {
 	now := g.cfg.Now()
 	st, d := g.cfg.Ladder.OnActionResult(g.ladder, step, r, now)
 	g.ladder = st
+	g.recordTransition("ladder_result", "step", fmt.Sprint(step), "ok", strconv.FormatBool(r.OK),
+		"aborted", strconv.FormatBool(r.Aborted), "cooldown", d.CooldownFor.String(), "quarantine", d.QuarantineFor.String())
 	attrs := []any{"step", step, "ok", r.OK, "aborted", r.Aborted}
 	if d.CooldownFor > 0 {
 		attrs = append(attrs, "cooldown", d.CooldownFor)

@@ -13,6 +13,7 @@
 package redact
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -162,6 +163,17 @@ func spellings(v string) []string {
 		out = append(out, string(b[1:len(b)-1]))
 	}
 	out = append(out, html.EscapeString(v), url.QueryEscape(v))
+	// base64 in its four alphabets (a Basic header, a JWT's segment, a
+	// cookie): the unpadded forms, whose every byte the encoding of the
+	// secret alone decides, so a padded or embedded copy starts with them.
+	for _, enc := range []*base64.Encoding{base64.RawStdEncoding, base64.RawURLEncoding} {
+		e := enc.EncodeToString([]byte(v))
+		// The last character also encodes what follows the secret.
+		if n := len(v) % 3; n != 0 && len(e) > 1 {
+			e = e[:len(e)-1]
+		}
+		out = append(out, e)
+	}
 	return out
 }
 

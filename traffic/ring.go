@@ -72,3 +72,20 @@ func (g *Ring) Records() []Record {
 	defer g.mu.Unlock()
 	return append([]Record(nil), g.recs...)
 }
+
+// SetLimit changes the bound, pushing out the oldest records as needed (a
+// ring sized by the account it watches grows as modules are found).
+func (g *Ring) SetLimit(limit int) {
+	if g == nil {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.limit = max(limit, 0)
+	for g.used > g.limit && len(g.recs) > 0 {
+		g.used -= g.recs[0].Size()
+		g.recs[0] = Record{}
+		g.recs = g.recs[1:]
+		g.evicted++
+	}
+}

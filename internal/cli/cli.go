@@ -52,6 +52,7 @@ type CLI struct {
 	Set      setCmd      `cmd:"" help:"Write a parameter (DEVID P6.v8=VALUE, checked against the catalog) or send a raw command (DEVID --command=NAME)."`
 	Catalog  catalogCmd  `cmd:"" help:"Print the parameter catalog of the modules: symbols, registers, names, units, menus and displayed values."`
 	History  historyCmd  `cmd:"" help:"Print the modules' recent changes (who changed what, old → new) and alarms (active and finished)."`
+	Diagnose diagnoseCmd `cmd:"" help:"Write a redacted diagnostics bundle (.tar.gz): fetched from a running exporter (--url), or from a short session of its own."`
 }
 
 // description heads --help. serve is the default command, and its flags

@@ -18,9 +18,10 @@ func serveVars() kong.Vars {
 // serveCmd runs the exporter: the gateway keeps the cloud picture current,
 // and /metrics, /status, /-/healthy and /-/ready serve it.
 type serveCmd struct {
-	cloudFlags   `embed:""`
-	healthFlags  `embed:""`
-	catalogFlags `embed:""`
+	cloudFlags       `embed:""`
+	healthFlags      `embed:""`
+	catalogFlags     `embed:""`
+	diagnosticsFlags `embed:""`
 
 	ListenAddress           string   `name:"web.listen-address" default:":9826" help:"Address to serve /metrics and /status on." group:"Web"`
 	WebConfigFile           string   `name:"web.config.file" type:"existingfile" help:"exporter-toolkit web configuration file (TLS, basic auth)." group:"Web"`
@@ -36,7 +37,11 @@ type serveCmd struct {
 }
 
 func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
-	e, err := exporter.New(s.config(g))
+	cfg, err := s.config(g)
+	if err != nil {
+		return err
+	}
+	e, err := exporter.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -47,7 +52,11 @@ func (s *serveCmd) Run(ctx context.Context, g *Globals) error {
 }
 
 // config maps the flags to the exporter's configuration.
-func (s *serveCmd) config(g *Globals) exporter.Config {
+func (s *serveCmd) config(g *Globals) (exporter.Config, error) {
+	diag, err := s.diagnosticsFlags.diagnostics(g, s)
+	if err != nil {
+		return exporter.Config{}, err
+	}
 	return exporter.Config{
 		Cloud:   s.cloudFlags.cloud(),
 		Health:  s.healthFlags.health(),
@@ -63,5 +72,7 @@ func (s *serveCmd) config(g *Globals) exporter.Config {
 		Logger:   g.Logger,
 		Secrets:  g.Secrets,
 		Version:  versionString(),
-	}
+
+		Diagnostics: diag,
+	}, nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/lmittmann/tint"
 
 	"github.com/bragerone/bragerone_exporter/redact"
+	"github.com/bragerone/bragerone_exporter/traffic"
 )
 
 // Globals are the flags every command shares, plus what main wires for them.
@@ -36,6 +37,9 @@ type Globals struct {
 	// Secrets are the password and the tokens the cloud issued: the REST
 	// client remembers them, the log handlers mask them.
 	Secrets *redact.Set `kong:"-"`
+	// LogRing keeps the last log records at debug level, whatever
+	// --log.level says, for the diagnostics bundle.
+	LogRing *traffic.LogRing `kong:"-"`
 }
 
 // Log formats (--log.format).
@@ -54,7 +58,13 @@ func (g *Globals) newLogger(w io.Writer) (*slog.Logger, error) {
 	if g.Secrets == nil {
 		g.Secrets = redact.NewSet()
 	}
-	return newLogHandler(w, g.LogFormat, level, g.Secrets), nil
+	logger := newLogHandler(w, g.LogFormat, level, g.Secrets)
+	if g.LogRing == nil {
+		g.LogRing = traffic.NewLogRing(traffic.DefaultLogRingBytes)
+	}
+	// The ring's handler: JSON at debug level, the same masking.
+	ring := newLogHandler(g.LogRing, logFormatJSON, slog.LevelDebug, g.Secrets)
+	return slog.New(slog.NewMultiHandler(logger.Handler(), ring.Handler())), nil
 }
 
 // newLogHandler is the logger of a format and level, masking secrets.

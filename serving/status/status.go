@@ -39,6 +39,9 @@ type Options struct {
 	Location *time.Location
 	// Title heads the page. Default "bragerone_exporter status".
 	Title string
+	// DiagnosticsLink, when set, is where the page links the diagnostics
+	// bundle (the exporter's /debug/diagnostics).
+	DiagnosticsLink string
 }
 
 func (o Options) withDefaults() Options {

@@ -33,6 +33,8 @@ const (
 
 type page struct {
 	Title      string
+	// Diagnostics links the diagnostics bundle; "" for none.
+	Diagnostics string
 	RefreshSec int
 	Now        string
 
@@ -208,7 +210,7 @@ func buildPage(s collector.Snapshot, o Options) page {
 		now = time.Now()
 	}
 	p := page{
-		Title: o.Title,
+		Title: o.Title, Diagnostics: o.DiagnosticsLink,
 		Now:   fmtTime(now, o.Location),
 	}
 	if o.Refresh > 0 {

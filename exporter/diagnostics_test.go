@@ -1,0 +1,293 @@
+package exporter
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudclient"
+	"github.com/bragerone/bragerone_exporter/cloudsim"
+	"github.com/bragerone/bragerone_exporter/redact"
+	"github.com/bragerone/bragerone_exporter/traffic"
+)
+
+// syncBuffer is a log destination safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// planted is one secret or personal datum planted in the simulated cloud's
+// answers and events, and what it is.
+type planted struct{ kind, value string }
+
+// The personal data planted (the secrets are added once the exporter holds
+// its token).
+var plantedPersonal = []planted{
+	{"user name (login answer, user record, activity rows)", "Zofia Plantowska-Nazwisko"},
+	{"street address (object record)", "Ulica Plantowa 77"},
+	{"house number (object record)", "77b/13"},
+	{"post code (object record)", "99-777"},
+	{"city (object record)", "Plantville"},
+	{"phone number (object record)", "+48 600 700 800"},
+	{"latitude (object record)", "52.987654"},
+	{"longitude (object record)", "21.123456"},
+	{"client name (module card)", "Kazimierz Plantowski"},
+	{"client phone (module card)", "+48 511 222 333"},
+	{"client street (module card)", "Kwiatowa Plantowa 15"},
+	{"client post code (module card)", "11-222"},
+	{"gateway IP address (module row, connection event)", "192.0.2.77"},
+	{"module IP address (moduleAddress)", "198.51.100.88"},
+}
+
+const (
+	plantedEmail    = "planted.user@example.org"
+	plantedPassword = "Plant3d-Passw0rd!x"
+)
+
+// TestDiagnosticsRedactsPlantedData plants each kind of secret and personal
+// datum in the simulated cloud's answers and events (the account's email
+// and password, the tokens echoed as is and in base64, the user's name,
+// an object's street, post code, phone and coordinates, the module card's
+// client fields, IP addresses), runs the whole exporter with the traffic
+// ring, a capture file and debug logs, and proves none of them reaches the
+// bundle (/debug/diagnostics, every file of it), the capture file or the
+// logs, while devids, object ids and values stay.
+func TestDiagnosticsRedactsPlantedData(t *testing.T) {
+	sim := cloudsim.New(cloudsim.Options{Email: plantedEmail, Password: plantedPassword, Modules: 2, Objects: 1, ParamsPerModule: 20, Seed: 7})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	sim.Plant(cloudsim.Planted{
+		UserName: "Zofia Plantowska-Nazwisko",
+		ObjectFields: map[string]any{"addressStreet": "Ulica Plantowa 77", "addressHouseNumber": "77b/13",
+			"addressPostCode": "99-777", "addressCity": "Plantville", "phone": "+48 600 700 800",
+			"latitude": 52.987654, "longitude": 21.123456},
+		CardFields: map[string]any{"clientFullName": "Kazimierz Plantowski", "clientPhoneNumber": "+48 511 222 333",
+			"clientAddressStreetAndNumber": "Kwiatowa Plantowa 15", "clientAddressPostalCode": "11-222"},
+		GatewayAddress: "192.0.2.77", ModuleAddress: "198.51.100.88", EchoToken: true,
+	})
+
+	dir := t.TempDir()
+	capture := filepath.Join(dir, "capture.jsonl")
+	cfg := validConfig(t)
+	t.Setenv("BRAGERONE_TEST_PASSWORD", plantedPassword)
+	cfg.Cloud.URL, cfg.Cloud.AssetsURL, cfg.Cloud.Email = sim.URL(), sim.URL(), plantedEmail
+	cfg.Parameters = Parameters{}
+	secrets := redact.NewSet()
+	logs := &syncBuffer{}
+	ring := traffic.NewLogRing(1 << 20)
+	opts := &slog.HandlerOptions{Level: slog.LevelDebug, ReplaceAttr: secrets.ReplaceAttr}
+	cfg.Logger = slog.New(slog.NewMultiHandler(slog.NewJSONHandler(logs, opts), slog.NewJSONHandler(ring, opts)))
+	cfg.Secrets = secrets
+	cfg.Diagnostics = Diagnostics{RingBytes: -1, Logs: ring, CaptureFile: capture, CaptureKeep: 1}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.Handler())
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		}
+	}
+	defer stop()
+	select {
+	case <-e.Ready():
+	case err := <-done:
+		done <- err
+		t.Fatalf("Run ended before ready: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("not ready within 20s")
+	}
+
+	// The shapes the exporter reads on demand: activity rows (a person's
+	// name), the module card (the client fields); and a connection-status
+	// event carrying the gateway's address.
+	devids := sim.Devids()
+	if _, err := e.client.Activity(ctx, cloudclient.ListRequest{Modules: devids, Page: 1, Limit: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.ModuleCard(ctx, devids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.Objects(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sim.SetModuleOnline(devids[1], false)
+	sim.SetModuleOnline(devids[1], true)
+	waitFor(t, "the connection-status events in the ring", func() bool {
+		n := 0
+		for _, r := range e.Traffic() {
+			if r.Kind == traffic.KindEvent && r.Event == "app:module:connection:status:changed" {
+				n++
+			}
+		}
+		return n >= 2
+	})
+
+	tok, ok := e.client.Token()
+	if !ok {
+		t.Fatal("no token")
+	}
+	// The control: the cloud's own answers do carry what was planted.
+	raw := rawGet(t, sim.URL()+"/v1/objects", tok.AccessToken) + rawGet(t, sim.URL()+"/v1/modules/"+devids[0]+"/card", tok.AccessToken) +
+		rawGet(t, sim.URL()+"/v1/modules?group_id="+itoa(sim.ObjectID()), tok.AccessToken)
+	for _, v := range []string{"Ulica Plantowa 77", "52.987654", "Kazimierz Plantowski", "192.0.2.77", "198.51.100.88", tok.AccessToken} {
+		if !strings.Contains(raw, v) {
+			t.Fatalf("the simulated cloud's answers lack the planted %q: the test proves nothing", v)
+		}
+	}
+	items := append([]planted{
+		{"account email", plantedEmail},
+		{"account email, query-escaped", url.QueryEscape(plantedEmail)},
+		{"account password", plantedPassword},
+		{"account password, base64", base64.StdEncoding.EncodeToString([]byte(plantedPassword))},
+		{"access token (login answer, echoed by the cloud)", tok.AccessToken},
+		{"access token, base64 (echoed)", base64.StdEncoding.EncodeToString([]byte(tok.AccessToken))},
+		{"refresh token (login answer)", tok.RefreshToken},
+	}, plantedPersonal...)
+
+	// The bundle, from the running exporter's handler.
+	resp, err := http.Get(srv.URL + "/debug/diagnostics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/gzip" {
+		t.Fatalf("GET /debug/diagnostics = %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	files := untar(t, bundle)
+
+	stop() // flushes and closes the capture
+	captured, err := os.ReadFile(capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, recs, err := traffic.Read(bytes.NewReader(captured)); err != nil || len(recs) == 0 {
+		t.Fatalf("the capture file reads back as %d records, %v", len(recs), err)
+	}
+
+	where := map[string]string{"capture file": string(captured), "logs": logs.String()}
+	for name, b := range files {
+		where["bundle "+name] = string(b)
+	}
+	t.Logf("%-55s %s", "planted", "found in")
+	for _, it := range items {
+		if len(it.value) < 4 {
+			t.Fatalf("planted %s %q is too short to look for", it.kind, it.value)
+		}
+		var found []string
+		for w, text := range where {
+			if strings.Contains(text, it.value) {
+				found = append(found, w)
+			}
+		}
+		slices.Sort(found)
+		if len(found) > 0 {
+			t.Errorf("%s %q reached %s", it.kind, it.value, strings.Join(found, ", "))
+		}
+		t.Logf("%-55s %s", it.kind, strings.Join(append(found, "nowhere")[:max(len(found), 1)], ", "))
+	}
+	// What a developer needs stays: devids, the object id, values.
+	for _, d := range devids {
+		if !strings.Contains(files["traffic.jsonl"], d) || !strings.Contains(files["status.json"], d) || !strings.Contains(string(captured), d) {
+			t.Errorf("devid %s missing from the traffic, the status or the capture", d)
+		}
+	}
+	if id := sim.ObjectID(); !strings.Contains(files["traffic.jsonl"], `"object":`+itoa(id)) {
+		t.Errorf("object id %d missing from the traffic records", id)
+	}
+	if !strings.Contains(files["traffic.jsonl"], `"value":`) {
+		t.Error("no parameter value in the traffic records")
+	}
+}
+
+// rawGet is a GET to the simulated cloud with a bearer token.
+func rawGet(t *testing.T, u, token string) string {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// untar opens a bundle: every file under BundleDir, in BundleFiles order.
+func untar(t *testing.T, b []byte) map[string]string {
+	t.Helper()
+	gz, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	files := map[string]string{}
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, ok := strings.CutPrefix(h.Name, BundleDir+"/")
+		if !ok {
+			t.Errorf("bundle file %s outside %s/", h.Name, BundleDir)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = string(data)
+		names = append(names, name)
+	}
+	if !slices.Equal(names, BundleFiles) {
+		t.Errorf("bundle files %v, want %v", names, BundleFiles)
+	}
+	return files
+}
