@@ -49,10 +49,11 @@ type ReplayOptions struct {
 //   - every other API request gets the latest answer recorded for the same
 //     request (method, path with its query, and JSON body: the module list
 //     of modules/parameters, the group_id of the module list) at or before
-//     the replay clock, or the earliest one when the clock has not reached
-//     it yet, or, when that answer is older than the last event played, the
-//     first one recorded after that event (the recorded answer to the
-//     request the event caused); its status, the headers recorded (a
+//     the replay clock (for a request about one object, on that object's
+//     schedule), or the earliest one when the clock has not reached it
+//     yet, or, when that answer is older than the object's last event
+//     played, the first one recorded after that event and before the next
+//     (the recorded answer to the request the event caused); its status, the headers recorded (a
 //     Retry-After date moved by the time since it was recorded) and its
 //     body. A recorded transport error (no status) resets the connection.
 //     A request the recording never saw is answered 404;
@@ -60,11 +61,18 @@ type ReplayOptions struct {
 //     of its modules, as the recorded module lists place them), unless the
 //     answer recorded for it is a failure, which is answered;
 //   - the realtime events recorded for an object are sent, on their
-//     recorded schedule, to the sessions bound to that object; an event
-//     that falls due while no session of its object is bound waits for
-//     one (every recorded event was received by a bound session);
+//     recorded schedule, to the sessions bound to that object: the
+//     schedule of each object runs from the moment its first session is
+//     bound, as the recorded one runs from its recorded session_up (or
+//     modules/connect), so a client slower or quicker to start than the
+//     recorded one gets its events in the same place among its own
+//     requests; an event that falls due while no session of its object
+//     is bound waits for one (every recorded event was received by a
+//     bound session);
 //   - a recorded session_down transition of an object closes its sessions
-//     at its time;
+//     at its time, unless the recorded client ended the session itself
+//     (a detail "abort", or the reason "stop": its recovery ladder or its
+//     shutdown, which the replayed client does on its own);
 //   - revoke, the token checks and the control endpoint are the cloud's
 //     own; the web app's assets and the system version come from the
 //     recording when it holds them, else from the simulated web app.
@@ -77,18 +85,45 @@ type Replay struct {
 	last      time.Time                   // the last record's time
 	answers   map[string][]traffic.Record // REST answers by request key, oldest first
 	templates map[string]int              // REST records by endpoint template
-	timeline  []traffic.Record            // events and session_down transitions, oldest first
+	lines     map[int]*objectLine         // the schedule of each object (0: the account's)
 	devObject map[string]int              // devid → object, from the recorded lists and requests
 	records   int
+	scheduled int
 
 	// Run state, under the Cloud's mu.
 	started   time.Time // the cloud's time at replay clock 0; zero until started
-	next      int       // timeline index of the first record not yet due
-	pending   map[int][]traffic.Record
 	delivered int
 	closed    int
 	kick      chan struct{}
 	pumpMu    sync.Mutex // one pump at a time, writes included, so events keep their order
+}
+
+// objectLine is one object's schedule: its events and session_down
+// transitions, played from the moment its first session is bound.
+type objectLine struct {
+	recs []traffic.Record // oldest first
+	// bindAt is when the recorded client's first session of the object
+	// began (its session_up, or its first modules/connect); zero: not
+	// recorded, the schedule runs on the replay clock as it is.
+	bindAt time.Time
+	// Run state: bound once a replayed session of the object is; shift
+	// is the replay clock at that bind less bindAt (recorded time); next
+	// is the first record not played.
+	bound bool
+	shift time.Duration
+	next  int
+}
+
+// dueAt is the replay clock at which rec of the line falls due.
+func (l *objectLine) dueAt(rec traffic.Record) time.Time { return rec.At.Add(l.shift) }
+
+func (rp *Replay) line(obj int) *objectLine {
+	l := rp.lines[obj]
+	if l == nil {
+		l = &objectLine{}
+		rp.lines[obj] = l
+	}
+	return l
 }
 
 // NewReplay indexes recs (in any order; they are sorted by time) for
@@ -109,7 +144,7 @@ func NewReplay(recs []traffic.Record, opts ReplayOptions) (*Replay, error) {
 	rp := &Replay{
 		speed: speed, startNow: opts.StartNow, origin: recs[0].At, last: recs[len(recs)-1].At,
 		answers: map[string][]traffic.Record{}, templates: map[string]int{}, devObject: map[string]int{},
-		pending: map[int][]traffic.Record{}, kick: make(chan struct{}, 1), records: len(recs),
+		lines: map[int]*objectLine{}, kick: make(chan struct{}, 1), records: len(recs),
 	}
 	for i, rec := range recs {
 		switch rec.Kind {
@@ -122,14 +157,89 @@ func NewReplay(recs []traffic.Record, opts ReplayOptions) (*Replay, error) {
 			rp.answers[key] = append(rp.answers[key], rec)
 			rp.learnObjects(rec)
 		case traffic.KindEvent:
-			rp.timeline = append(rp.timeline, rec)
+			if !lifecycleEvent[rec.Event] {
+				l := rp.line(rec.Object)
+				l.recs = append(l.recs, rec)
+				rp.scheduled++
+			}
 		case traffic.KindTransition:
-			if rec.What == "session_down" {
-				rp.timeline = append(rp.timeline, rec)
+			if rec.What == "session_up" && rec.Object != 0 && rp.line(rec.Object).bindAt.IsZero() {
+				rp.line(rec.Object).bindAt = rec.At
+			}
+			if playedDown(rec) {
+				l := rp.line(rec.Object)
+				l.recs = append(l.recs, rec)
+				rp.scheduled++
 			}
 		}
 	}
+	// A recording without session_up transitions (the simulator's own)
+	// starts an object's schedule at its first modules/connect.
+	for _, rec := range recs {
+		if rec.Kind != traffic.KindREST || rec.Endpoint != cloudapi.EndpointModulesConnect || rec.Status/100 != 2 {
+			continue
+		}
+		if obj := rp.requestObject(rec.Path, rec.Request); obj != 0 && rp.line(obj).bindAt.IsZero() {
+			rp.line(obj).bindAt = rec.At
+		}
+	}
 	return rp, nil
+}
+
+// lifecycleEvent are the names a client's socket library reports about the
+// connection itself (a capture may record them as events); the cloud never
+// sends them as events.
+var lifecycleEvent = map[string]bool{
+	"connect": true, "disconnect": true, "connect_error": true, "disconnecting": true, "error": true,
+	"reconnect": true, "reconnect_attempt": true, "reconnect_error": true, "reconnect_failed": true,
+	"ping": true, "pong": true,
+}
+
+// requestObject is the object a request is about: its group_id (query or
+// body), its /v1/objects/{id}, or the object of its first known module.
+func (rp *Replay) requestObject(path string, body []byte) int {
+	var b struct {
+		GroupID any      `json:"group_id"`
+		Modules []string `json:"modules"`
+		Devid   string   `json:"devid"`
+	}
+	_ = json.Unmarshal(body, &b)
+	if u, err := url.Parse(path); err == nil {
+		if g := u.Query().Get("group_id"); g != "" && b.GroupID == nil {
+			b.GroupID = g
+		}
+		if rest, ok := strings.CutPrefix(u.Path, "/v1/objects/"); ok {
+			id, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSuffix(rest, "/permissions"), "/"))
+			if id != 0 {
+				return id
+			}
+		}
+		if rest, ok := strings.CutPrefix(u.Path, "/v1/modules/"); ok && strings.HasSuffix(rest, "/card") {
+			b.Devid = strings.TrimSuffix(rest, "/card")
+		}
+	}
+	if g, ok := parseGroupID(b.GroupID); ok && g != 0 {
+		return g
+	}
+	for _, d := range append([]string{b.Devid}, b.Modules...) {
+		if obj := rp.devObject[d]; obj != 0 {
+			return obj
+		}
+	}
+	return 0
+}
+
+// playedDown says whether a transition is a session the cloud (or the
+// way to it) ended: a session_down that is not the client's own doing. The
+// exporter records its own teardowns (the recovery ladder's, the
+// shutdown's) with an "abort" detail; those the replayed client does
+// itself, when it comes to it.
+func playedDown(rec traffic.Record) bool {
+	if rec.What != "session_down" {
+		return false
+	}
+	_, own := rec.Detail["abort"]
+	return !own && rec.Detail["reason"] != "stop"
 }
 
 // learnObjects notes which object each devid belongs to: the rows of a
@@ -217,26 +327,33 @@ func canonicalBody(body []byte) string {
 	return string(out)
 }
 
-// lookup returns the answer for key at the replay clock t: the latest
-// recorded at or before t (the earliest when none is that old), except
-// that an answer older than the last event played gives way to the first
-// one recorded after that event and before the next: a request made in
-// answer to an event (the alarm list after an alarm quantity, the prime
-// after event 22) gets what the recorded client got for it, however much
-// sooner than in the field the replayed client asks.
-func (rp *Replay) lookupLocked(key string, t time.Time) (traffic.Record, bool) {
+// lookupLocked returns the answer for key, a request about obj (0: the
+// account), at the replay clock: the latest recorded at or before the
+// object's own clock (the replay clock less its shift), the earliest when
+// none is that old, except that an answer older than the object's last
+// event played gives way to the first one recorded after that event and
+// before the next: a request made in answer to an event (the alarm list
+// after an alarm quantity, the prime after event 22) gets what the
+// recorded client got for it, however much sooner the replayed client
+// asks.
+func (rp *Replay) lookupLocked(key string, obj int, clock time.Time) (traffic.Record, bool) {
 	list := rp.answers[key]
 	if len(list) == 0 {
 		return traffic.Record{}, false
+	}
+	t := clock
+	l := rp.lines[obj]
+	if l != nil && l.bound {
+		t = clock.Add(-l.shift)
 	}
 	i := sort.Search(len(list), func(i int) bool { return list[i].At.After(t) })
 	if i == 0 {
 		return list[0], true
 	}
-	if rp.next > 0 {
-		lastEvent := rp.timeline[rp.next-1].At
+	if l != nil && l.bound && l.next > 0 {
+		lastEvent := l.recs[l.next-1].At
 		if list[i-1].At.Before(lastEvent) && i < len(list) &&
-			(rp.next == len(rp.timeline) || list[i].At.Before(rp.timeline[rp.next].At)) {
+			(l.next == len(l.recs) || list[i].At.Before(l.recs[l.next].At)) {
 			return list[i], true
 		}
 	}
@@ -307,16 +424,29 @@ type ReplayState struct {
 	SpanSeconds float64 `json:"span_seconds"`
 	Records     int     `json:"records"`
 	// Scheduled counts the events and session_down transitions; Due those
-	// the clock has passed; Delivered the events sent to a session;
-	// Pending the due events waiting for a session of their object;
+	// played; Delivered the events sent to a session; Pending those the
+	// clock has passed that wait for a session of their object;
 	// SessionsClosed the session_down transitions played.
 	Scheduled      int `json:"scheduled"`
 	Due            int `json:"due"`
 	Delivered      int `json:"delivered"`
 	Pending        int `json:"pending"`
 	SessionsClosed int `json:"sessions_closed"`
-	// Finished: every scheduled record is due and none is pending.
+	// Finished: every scheduled record is played.
 	Finished bool `json:"finished"`
+	// Objects are the schedules of the objects with events.
+	Objects []ReplayObject `json:"objects,omitempty"`
+}
+
+// ReplayObject is one object's schedule in ReplayState.
+type ReplayObject struct {
+	ObjectID int  `json:"object_id"`
+	Bound    bool `json:"bound"` // a replayed session of it has been bound: its schedule runs
+	// ShiftSeconds is how much later on the replay clock than recorded the
+	// object's schedule runs (its first bind's lag).
+	ShiftSeconds float64 `json:"shift_seconds"`
+	Scheduled    int     `json:"scheduled"`
+	Played       int     `json:"played"`
 }
 
 // ReplayState reports the replay; ok is false when the cloud replays none.
@@ -330,13 +460,22 @@ func (c *Cloud) ReplayState() (ReplayState, bool) {
 	clock := rp.clockLocked(c.now())
 	st := ReplayState{
 		Speed: rp.speed, Started: !rp.started.IsZero(), Clock: clock.UTC(), ClockSeconds: clock.Sub(rp.origin).Seconds(),
-		SpanSeconds: rp.last.Sub(rp.origin).Seconds(), Records: rp.records, Scheduled: len(rp.timeline),
-		Due: rp.next, Delivered: rp.delivered, SessionsClosed: rp.closed,
+		SpanSeconds: rp.last.Sub(rp.origin).Seconds(), Records: rp.records, Scheduled: rp.scheduled,
+		Delivered: rp.delivered, SessionsClosed: rp.closed,
 	}
-	for _, p := range rp.pending {
-		st.Pending += len(p)
+	for obj, l := range rp.lines {
+		st.Due += l.next
+		for _, rec := range l.recs[l.next:] {
+			if l.bound && !l.dueAt(rec).After(clock) || !l.bound && !rec.At.After(clock) {
+				st.Pending++
+			}
+		}
+		if len(l.recs) > 0 {
+			st.Objects = append(st.Objects, ReplayObject{ObjectID: obj, Bound: l.bound, ShiftSeconds: l.shift.Seconds(), Scheduled: len(l.recs), Played: l.next})
+		}
 	}
-	st.Finished = st.Due == st.Scheduled && st.Pending == 0
+	slices.SortFunc(st.Objects, func(a, b ReplayObject) int { return a.ObjectID - b.ObjectID })
+	st.Finished = st.Due == st.Scheduled
 	return st, true
 }
 
@@ -368,10 +507,11 @@ func (c *Cloud) serveReplay(w http.ResponseWriter, r *http.Request, template str
 		return true
 	}
 	key := requestKey(r.Method, r.URL.RequestURI(), body, endpoint)
+	obj := c.replay.requestObject(r.URL.RequestURI(), body)
 	c.mu.Lock()
 	now := c.now()
 	clock := c.replay.clockLocked(now)
-	rec, found := c.replay.lookupLocked(key, clock)
+	rec, found := c.replay.lookupLocked(key, obj, clock)
 	c.mu.Unlock()
 	if template == cloudapi.EndpointModulesConnect {
 		if !found || (rec.Status >= 200 && rec.Status < 300) {
@@ -408,19 +548,19 @@ func (c *Cloud) replayBind(body []byte) {
 	if sid == "" {
 		sid = b.SID
 	}
-	obj, _ := parseGroupID(b.GroupID)
-	for _, d := range b.Modules {
-		if obj != 0 {
-			break
-		}
-		obj = c.replay.devObject[d]
-	}
+	obj := c.replay.requestObject("", body)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.syncSessionsLocked()
 	s := c.sessions[sid]
 	if s == nil || !s.live() || obj == 0 || (s.objectID != 0 && s.objectID != obj) {
 		return
+	}
+	if l := c.replay.line(obj); !l.bound {
+		l.bound = true
+		if !l.bindAt.IsZero() {
+			l.shift = c.replay.clockLocked(c.now()).Sub(l.bindAt)
+		}
 	}
 	first := s.objectID == 0
 	s.objectID = obj
@@ -475,7 +615,7 @@ func (c *Cloud) replayLogin(w http.ResponseWriter) {
 	now := c.now()
 	rp.startLocked(now)
 	clock := rp.clockLocked(now)
-	rec, found := rp.lookupLocked(requestKey("", "", nil, cloudapi.EndpointLogin), clock)
+	rec, found := rp.lookupLocked(requestKey("", "", nil, cloudapi.EndpointLogin), 0, clock)
 	c.mu.Unlock()
 	if found && rec.Status != http.StatusOK {
 		c.mu.Lock()
@@ -577,37 +717,40 @@ func (c *Cloud) pumpReplay() time.Duration {
 	}
 	c.syncSessionsLocked()
 	clock := rp.clockLocked(c.now())
-	for _, obj := range sortedKeys(rp.pending) {
-		if socks := c.objectSocketsLocked(obj); len(socks) > 0 {
-			actions = append(actions, replayAction{events: rp.pending[obj], socks: socks})
-			rp.delivered += len(rp.pending[obj])
-			delete(rp.pending, obj)
-		}
-	}
-	for ; rp.next < len(rp.timeline) && !rp.timeline[rp.next].At.After(clock); rp.next++ {
-		rec := rp.timeline[rp.next]
-		if rec.Kind == traffic.KindTransition {
-			var ss []*session
-			for _, sid := range c.order {
-				if s := c.sessions[sid]; s != nil && s.live() && s.objectID != 0 && (rec.Object == 0 || s.objectID == rec.Object) {
-					ss = append(ss, s)
-				}
-			}
-			actions = append(actions, replayAction{close: ss})
-			rp.closed++
-			continue
-		}
-		socks := c.objectSocketsLocked(rec.Object)
-		if len(socks) == 0 || len(rp.pending[rec.Object]) > 0 {
-			rp.pending[rec.Object] = append(rp.pending[rec.Object], rec)
-			continue
-		}
-		actions = append(actions, replayAction{events: []traffic.Record{rec}, socks: socks})
-		rp.delivered++
-	}
 	wait := time.Duration(-1)
-	if rp.next < len(rp.timeline) {
-		wait = time.Duration(float64(rp.timeline[rp.next].At.Sub(clock)) / rp.speed)
+	for _, obj := range sortedKeys(rp.lines) {
+		l := rp.lines[obj]
+		if obj == 0 && !l.bound && len(c.objectSocketsLocked(0)) > 0 {
+			l.bound = true // the account's events run on the replay clock
+		}
+		if !l.bound {
+			continue
+		}
+		for ; l.next < len(l.recs) && !l.dueAt(l.recs[l.next]).After(clock); l.next++ {
+			rec := l.recs[l.next]
+			if rec.Kind == traffic.KindTransition {
+				var ss []*session
+				for _, sid := range c.order {
+					if s := c.sessions[sid]; s != nil && s.live() && s.objectID != 0 && (obj == 0 || s.objectID == obj) {
+						ss = append(ss, s)
+					}
+				}
+				actions = append(actions, replayAction{close: ss})
+				rp.closed++
+				continue
+			}
+			socks := c.objectSocketsLocked(obj)
+			if len(socks) == 0 {
+				break // it waits for a session of its object
+			}
+			actions = append(actions, replayAction{events: []traffic.Record{rec}, socks: socks})
+			rp.delivered++
+		}
+		if l.next < len(l.recs) {
+			if d := time.Duration(float64(l.dueAt(l.recs[l.next]).Sub(clock)) / rp.speed); d > 0 && (wait < 0 || d < wait) {
+				wait = d
+			}
+		}
 	}
 	c.mu.Unlock()
 

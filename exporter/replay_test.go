@@ -39,6 +39,15 @@ func (r *recorder) records() []traffic.Record {
 // handler's server.
 func runExporter(t *testing.T, cfg Config) *httptest.Server {
 	t.Helper()
+	srv, stop := startExporter(t, cfg)
+	t.Cleanup(stop)
+	return srv
+}
+
+// startExporter runs an exporter on cfg until stop, which waits for Run to
+// return; it returns its handler's server.
+func startExporter(t *testing.T, cfg Config) (*httptest.Server, func()) {
+	t.Helper()
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -47,12 +56,16 @@ func runExporter(t *testing.T, cfg Config) *httptest.Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		srv.Close()
-	})
-	return srv
+	var once sync.Once
+	return srv, func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("exporter Run = %v", err)
+			}
+			srv.Close()
+		})
+	}
 }
 
 // fieldSeries are the series a replay must reproduce: the modules, their
@@ -92,11 +105,13 @@ func fieldView(body string) []string {
 }
 
 // TestReplayReproducesTheFieldRun records a run of the exporter against
+// TestReplayReproducesTheFieldRun records a run of the exporter against
 // the simulated cloud with the faults of the field (a parameter changed
-// live, an alarm raised, a module going offline), then points a second exporter at a replay of that recording
-// (logging in with other credentials, at twice the recorded pace): its
-// /metrics shows the same modules, values, online states, alarms and
-// outage reasons as the first one's did.
+// live, an alarm raised, a module going offline), in the simulator's own
+// record of its traffic, then points a second exporter at a replay of that
+// recording (logging in with other credentials, at twice the recorded
+// pace): its /metrics shows the same modules, values, online states,
+// alarms and outage reasons as the first one's did.
 func TestReplayReproducesTheFieldRun(t *testing.T) {
 	rec := &recorder{}
 	sim := cloudsim.New(cloudsim.Options{Email: "a@example.com", Password: "secret", Modules: 2, Objects: 2, ParamsPerModule: 20, Record: rec.add})
@@ -104,11 +119,93 @@ func TestReplayReproducesTheFieldRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sim.Close()
-	devids := sim.Devids()
 	cfg := validConfig(t)
 	cfg.Parameters = Parameters{}
 	cfg.Cloud.URL = sim.URL()
-	field := runExporter(t, cfg)
+	want := playTheField(t, sim, runExporter(t, cfg))
+	if *update {
+		writeCaptureFile(t, filepath.Join(capturesDir, "simulated-field-run.jsonl"), rec.records(),
+			map[string]string{"source": "cloudsim (exporter TestReplayReproducesTheFieldRun)", "scenario": "two objects; a value changed live, alarm 3 raised, the Cottage module offline"})
+	}
+	rp, err := cloudsim.NewReplay(rec.records(), cloudsim.ReplayOptions{Speed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayMatches(t, rp, want, sim.Devids())
+}
+
+// TestReplayOfTheExportersCapture: the same field run recorded by the
+// exporter itself (serve --capture.file: redacted, as a user sends it),
+// replayed from the file into a second exporter, gives the same /metrics.
+func TestReplayOfTheExportersCapture(t *testing.T) {
+	sim := cloudsim.New(cloudsim.Options{Email: "a@example.com", Password: "secret", Modules: 2, Objects: 2, ParamsPerModule: 20})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	cfg := validConfig(t)
+	cfg.Parameters = Parameters{}
+	cfg.Cloud.URL = sim.URL()
+	cfg.Diagnostics.CaptureFile = filepath.Join(t.TempDir(), "capture.jsonl")
+	field, stop := startExporter(t, cfg)
+	want := playTheField(t, sim, field)
+	stop() // the capture is complete once the exporter has stopped
+	rp, h, err := cloudsim.LoadReplay(cfg.Diagnostics.CaptureFile, cloudsim.ReplayOptions{Speed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Format != traffic.Format {
+		t.Errorf("capture header %+v", h)
+	}
+	replayMatches(t, rp, want, sim.Devids())
+}
+
+// replayMatches points an exporter (with credentials of its own) at a
+// replay of rp and waits until the replay has played every event and its
+// fieldView is want.
+func replayMatches(t *testing.T, rp *cloudsim.Replay, want, devids []string) {
+	t.Helper()
+	replay := cloudsim.New(cloudsim.Options{Modules: 1, ParamsPerModule: 1, Replay: rp})
+	if err := replay.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer replay.Close()
+	cfg := validConfig(t)
+	t.Setenv("BRAGERONE_TEST_PASSWORD", "not-the-field-password")
+	cfg.Parameters = Parameters{}
+	cfg.Cloud.URL, cfg.Cloud.Email = replay.URL(), "developer@example.com"
+	dev, stop := startExporter(t, cfg)
+	defer stop()
+	var got []string
+	var st cloudsim.ReplayState
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, body := get(t, dev, "/metrics")
+		got = fieldView(body)
+		st, _ = replay.ReplayState()
+		if st.Finished && slices.Equal(got, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the replayed run's /metrics differ from the field's (replay %+v)\nfield:\n%s\nreplayed:\n%s", st, strings.Join(want, "\n"), strings.Join(got, "\n"))
+		}
+	}
+	if len(want) < 10 {
+		t.Errorf("compared only %d series: %v", len(want), want)
+	}
+	for _, s := range []string{`bragerone_module_alarm_active{code="3"`, `bragerone_module_outage_seconds{devid="` + devids[1] + `",reason="ws"}`, "} 4321"} {
+		if !slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, s) }) {
+			t.Errorf("the replayed run lacks %s", s)
+		}
+	}
+}
+
+// playTheField plays the field's events on sim once the exporter serving
+// field is up (a value changes, an alarm is raised, the second module goes
+// offline), and returns the exporter's fieldView once it shows them all.
+func playTheField(t *testing.T, sim *cloudsim.Cloud, field *httptest.Server) []string {
+	t.Helper()
+	devids := sim.Devids()
+
 	waitFor(t, "the field exporter's parameters", func() bool {
 		_, body := get(t, field, "/metrics")
 		return strings.Count(body, "\nbragerone_session_up{") == 2 && !strings.Contains(body, "bragerone_session_up{object_id=\"0\"") &&
@@ -139,46 +236,7 @@ func TestReplayReproducesTheFieldRun(t *testing.T) {
 			strings.Contains(body, `bragerone_module_outage_seconds{devid="`+devids[1]+`",reason="ws"`) &&
 			strings.Contains(body, "bragerone_parameter_info{")
 	})
-
-	if *update {
-		writeCaptureFile(t, filepath.Join(capturesDir, "simulated-field-run.jsonl"), rec.records(),
-			map[string]string{"source": "cloudsim (exporter TestReplayReproducesTheFieldRun)", "scenario": "two objects; a value changed live, alarm 3 raised, the Cottage module offline"})
-	}
-	rp, err := cloudsim.NewReplay(rec.records(), cloudsim.ReplayOptions{Speed: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	replay := cloudsim.New(cloudsim.Options{Modules: 1, ParamsPerModule: 1, Replay: rp})
-	if err := replay.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	defer replay.Close()
-	cfg = validConfig(t)
-	t.Setenv("BRAGERONE_TEST_PASSWORD", "not-the-field-password")
-	cfg.Parameters = Parameters{}
-	cfg.Cloud.URL, cfg.Cloud.Email = replay.URL(), "developer@example.com"
-	dev := runExporter(t, cfg)
-	var got []string
-	var st cloudsim.ReplayState
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		_, body := get(t, dev, "/metrics")
-		got = fieldView(body)
-		st, _ = replay.ReplayState()
-		if st.Finished && slices.Equal(got, want) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the replayed run's /metrics differ from the field's (replay %+v)\nfield:\n%s\nreplayed:\n%s", st, strings.Join(want, "\n"), strings.Join(got, "\n"))
-		}
-	}
-	if len(want) < 10 {
-		t.Errorf("compared only %d series: %v", len(want), want)
-	}
-	for _, s := range []string{`bragerone_module_alarm_active{code="3"`, `bragerone_module_outage_seconds{devid="` + devids[1] + `",reason="ws"}`, "} 4321"} {
-		if !slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, s) }) {
-			t.Errorf("the replayed run lacks %s", s)
-		}
-	}
+	return want
 }
 
 var update = flag.Bool("update", false, "rewrite testdata/captures: the simulated field run's capture and each capture's golden /metrics view")
