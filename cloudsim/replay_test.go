@@ -305,3 +305,56 @@ func TestReplayRefusesABrokenRecording(t *testing.T) {
 		t.Error("a negative speed was accepted")
 	}
 }
+
+// TestReplayScheduleRunsFromTheBind: an object's events run on its own
+// schedule, from its first bind as the recorded one ran from its recorded
+// session_up, however late the replayed client binds; a request it makes
+// in answer to an event gets the answer recorded after that event.
+func TestReplayScheduleRunsFromTheBind(t *testing.T) {
+	prime := func(at time.Duration, v int) traffic.Record {
+		return restRec(at, cloudapi.EndpointParameters, "/v1/modules/parameters", map[string]any{"modules": []string{"DEVA"}}, 200,
+			map[string]any{"DEVA": map[string]any{"P4": map[string]any{"v1": map[string]any{"value": v}}}})
+	}
+	recs := append(twoObjectRecording()[:3],
+		traffic.Record{At: replayT0.Add(time.Second), Kind: traffic.KindTransition, Object: 101, What: "session_up"},
+		eventRec(time.Second, 101, "connect", nil), // the client library's, not the cloud's
+		prime(1200*time.Millisecond, 1),
+		eventRec(1500*time.Millisecond, 101, "22", map[string]any{"devid": "DEVA"}),
+		prime(1800*time.Millisecond, 2),
+		traffic.Record{At: replayT0.Add(3 * time.Second), Kind: traffic.KindTransition, Object: 101, What: "session_down", Detail: map[string]string{"reason": "stop", "abort": "false"}},
+	)
+	clock := &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := startReplay(t, recs, ReplayOptions{}, clock)
+	tok, _ := replayLogin(t, c)
+	clock.Add(5 * time.Second) // the replayed client binds 4s later than the recorded one did
+	home := connected(t, c, tok)
+	bind(t, c, tok, "wsid", home.SID(), []string{"DEVA"})
+	c.pumpReplay()
+	st, _ := c.ReplayState()
+	if len(st.Objects) != 1 || st.Objects[0].ShiftSeconds != 4 || st.Delivered != 0 || st.Scheduled != 1 {
+		t.Fatalf("replay state %+v, want object 101's schedule 4s late, nothing played yet, the event scheduled (not the recorded client's own shutdown)", st)
+	}
+	primeOf := func() string {
+		r := call(t, c, "POST", "/v1/modules/parameters", tok, map[string]any{"modules": []string{"DEVA"}})
+		return string(r.body)
+	}
+	if got := primeOf(); !strings.Contains(got, `"value":1`) {
+		t.Errorf("prime before the event = %s, want the first recorded", got)
+	}
+	clock.Add(500 * time.Millisecond)
+	c.pumpReplay()
+	if ev := home.nextAny(); ev.name != "22" {
+		t.Errorf("event %+v, want 22", ev)
+	}
+	if got := primeOf(); !strings.Contains(got, `"value":2`) {
+		t.Errorf("prime after event 22 = %s, want the one the recorded client got for it", got)
+	}
+	clock.Add(2 * time.Second)
+	c.pumpReplay()
+	if st, _ := c.ReplayState(); !st.Finished || st.SessionsClosed != 0 {
+		t.Errorf("replay state %+v: the recorded client's own shutdown must not close the session", st)
+	}
+	if s, _ := sessionBySID(c, home.SID()); !s.Connected {
+		t.Error("the session was closed")
+	}
+}
