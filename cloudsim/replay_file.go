@@ -17,8 +17,8 @@ import (
 
 // LoadReplay reads a recording from a file for NewReplay: a capture
 // (serve --capture.file; JSON lines, gzipped or not), or a diagnostics
-// bundle (a tar archive, gzipped or not) holding one, the first member
-// whose name ends in .jsonl. A malformed or truncated line refuses the
+// bundle (a tar archive, gzipped or not) holding one: its member
+// traffic.jsonl, else the first *.jsonl member that is a traffic file. A malformed or truncated line refuses the
 // whole file, naming the line (and the member of an archive).
 func LoadReplay(file string, opts ReplayOptions) (*Replay, traffic.Header, error) {
 	f, err := os.Open(file)
@@ -49,24 +49,34 @@ func ReadRecording(r io.Reader) (traffic.Header, []traffic.Record, error) {
 		br = bufio.NewReader(zr)
 	}
 	if block, _ := br.Peek(512); len(block) == 512 && bytes.Equal(block[257:262], []byte("ustar")) {
-		tr := tar.NewReader(br)
-		for {
-			hd, err := tr.Next()
-			if errors.Is(err, io.EOF) {
-				return traffic.Header{}, nil, errors.New("the archive holds no traffic file (*.jsonl)")
-			}
-			if err != nil {
-				return traffic.Header{}, nil, fmt.Errorf("archive: %w", err)
-			}
-			if hd.Typeflag != tar.TypeReg || !strings.HasSuffix(hd.Name, ".jsonl") {
-				continue
-			}
-			h, recs, err := traffic.Read(tr)
-			if err != nil {
-				return traffic.Header{}, nil, fmt.Errorf("%s: %w", path.Clean(hd.Name), err)
-			}
-			return h, recs, nil
-		}
+		return readArchive(tar.NewReader(br))
 	}
 	return traffic.Read(br)
+}
+
+// readArchive reads the traffic file of a bundle: its member traffic.jsonl,
+// else the first *.jsonl member that starts with a traffic header (a
+// bundle's other JSON-lines members, its logs, do not).
+func readArchive(tr *tar.Reader) (traffic.Header, []traffic.Record, error) {
+	for {
+		hd, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return traffic.Header{}, nil, errors.New("the archive holds no traffic file (traffic.jsonl)")
+		}
+		if err != nil {
+			return traffic.Header{}, nil, fmt.Errorf("archive: %w", err)
+		}
+		if hd.Typeflag != tar.TypeReg || !strings.HasSuffix(hd.Name, ".jsonl") {
+			continue
+		}
+		h, recs, err := traffic.Read(tr)
+		var le *traffic.LineError
+		if err != nil && path.Base(hd.Name) != "traffic.jsonl" && errors.As(err, &le) && le.Line == 1 {
+			continue // another JSON-lines file
+		}
+		if err != nil {
+			return traffic.Header{}, nil, fmt.Errorf("%s: %w", path.Clean(hd.Name), err)
+		}
+		return h, recs, nil
+	}
 }

@@ -267,9 +267,12 @@ func TestReplayRefusesABrokenRecording(t *testing.T) {
 	bundle := func(data []byte) []byte {
 		var b bytes.Buffer
 		tw := tar.NewWriter(&b)
-		for name, body := range map[string][]byte{"meta.json": []byte("{}"), "traffic.jsonl": data} {
-			_ = tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: int64(len(body)), Typeflag: tar.TypeReg})
-			_, _ = tw.Write(body)
+		for _, m := range []struct {
+			name string
+			body []byte
+		}{{"bundle/meta.json", []byte("{}")}, {"bundle/logs.jsonl", []byte(`{"msg":"a log line"}` + "\n")}, {"bundle/traffic.jsonl", data}} {
+			_ = tw.WriteHeader(&tar.Header{Name: m.name, Mode: 0o600, Size: int64(len(m.body)), Typeflag: tar.TypeReg})
+			_, _ = tw.Write(m.body)
 		}
 		_ = tw.Close()
 		return gz(b.Bytes())

@@ -135,8 +135,10 @@ func TestReplayReproducesTheFieldRun(t *testing.T) {
 }
 
 // TestReplayOfTheExportersCapture: the same field run recorded by the
-// exporter itself (serve --capture.file: redacted, as a user sends it),
-// replayed from the file into a second exporter, gives the same /metrics.
+// exporter itself, redacted as a user sends it, in its capture file (serve
+// --capture.file) and in its diagnostics bundle (GET /debug/diagnostics),
+// each replayed from the file into a second exporter, gives the same
+// /metrics.
 func TestReplayOfTheExportersCapture(t *testing.T) {
 	sim := cloudsim.New(cloudsim.Options{Email: "a@example.com", Password: "secret", Modules: 2, Objects: 2, ParamsPerModule: 20})
 	if err := sim.Start("127.0.0.1:0"); err != nil {
@@ -147,17 +149,30 @@ func TestReplayOfTheExportersCapture(t *testing.T) {
 	cfg.Parameters = Parameters{}
 	cfg.Cloud.URL = sim.URL()
 	cfg.Diagnostics.CaptureFile = filepath.Join(t.TempDir(), "capture.jsonl")
+	cfg.Diagnostics.RingBytes = -1 // sized by the account
 	field, stop := startExporter(t, cfg)
 	want := playTheField(t, sim, field)
-	stop() // the capture is complete once the exporter has stopped
-	rp, h, err := cloudsim.LoadReplay(cfg.Diagnostics.CaptureFile, cloudsim.ReplayOptions{Speed: 2})
-	if err != nil {
+	code, bundle := get(t, field, "/debug/diagnostics")
+	if code != 200 {
+		t.Fatalf("GET /debug/diagnostics = %d", code)
+	}
+	bundleFile := filepath.Join(t.TempDir(), "bundle.tar.gz")
+	if err := os.WriteFile(bundleFile, []byte(bundle), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if h.Format != traffic.Format {
-		t.Errorf("capture header %+v", h)
+	stop() // the capture is complete once the exporter has stopped
+	for name, file := range map[string]string{"capture": cfg.Diagnostics.CaptureFile, "bundle": bundleFile} {
+		t.Run(name, func(t *testing.T) {
+			rp, h, err := cloudsim.LoadReplay(file, cloudsim.ReplayOptions{Speed: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.Format != traffic.Format {
+				t.Errorf("header %+v", h)
+			}
+			replayMatches(t, rp, want, sim.Devids())
+		})
 	}
-	replayMatches(t, rp, want, sim.Devids())
 }
 
 // replayMatches points an exporter (with credentials of its own) at a
