@@ -161,6 +161,15 @@ func TestReplayOfTheExportersCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop() // the capture is complete once the exporter has stopped
+	if *update {
+		data, err := os.ReadFile(cfg.Diagnostics.CaptureFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(capturesDir, "exporter-field-run.jsonl"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for name, file := range map[string]string{"capture": cfg.Diagnostics.CaptureFile, "bundle": bundleFile} {
 		t.Run(name, func(t *testing.T) {
 			rp, h, err := cloudsim.LoadReplay(file, cloudsim.ReplayOptions{Speed: 2})
