@@ -52,8 +52,9 @@ type ReplayOptions struct {
 //     the replay clock (for a request about one object, on that object's
 //     schedule), or the earliest one when the clock has not reached it
 //     yet, or, when that answer is older than the object's last event
-//     played, the first one recorded after that event and before the next
-//     (the recorded answer to the request the event caused); its status, the headers recorded (a
+//     played, the next one recorded, if it came before the object's next
+//     event or within two seconds of the last (the recorded answer to the
+//     request the event caused); its status, the headers recorded (a
 //     Retry-After date moved by the time since it was recorded) and its
 //     body. A recorded transport error (no status) resets the connection.
 //     A request the recording never saw is answered 404;
@@ -331,8 +332,8 @@ func canonicalBody(body []byte) string {
 // account), at the replay clock: the latest recorded at or before the
 // object's own clock (the replay clock less its shift), the earliest when
 // none is that old, except that an answer older than the object's last
-// event played gives way to the first one recorded after that event and
-// before the next: a request made in answer to an event (the alarm list
+// event played gives way to the next one recorded, when it came before the
+// object's next event or within reactionWindow of the last: a request made in answer to an event (the alarm list
 // after an alarm quantity, the prime after event 22) gets what the
 // recorded client got for it, however much sooner the replayed client
 // asks.
@@ -353,12 +354,18 @@ func (rp *Replay) lookupLocked(key string, obj int, clock time.Time) (traffic.Re
 	if l != nil && l.bound && l.next > 0 {
 		lastEvent := l.recs[l.next-1].At
 		if list[i-1].At.Before(lastEvent) && i < len(list) &&
-			(l.next == len(l.recs) || list[i].At.Before(l.recs[l.next].At)) {
+			(l.next == len(l.recs) || list[i].At.Before(l.recs[l.next].At) || list[i].At.Sub(lastEvent) <= reactionWindow) {
 			return list[i], true
 		}
 	}
 	return list[i-1], true
 }
+
+// reactionWindow is how long (recorded time) after an event an answer is
+// still taken for the recorded client's answer to it, though the next
+// event came first: a client busy with one event is slower to fetch what
+// another asks for.
+const reactionWindow = 2 * time.Second
 
 // latestOf returns the latest answer of an endpoint template with status
 // 200 at or before t (any request), or the earliest after t when none is

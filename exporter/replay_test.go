@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/traffic"
 )
@@ -84,6 +86,28 @@ var fieldSeries = []struct {
 	{"bragerone_module_outages_total{", true},
 	{"bragerone_module_outage_seconds{", false},
 	{"bragerone_session_up{", true},
+	// The failures the cloud answered (not the successes: how often the
+	// catalog and the lists were read is the client's business).
+	{`bragerone_http_requests_total{code="0"`, true},
+	{`bragerone_http_requests_total{code="4`, true},
+	{`bragerone_http_requests_total{code="5`, true},
+}
+
+// failedPrime is the count of primes answered 503, on /metrics.
+const failedPrime = `bragerone_http_requests_total{code="503",endpoint="` + cloudapi.EndpointParameters + `"} 1`
+
+// goodPrimes is the series of primes answered 200.
+const goodPrimes = `bragerone_http_requests_total{code="200",endpoint="` + cloudapi.EndpointParameters + `"}`
+
+// counterValue is the value of series on a /metrics body, 0 when absent.
+func counterValue(body, series string) float64 {
+	_, after, ok := strings.Cut(body, "\n"+series+" ")
+	if !ok {
+		return 0
+	}
+	line, _, _ := strings.Cut(after, "\n")
+	v, _ := strconv.ParseFloat(line, 64)
+	return v
 }
 
 // fieldView is the part of a /metrics body fieldSeries selects, sorted.
@@ -107,7 +131,8 @@ func fieldView(body string) []string {
 // TestReplayReproducesTheFieldRun records a run of the exporter against
 // TestReplayReproducesTheFieldRun records a run of the exporter against
 // the simulated cloud with the faults of the field (a parameter changed
-// live, an alarm raised, a module going offline), in the simulator's own
+// live, an alarm raised, a module going offline, event 22 and the prime it
+// asks for answered 503), in the simulator's own
 // record of its traffic, then points a second exporter at a replay of that
 // recording (logging in with other credentials, at twice the recorded
 // pace): its /metrics shows the same modules, values, online states,
@@ -125,7 +150,7 @@ func TestReplayReproducesTheFieldRun(t *testing.T) {
 	want := playTheField(t, sim, runExporter(t, cfg))
 	if *update {
 		writeCaptureFile(t, filepath.Join(capturesDir, "simulated-field-run.jsonl"), rec.records(),
-			map[string]string{"source": "cloudsim (exporter TestReplayReproducesTheFieldRun)", "scenario": "two objects; a value changed live, alarm 3 raised, the Cottage module offline"})
+			map[string]string{"source": "cloudsim (exporter TestReplayReproducesTheFieldRun)", "scenario": "two objects; a value changed live, alarm 3 raised, the Cottage module offline, event 22 and its prime answered 503"})
 	}
 	rp, err := cloudsim.NewReplay(rec.records(), cloudsim.ReplayOptions{Speed: 2})
 	if err != nil {
@@ -216,7 +241,7 @@ func replayMatches(t *testing.T, rp *cloudsim.Replay, want, devids []string) {
 	if len(want) < 10 {
 		t.Errorf("compared only %d series: %v", len(want), want)
 	}
-	for _, s := range []string{`bragerone_module_alarm_active{code="3"`, `bragerone_module_outage_seconds{devid="` + devids[1] + `",reason="ws"}`, "} 4321"} {
+	for _, s := range []string{`bragerone_module_alarm_active{code="3"`, `bragerone_module_outage_seconds{devid="` + devids[1] + `",reason="ws"}`, "} 4321", failedPrime} {
 		if !slices.ContainsFunc(got, func(l string) bool { return strings.Contains(l, s) }) {
 			t.Errorf("the replayed run lacks %s", s)
 		}
@@ -225,7 +250,7 @@ func replayMatches(t *testing.T, rp *cloudsim.Replay, want, devids []string) {
 
 // playTheField plays the field's events on sim once the exporter serving
 // field is up (a value changes, an alarm is raised, the second module goes
-// offline), and returns the exporter's fieldView once it shows them all.
+// offline, event 22 asks for a prime the cloud answers 503 once), and returns the exporter's fieldView once it shows them all.
 func playTheField(t *testing.T, sim *cloudsim.Cloud, field *httptest.Server) []string {
 	t.Helper()
 	devids := sim.Devids()
@@ -249,6 +274,14 @@ func playTheField(t *testing.T, sim *cloudsim.Cloud, field *httptest.Server) []s
 		t.Fatal(err)
 	}
 	sim.SetModuleOnline(devids[1], false)
+	// Event 22 asks for a prime of the first module, which the cloud
+	// answers 503; the client's retry gets it.
+	_, body := get(t, field, "/metrics")
+	primes := counterValue(body, goodPrimes)
+	if _, err := sim.InjectFault(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: cloudapi.EndpointParameters, Status: 503, Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	sim.EmitMemoryUpdated(devids[0])
 	var want []string
 	waitFor(t, "the field exporter sees the value, the alarm, the module offline and the catalog's names", func() bool {
 		_, body := get(t, field, "/metrics")
@@ -258,7 +291,8 @@ func playTheField(t *testing.T, sim *cloudsim.Cloud, field *httptest.Server) []s
 		return settled && strings.Contains(body, `bragerone_module_online{devid="`+devids[1]+`"} 0`) &&
 			strings.Contains(body, `bragerone_module_alarm_active{code="3",devid="`+devids[0]+`"`) && strings.Contains(body, "} 4321\n") &&
 			strings.Contains(body, `bragerone_module_outage_seconds{devid="`+devids[1]+`",reason="ws"`) &&
-			strings.Contains(body, "bragerone_parameter_info{")
+			strings.Contains(body, "bragerone_parameter_info{") && strings.Contains(body, failedPrime) &&
+			counterValue(body, goodPrimes) > primes
 	})
 	return want
 }
@@ -294,7 +328,9 @@ func writeCaptureFile(t *testing.T, path string, recs []traffic.Record, settings
 // TestReplayCaptures replays every recording of testdata/captures into an
 // exporter and compares its /metrics (the fieldSeries view) with the
 // recording's golden file once the replay has played every event. A
-// recording longer than two seconds is played faster, to last about two.
+// recording is played at twice its pace, or faster to last about two
+// seconds (the replayed client's retries then come after the recorded
+// ones, and get what those got).
 // -update writes the golden files from what the replay gives.
 func TestReplayCaptures(t *testing.T) {
 	entries, err := os.ReadDir(capturesDir)
@@ -342,7 +378,7 @@ func replayCapture(t *testing.T, file, golden string) {
 			last = r.At
 		}
 	}
-	speed := max(1, last.Sub(first).Seconds()/2)
+	speed := max(2, last.Sub(first).Seconds()/2)
 	rp, err := cloudsim.NewReplay(recs, cloudsim.ReplayOptions{Speed: speed})
 	if err != nil {
 		t.Fatal(err)
