@@ -51,10 +51,13 @@ type ReplayOptions struct {
 //     of modules/parameters, the group_id of the module list) at or before
 //     the replay clock (for a request about one object, on that object's
 //     schedule), or the earliest one when the clock has not reached it
-//     yet, or, when that answer is older than the object's last event
-//     played, the next one recorded, if it came before the object's next
-//     event or within two seconds of the last (the recorded answer to the
-//     request the event caused); its status, the headers recorded (a
+//     yet; but the first answer recorded after the object's last event
+//     played, if it came before the object's next event or within two
+//     seconds of the last, is served once before any later one (the
+//     recorded answer to the request the event caused); never an answer
+//     older than one it gave; a request answered with a failure, made
+//     again, gets what the recorded client's retry got, when that came
+//     soon after (each recorded failure recurs, and ends as it ended); its status, the headers recorded (a
 //     Retry-After date moved by the time since it was recorded) and its
 //     body. A recorded transport error (no status) resets the connection.
 //     A request the recording never saw is answered 404;
@@ -87,6 +90,7 @@ type Replay struct {
 	answers   map[string][]traffic.Record // REST answers by request key, oldest first
 	templates map[string]int              // REST records by endpoint template
 	lines     map[int]*objectLine         // the schedule of each object (0: the account's)
+	served    map[string]int              // run state: the index of the answer last served, by request key
 	devObject map[string]int              // devid → object, from the recorded lists and requests
 	records   int
 	scheduled int
@@ -145,7 +149,7 @@ func NewReplay(recs []traffic.Record, opts ReplayOptions) (*Replay, error) {
 	rp := &Replay{
 		speed: speed, startNow: opts.StartNow, origin: recs[0].At, last: recs[len(recs)-1].At,
 		answers: map[string][]traffic.Record{}, templates: map[string]int{}, devObject: map[string]int{},
-		lines: map[int]*objectLine{}, kick: make(chan struct{}, 1), records: len(recs),
+		lines: map[int]*objectLine{}, served: map[string]int{}, kick: make(chan struct{}, 1), records: len(recs),
 	}
 	for i, rec := range recs {
 		switch rec.Kind {
@@ -331,12 +335,14 @@ func canonicalBody(body []byte) string {
 // lookupLocked returns the answer for key, a request about obj (0: the
 // account), at the replay clock: the latest recorded at or before the
 // object's own clock (the replay clock less its shift), the earliest when
-// none is that old, except that an answer older than the object's last
-// event played gives way to the next one recorded, when it came before the
-// object's next event or within reactionWindow of the last: a request made in answer to an event (the alarm list
-// after an alarm quantity, the prime after event 22) gets what the
-// recorded client got for it, however much sooner the replayed client
-// asks.
+// none is that old; but the first answer recorded after the object's last
+// event played, when it came soon after (before the object's next event,
+// or within reactionWindow), is served once before any later one: it was
+// the recorded client's answer to the event (the alarm list after an alarm
+// quantity, the prime after event 22), however much sooner or later the
+// replayed client asks. It never goes back to an answer older than one it
+// served, and a failure it served, asked again, gives way to the next
+// answer when that came soon after (the recorded client's retry got it).
 func (rp *Replay) lookupLocked(key string, obj int, clock time.Time) (traffic.Record, bool) {
 	list := rp.answers[key]
 	if len(list) == 0 {
@@ -347,18 +353,44 @@ func (rp *Replay) lookupLocked(key string, obj int, clock time.Time) (traffic.Re
 	if l != nil && l.bound {
 		t = clock.Add(-l.shift)
 	}
-	i := sort.Search(len(list), func(i int) bool { return list[i].At.After(t) })
-	if i == 0 {
-		return list[0], true
-	}
+	i := max(sort.Search(len(list), func(i int) bool { return list[i].At.After(t) })-1, 0)
+	last, served := rp.served[key]
 	if l != nil && l.bound && l.next > 0 {
-		lastEvent := l.recs[l.next-1].At
-		if list[i-1].At.Before(lastEvent) && i < len(list) &&
-			(l.next == len(l.recs) || list[i].At.Before(l.recs[l.next].At) || list[i].At.Sub(lastEvent) <= reactionWindow) {
-			return list[i], true
+		// The first answer recorded after the last event played is the
+		// recorded client's answer to it: served once, before any later.
+		e := l.recs[l.next-1].At
+		r := sort.Search(len(list), func(i int) bool { return !list[i].At.Before(e) })
+		if r < len(list) && (!served || last < r) && rp.soonAfter(l, e, list[r].At) {
+			i = r
 		}
 	}
-	return list[i-1], true
+	if served && i <= last {
+		// Never back to an older answer than one served; a failure served,
+		// asked again, gives way to what the recorded client's retry got
+		// when that came soon after.
+		i = last
+		if failed(list[i]) && i+1 < len(list) && rp.soonAfter(l, list[i].At, list[i+1].At) {
+			i++
+		}
+	}
+	rp.served[key] = i
+	return list[i], true
+}
+
+// soonAfter says whether an answer recorded at next follows what was
+// recorded at then (an event, a failure) as the recorded client's answer
+// to it: within reactionWindow, or before the object's next event.
+func (rp *Replay) soonAfter(l *objectLine, then, next time.Time) bool {
+	if next.Sub(then) <= reactionWindow {
+		return true
+	}
+	return l != nil && l.bound && l.next < len(l.recs) && next.Before(l.recs[l.next].At)
+}
+
+// failed says whether a recorded answer is one a client retries: no
+// answer, a 5xx, a 408 or a 429.
+func failed(rec traffic.Record) bool {
+	return rec.Status == 0 || rec.Status >= 500 || rec.Status == http.StatusRequestTimeout || rec.Status == http.StatusTooManyRequests
 }
 
 // reactionWindow is how long (recorded time) after an event an answer is
