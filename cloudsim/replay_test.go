@@ -312,7 +312,8 @@ func TestReplayRefusesABrokenRecording(t *testing.T) {
 // TestReplayScheduleRunsFromTheBind: an object's events run on its own
 // schedule, from its first bind as the recorded one ran from its recorded
 // session_up, however late the replayed client binds; a request it makes
-// in answer to an event gets the answer recorded after that event.
+// in answer to an event gets the answer recorded after that event (a 503),
+// however late it asks, and its retry what the recorded retry got.
 func TestReplayScheduleRunsFromTheBind(t *testing.T) {
 	prime := func(at time.Duration, v int) traffic.Record {
 		return restRec(at, cloudapi.EndpointParameters, "/v1/modules/parameters", map[string]any{"modules": []string{"DEVA"}}, 200,
@@ -323,6 +324,7 @@ func TestReplayScheduleRunsFromTheBind(t *testing.T) {
 		eventRec(time.Second, 101, "connect", nil), // the client library's, not the cloud's
 		prime(1200*time.Millisecond, 1),
 		eventRec(1500*time.Millisecond, 101, "22", map[string]any{"devid": "DEVA"}),
+		restRec(1510*time.Millisecond, cloudapi.EndpointParameters, "/v1/modules/parameters", map[string]any{"modules": []string{"DEVA"}}, 503, "<html>503</html>"),
 		prime(1800*time.Millisecond, 2),
 		traffic.Record{At: replayT0.Add(3 * time.Second), Kind: traffic.KindTransition, Object: 101, What: "session_down", Detail: map[string]string{"reason": "stop", "abort": "false"}},
 	)
@@ -339,7 +341,7 @@ func TestReplayScheduleRunsFromTheBind(t *testing.T) {
 	}
 	primeOf := func() string {
 		r := call(t, c, "POST", "/v1/modules/parameters", tok, map[string]any{"modules": []string{"DEVA"}})
-		return string(r.body)
+		return fmt.Sprint(r.status, " ", string(r.body))
 	}
 	if got := primeOf(); !strings.Contains(got, `"value":1`) {
 		t.Errorf("prime before the event = %s, want the first recorded", got)
@@ -349,10 +351,17 @@ func TestReplayScheduleRunsFromTheBind(t *testing.T) {
 	if ev := home.nextAny(); ev.name != "22" {
 		t.Errorf("event %+v, want 22", ev)
 	}
-	if got := primeOf(); !strings.Contains(got, `"value":2`) {
-		t.Errorf("prime after event 22 = %s, want the one the recorded client got for it", got)
+	clock.Add(time.Second) // past the recorded retry: the recorded answer to the event comes first all the same
+	if got := primeOf(); !strings.HasPrefix(got, "503 ") {
+		t.Errorf("prime after event 22 = %s, want the 503 the recorded client got for it", got)
 	}
-	clock.Add(2 * time.Second)
+	if got := primeOf(); !strings.Contains(got, `"value":2`) {
+		t.Errorf("prime retried = %s, want what the recorded client's retry got", got)
+	}
+	if got := primeOf(); !strings.Contains(got, `"value":2`) {
+		t.Errorf("prime asked again = %s, want the latest, never an older one", got)
+	}
+	clock.Add(time.Second)
 	c.pumpReplay()
 	if st, _ := c.ReplayState(); !st.Finished || st.SessionsClosed != 0 {
 		t.Errorf("replay state %+v: the recorded client's own shutdown must not close the session", st)
