@@ -216,7 +216,14 @@ type Module struct {
 	users    map[addrKey][]*Param
 	bySymbol map[string]*Param
 	byName   map[string][]*Param
+	// undefined are the symbols the module's menu shows that no
+	// definition describes, in menu order.
+	undefined []string
 }
+
+// Undefined returns the symbols the module's menu shows that no definition
+// describes (tokens without a definition), in menu order.
+func (m *Module) Undefined() []string { return append([]string(nil), m.undefined...) }
 
 type addrKey struct{ pool, key string }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -198,6 +199,9 @@ func TestDefinitionLookup(t *testing.T) {
 	}
 	if m.BySymbol("PARAM_UNKNOWN_1") != nil {
 		t.Fatal("a symbol with no definition was described")
+	}
+	if u := m.Undefined(); !slices.Contains(u, "PARAM_UNKNOWN_1") {
+		t.Fatalf("Undefined() = %v, want the symbol with no definition among them", u)
 	}
 	if f.fetched("/assets/PARAM_P4_9-Br0k.js") != 1 {
 		t.Fatal("chunk not fetched once")

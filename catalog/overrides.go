@@ -151,7 +151,7 @@ func (c *Catalog) WithOverrides(o *Overrides) *Catalog {
 	out := *c
 	out.modules = make(map[string]*Module, len(c.modules))
 	for id, m := range c.modules {
-		nm := &Module{devid: m.devid}
+		nm := &Module{devid: m.devid, undefined: m.undefined}
 		described := map[Address]bool{}
 		for _, p := range m.params {
 			cp := *p

@@ -32,7 +32,10 @@ func (rs *resolver) buildModule(spec ModuleSpec, shown []visibleToken) *Module {
 	for _, vt := range shown {
 		d := rs.defs[vt.symbol]
 		if d == nil {
-			continue // no definition anywhere: not described (docs/spec.md A-4.4b)
+			// No definition anywhere: not described (docs/spec.md A-4.4b),
+			// but named in the diagnostics' catalog report.
+			m.undefined = append(m.undefined, vt.symbol)
+			continue
 		}
 		p := rs.newParam(d, vt, ctx, spec.Values)
 		if p == nil {

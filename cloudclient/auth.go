@@ -445,7 +445,8 @@ func (c *Client) runLogin(ctx context.Context, forced bool) (*LoginResult, error
 		return nil, fmt.Errorf("cloudclient: resolving credentials: %w", err)
 	}
 	// Remembered before it is sent: a login answer may echo it.
-	c.cfg.Secrets.Add(creds.Password, creds.Email)
+	c.cfg.Secrets.Add(creds.Password)
+	c.cfg.Secrets.AddPersonal(creds.Email)
 	key := credentialsKey(creds)
 	now := c.cfg.Now()
 	c.mu.Lock()

@@ -45,7 +45,7 @@ type Diagnostics struct {
 // 100-module prime about 2 MB), so the ring holds the latest prime whole
 // with room for the minutes of events and polls around it.
 const (
-	RingBase      = 512 << 10
+	RingBase      = 256 << 10
 	RingPerModule = 32 << 10
 	RingCap       = 4 << 20
 )
@@ -61,12 +61,14 @@ type diag struct {
 	ring    *traffic.Ring
 	auto    bool // the ring follows the account's size
 	capture atomic.Pointer[traffic.Capture]
+	seq     atomic.Uint64
 	started time.Time
 }
 
 // record is the Recorder of the REST client and of every gateway: the
 // records come redacted.
 func (d *diag) record(r traffic.Record) {
+	r.Seq = d.seq.Add(1) // one numbering for the ring and the capture
 	d.ring.Add(r)
 	if c := d.capture.Load(); c != nil {
 		c.Record(r)
@@ -220,7 +222,7 @@ func (e *Exporter) TrafficStats() traffic.Stats { return e.diag.ring.Stats() }
 //	status.json         the /status model (objects with session, push, recovery ladder; modules with states,
 //	                    outages, alarms, history; the account's login, token and throttling; outage episodes)
 //	catalog.json        the catalog load report (index asset, language, loads, failures by stage, modules
-//	                    described and their parameter counts)
+//	                    described and their parameter counts, tokens without a definition)
 //	traffic.jsonl       the traffic ring as a traffic file (package traffic's JSON lines: header, records)
 //	traffic-stats.json  the ring's bound, use, records, dropped and evicted counts, and the capture's
 //	logs.jsonl          the last log records, JSON, at debug level
@@ -299,7 +301,7 @@ func (e *Exporter) WriteBundle(w io.Writer) error {
 	// The log lines passed the log handler's secrets; the personal data of
 	// a debug line (a gateway address in an event's text) pass the
 	// redactor's text scrub of remembered secrets here once more.
-	files["logs.jsonl"] = []byte(secrets.Scrub(string(e.cfg.Diagnostics.Logs.Lines())))
+	files["logs.jsonl"] = []byte(secrets.ScrubRecord(string(e.cfg.Diagnostics.Logs.Lines())))
 
 	gz := gzip.NewWriter(w)
 	tarw := tar.NewWriter(gz)
@@ -411,10 +413,15 @@ func catalogReportOf(st *catalogload.State) any {
 	}
 	if st.Catalog != nil {
 		mods := map[string]int{}
+		undefined := map[string][]string{}
 		for _, m := range st.Catalog.Modules() {
 			mods[m.DevID()] = len(m.Params())
+			if u := m.Undefined(); len(u) > 0 {
+				undefined[m.DevID()] = u
+			}
 		}
 		rep["modules_params_described"] = mods
+		rep["tokens_without_definition"] = undefined
 		inCatalog := map[string]int{}
 		for k, n := range st.Catalog.Failures() {
 			inCatalog[string(k)] = n

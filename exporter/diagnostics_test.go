@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 	"github.com/bragerone/bragerone_exporter/redact"
@@ -290,4 +291,222 @@ func untar(t *testing.T, b []byte) map[string]string {
 		t.Errorf("bundle files %v, want %v", names, BundleFiles)
 	}
 	return files
+}
+
+// TestDiagnosticsBundleFieldByField: the bundle of a running exporter
+// (against its embedded simulated cloud), opened file by file: the
+// version, the configuration, the status model with its objects and
+// modules, the catalog report, the traffic ring as a traffic file the
+// codec reads (logins, module lists, the prime, events), the ring's
+// figures, and the debug log lines even with the logger at warn.
+func TestDiagnosticsBundleFieldByField(t *testing.T) {
+	cfg := simulatedConfig(t)
+	ring := traffic.NewLogRing(1 << 20)
+	cfg.Logger = slog.New(slog.NewJSONHandler(ring, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg.Diagnostics = Diagnostics{RingBytes: -1, Logs: ring, Settings: map[string]string{"cloud.email": redact.Mask, "poll.interval": "1m0s"}}
+	cfg.Version = "v9.9.9-test"
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.Handler())
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	select {
+	case <-e.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("not ready within 20s")
+	}
+	sim := e.sim
+	waitFor(t, "the catalog loaded", func() bool { return e.loader.State().Catalog != nil })
+	sim.SetModuleOnline(sim.Devids()[0], false)
+	waitFor(t, "the connection event in the ring", func() bool {
+		for _, r := range e.Traffic() {
+			if r.Kind == traffic.KindEvent && r.Event == "app:module:connection:status:changed" {
+				return true
+			}
+		}
+		return false
+	})
+	for _, page := range []string{"/", "/status"} {
+		if _, body := get(t, srv, page); !strings.Contains(body, `href="/debug/diagnostics"`) {
+			t.Errorf("%s does not link /debug/diagnostics", page)
+		}
+	}
+	resp, err := http.Get(srv.URL + "/debug/diagnostics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if cd := resp.Header.Get("Content-Disposition"); !strings.Contains(cd, "bragerone-diagnostics-") || !strings.HasSuffix(cd, `.tar.gz"`) {
+		t.Errorf("Content-Disposition %q", cd)
+	}
+	files := untar(t, b)
+
+	var version map[string]string
+	mustJSON(t, files["version.json"], &version)
+	if version["version"] != "v9.9.9-test" || version["go"] == "" || version["made_at"] == "" || version["started"] == "" {
+		t.Errorf("version.json %v", version)
+	}
+	var config map[string]string
+	mustJSON(t, files["config.json"], &config)
+	if config["cloud.email"] != redact.Mask || config["poll.interval"] != "1m0s" {
+		t.Errorf("config.json %v, want the CLI's view", config)
+	}
+	var status struct {
+		Objects []struct {
+			ID       int
+			Session  struct{ Up bool }
+			Recovery struct{ Actions map[string]uint64 }
+		}
+		Modules []struct {
+			Devid       string
+			ObjectID    int
+			OnlineKnown bool
+			Params      int
+		}
+		Account  *struct{ HasToken bool }
+		Episodes []json.RawMessage
+	}
+	mustJSON(t, files["status.json"], &status)
+	if len(status.Objects) != 1 || status.Objects[0].ID != sim.ObjectID() || !status.Objects[0].Session.Up {
+		t.Errorf("status.json objects %+v", status.Objects)
+	}
+	if len(status.Modules) != 1 || status.Modules[0].Devid != sim.Devids()[0] || status.Modules[0].Params == 0 || !status.Modules[0].OnlineKnown {
+		t.Errorf("status.json modules %+v", status.Modules)
+	}
+	if status.Account == nil || !status.Account.HasToken {
+		t.Errorf("status.json account %+v", status.Account)
+	}
+	var catalog map[string]any
+	mustJSON(t, files["catalog.json"], &catalog)
+	if catalog["loaded"] != true || catalog["index_asset"] != sim.IndexAsset() || catalog["failures_by_stage"] == nil {
+		t.Errorf("catalog.json %v", catalog)
+	}
+	if m, _ := catalog["modules_params_described"].(map[string]any); m[sim.Devids()[0]] == nil {
+		t.Errorf("catalog.json describes no parameter of %s: %v", sim.Devids()[0], catalog)
+	}
+	h, recs, err := traffic.Read(strings.NewReader(files["traffic.jsonl"]))
+	if err != nil {
+		t.Fatalf("traffic.jsonl: %v", err)
+	}
+	if h.Format != traffic.Format || h.Version != traffic.Version || h.Settings["exporter_version"] != "v9.9.9-test" {
+		t.Errorf("traffic.jsonl header %+v", h)
+	}
+	seen := map[string]bool{}
+	for i, r := range recs {
+		if i > 0 && r.Seq <= recs[i-1].Seq {
+			t.Errorf("records out of order: %d after %d", r.Seq, recs[i-1].Seq)
+		}
+		switch r.Kind {
+		case traffic.KindREST:
+			seen[r.Endpoint] = true
+			if r.Status == 200 && len(r.Body) == 0 && r.BodyText == "" {
+				t.Errorf("%s: no answer recorded", r.Endpoint)
+			}
+			if _, ok := r.Headers["Authorization"]; ok {
+				t.Errorf("%s: the Authorization header recorded", r.Endpoint)
+			}
+		case traffic.KindEvent:
+			seen["event "+r.Event] = true
+		case traffic.KindTransition:
+			seen["transition "+r.What] = true
+		}
+	}
+	for _, want := range []string{cloudapi.EndpointLogin, cloudapi.EndpointModules, cloudapi.EndpointParameters, cloudapi.EndpointAsset,
+		"event app:module:connection:status:changed", "transition login", "transition session_up"} {
+		if !seen[want] {
+			t.Errorf("traffic.jsonl has no %s record", want)
+		}
+	}
+	var stats struct {
+		Ring struct {
+			LimitBytes     int  `json:"limit_bytes"`
+			UsedBytes      int  `json:"used_bytes"`
+			Records        int  `json:"records"`
+			SizedByAccount bool `json:"sized_by_account"`
+		} `json:"ring"`
+	}
+	mustJSON(t, files["traffic-stats.json"], &stats)
+	if stats.Ring.Records != len(recs) || stats.Ring.UsedBytes == 0 || stats.Ring.LimitBytes < RingBase || !stats.Ring.SizedByAccount {
+		t.Errorf("traffic-stats.json %+v (%d records read)", stats.Ring, len(recs))
+	}
+	if !strings.Contains(files["logs.jsonl"], `"level":"DEBUG"`) {
+		t.Error("logs.jsonl has no debug line")
+	}
+	for _, line := range strings.Split(strings.TrimSpace(files["logs.jsonl"]), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("logs.jsonl line %q is not JSON", line)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, text string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(text), v); err != nil {
+		t.Fatalf("%v in %.200s", err, text)
+	}
+}
+
+// TestCaptureFileRotatesWithSnapshot: serve --capture.file against the
+// embedded simulated cloud, rotated small: every file reads back with the
+// codec, and each rotated file starts with the snapshot (the object list,
+// the module list and the prime, as last answered) so it replays alone;
+// every record is numbered.
+func TestCaptureFileRotatesWithSnapshot(t *testing.T) {
+	cfg := simulatedConfig(t)
+	path := filepath.Join(t.TempDir(), "capture.jsonl")
+	cfg.Diagnostics = Diagnostics{RingBytes: -1, CaptureFile: path, CaptureMaxBytes: 12000, CaptureKeep: 5}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	waitFor(t, "three capture files", func() bool {
+		c := e.diag.capture.Load()
+		return c != nil && c.Stats().Files >= 3
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{path, path + ".1"} {
+		f, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, recs, err := traffic.Read(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !h.Snapshot {
+			t.Errorf("%s: the header says no snapshot", name)
+		}
+		want := []string{cloudapi.EndpointObjects, cloudapi.EndpointModules, cloudapi.EndpointParameters}
+		var got []string
+		for _, r := range recs {
+			if r.Seq == 0 {
+				t.Errorf("%s: a record without its number", name)
+			}
+			if r.At.After(h.Started) {
+				break
+			}
+			got = append(got, r.Endpoint)
+		}
+		for _, ep := range want {
+			if !slices.Contains(got, ep) {
+				t.Errorf("%s: the snapshot %v lacks %s", name, got, ep)
+			}
+		}
+	}
 }

@@ -52,17 +52,10 @@ func (s *Set) RecordJSON(raw []byte) (out []byte, ok bool) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, true
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		return []byte(s.Scrub(string(raw))), false
+	if !json.Valid(raw) {
+		return []byte(s.ScrubRecord(string(raw))), false
 	}
-	b, err := json.Marshal(s.recordValue(v))
-	if err != nil {
-		return []byte(s.Scrub(string(raw))), false
-	}
-	return b, true
+	return s.rewriteJSON(raw), true
 }
 
 // RecordValue is RecordJSON for a decoded value (a realtime payload).
@@ -71,7 +64,7 @@ func (s *Set) RecordValue(v any) any { return s.recordValue(v) }
 func (s *Set) recordValue(v any) any {
 	switch x := v.(type) {
 	case string:
-		return s.Scrub(x)
+		return s.ScrubRecord(x)
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, val := range x {
@@ -79,10 +72,10 @@ func (s *Set) recordValue(v any) any {
 				if val != nil {
 					val = Mask
 				}
-				out[s.Scrub(k)] = val
+				out[s.ScrubRecord(k)] = val
 				continue
 			}
-			out[s.Scrub(k)] = s.recordValue(val)
+			out[s.ScrubRecord(k)] = s.recordValue(val)
 		}
 		return out
 	case []any:
@@ -117,7 +110,7 @@ func (s *Set) RecordHeaders(h http.Header) map[string]string {
 		if out == nil {
 			out = map[string]string{}
 		}
-		out[k] = s.Scrub(strings.Join(v, ", "))
+		out[k] = s.ScrubRecord(strings.Join(v, ", "))
 	}
 	return out
 }

@@ -100,6 +100,51 @@ type Set struct {
 	mu      sync.RWMutex
 	secrets []string // newest last
 	forms   []string // every spelling of every secret, derived from secrets
+	// personal are values that are no secret of the program but personal
+	// data of the account (its email): masked in records and logs
+	// (ScrubRecord, ReplaceAttr), not in what the tools print.
+	personal []string
+	pforms   []string
+}
+
+// AddPersonal remembers personal values (the account's email), masked by
+// ScrubRecord and in logs; values shorter than minSecret bytes are ignored.
+func (s *Set) AddPersonal(values ...string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range values {
+		if len(v) < minSecret || slices.Contains(s.personal, v) {
+			continue
+		}
+		s.personal = append(s.personal, v)
+		if n := len(s.personal) - maxPersonal; n > 0 {
+			s.personal = slices.Delete(s.personal, 0, n)
+		}
+		s.pforms = s.pforms[:0]
+		for _, p := range s.personal {
+			for _, f := range spellings(p) {
+				if !slices.Contains(s.pforms, f) {
+					s.pforms = append(s.pforms, f)
+				}
+			}
+		}
+	}
+}
+
+// maxPersonal bounds the personal values a Set keeps.
+const maxPersonal = 8
+
+// known reports whether the Set masks any value at all.
+func (s *Set) known() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.secrets)+len(s.personal) > 0
 }
 
 // NewSet returns an empty Set.
@@ -180,17 +225,27 @@ func spellings(v string) []string {
 // Scrub returns text with every remembered secret, in each of its
 // spellings, and every run of at least minPrefix bytes that starts one,
 // replaced by Mask.
-func (s *Set) Scrub(text string) string {
+func (s *Set) Scrub(text string) string { return s.scrub(text, false) }
+
+// ScrubRecord is Scrub that masks the personal values (AddPersonal) too:
+// for what the exporter records of the cloud and for its logs.
+func (s *Set) ScrubRecord(text string) string { return s.scrub(text, true) }
+
+func (s *Set) scrub(text string, personal bool) string {
 	if s == nil || text == "" {
 		return text
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if len(s.forms) == 0 {
+	forms := s.forms
+	if personal && len(s.pforms) > 0 {
+		forms = append(slices.Clip(forms), s.pforms...)
+	}
+	if len(forms) == 0 {
 		return text
 	}
 	var spans [][2]int
-	for _, f := range s.forms {
+	for _, f := range forms {
 		probe := f
 		if len(f) > minPrefix {
 			probe = f[:minPrefix]
@@ -265,7 +320,7 @@ func (s *Set) ReplaceAttr(_ []string, a slog.Attr) slog.Attr {
 	if SecretKey(a.Key) {
 		return slog.String(a.Key, Mask)
 	}
-	if s.Len() == 0 {
+	if !s.known() {
 		return a
 	}
 	var text string
@@ -288,7 +343,7 @@ func (s *Set) ReplaceAttr(_ []string, a slog.Attr) slog.Attr {
 	default:
 		return a
 	}
-	if scrubbed := s.Scrub(text); scrubbed != text {
+	if scrubbed := s.ScrubRecord(text); scrubbed != text {
 		return slog.String(a.Key, scrubbed)
 	}
 	return a

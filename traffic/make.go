@@ -17,7 +17,7 @@ import (
 // hdr the answer's headers (only those redact.RecordHeaders keeps stay).
 func REST(s *redact.Set, at time.Time, method, endpoint, path string, status int, d time.Duration,
 	request []byte, hdr http.Header, body []byte, err error) Record {
-	r := Record{At: at, Kind: KindREST, Method: method, Endpoint: endpoint, Path: s.Scrub(path),
+	r := Record{At: at, Kind: KindREST, Method: method, Endpoint: endpoint, Path: s.ScrubRecord(path),
 		Status: status, DurationMS: float64(d.Microseconds()) / 1000}
 	if len(request) > 0 {
 		if b, ok := s.RecordJSON(request); ok {
@@ -37,7 +37,7 @@ func REST(s *redact.Set, at time.Time, method, endpoint, path string, status int
 		}
 	}
 	if err != nil {
-		r.Error = s.Scrub(err.Error())
+		r.Error = s.ScrubRecord(err.Error())
 	}
 	return r
 }
@@ -45,7 +45,7 @@ func REST(s *redact.Set, at time.Time, method, endpoint, path string, status int
 // Event makes the record of one realtime event; payload is the decoded
 // payload, or raw JSON ([]byte / json.RawMessage).
 func Event(s *redact.Set, at time.Time, object int, name, sid string, payload any) Record {
-	r := Record{At: at, Kind: KindEvent, Object: object, Event: s.Scrub(name), SID: sid}
+	r := Record{At: at, Kind: KindEvent, Object: object, Event: s.ScrubRecord(name), SID: sid}
 	switch p := payload.(type) {
 	case nil:
 	case json.RawMessage:
@@ -98,7 +98,7 @@ func Transition(s *redact.Set, at time.Time, object int, what string, detail map
 			if redact.SecretKey(k) || redact.PersonalKey(k) {
 				v = redact.Mask
 			}
-			r.Detail[k] = s.Scrub(v)
+			r.Detail[k] = s.ScrubRecord(v)
 		}
 	}
 	return r

@@ -20,7 +20,7 @@ type Ring struct {
 // NewRing returns a ring bounded to limit bytes; limit ≤ 0 keeps nothing.
 func NewRing(limit int) *Ring { return &Ring{limit: max(limit, 0)} }
 
-// Add numbers r and keeps it, pushing out the oldest records as needed. It
+// Add numbers r (unless the caller numbered it) and keeps it, pushing out the oldest records as needed. It
 // reports whether r was kept.
 func (g *Ring) Add(r Record) bool {
 	if g == nil {
@@ -30,7 +30,9 @@ func (g *Ring) Add(r Record) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.seq++
-	r.Seq = g.seq
+	if r.Seq == 0 {
+		r.Seq = g.seq
+	}
 	if size > g.limit {
 		g.dropped++
 		return false

@@ -42,7 +42,7 @@ func TestMistypedCommandSuggestsTheCommand(t *testing.T) {
 		{[]string{"chekc"}, `unknown command "chekc", did you mean "check"?`},
 		{[]string{"--log.level=debug", "paramz", "--output=json"}, `unknown command "paramz", did you mean "params"?`},
 		{[]string{"sim"}, `unknown command "sim", did you mean one of "simulate", "set"?`},
-		{[]string{"frobnicate"}, `unknown command "frobnicate" (commands: serve, simulate, check, modules, params, watch, set, catalog, history)`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate" (commands: serve, simulate, check, modules, params, watch, set, catalog, history, diagnose)`},
 		{[]string{"check", "extra"}, "unexpected argument extra"},
 		{[]string{"serve", "chekc"}, "unexpected argument chekc"},
 	}

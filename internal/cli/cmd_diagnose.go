@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -16,7 +17,7 @@ import (
 )
 
 // diagnosePasswordEnv holds the basic auth password of the exporter
-// diagnose fetches from, when no --auth.password-file is given.
+// diagnose fetches from, when no --password-file is given.
 const diagnosePasswordEnv = "BRAGERONE_DIAGNOSE_PASSWORD"
 
 // diagnoseCmd makes a diagnostics bundle (README "Reporting a problem"):
@@ -27,8 +28,8 @@ const diagnosePasswordEnv = "BRAGERONE_DIAGNOSE_PASSWORD"
 type diagnoseCmd struct {
 	URL              string        `name:"url" env:"BRAGERONE_DIAGNOSE_URL" help:"Base URL of a running exporter to fetch the bundle from (e.g. https://host:9826); without it, a short session of its own with the serve flags." group:"Diagnose"`
 	Output           string        `name:"output" short:"o" env:"-" help:"File to write (default bragerone-diagnostics-<UTC time>.tar.gz in the working directory; - for standard output)." group:"Diagnose"`
-	AuthUser         string        `name:"auth.user" env:"BRAGERONE_DIAGNOSE_USER" help:"Basic auth user of the exporter's web configuration (the password from --auth.password-file or BRAGERONE_DIAGNOSE_PASSWORD)." group:"Diagnose"`
-	AuthPasswordFile string        `name:"auth.password-file" env:"BRAGERONE_DIAGNOSE_PASSWORD_FILE" type:"path" help:"File holding the basic auth password." group:"Diagnose"`
+	AuthUser         string        `name:"user" env:"BRAGERONE_DIAGNOSE_USER" help:"Basic auth user of the exporter's web configuration (the password from --password-file or BRAGERONE_DIAGNOSE_PASSWORD)." group:"Diagnose"`
+	AuthPasswordFile string        `name:"password-file" env:"BRAGERONE_DIAGNOSE_PASSWORD_FILE" type:"path" help:"File holding the basic auth password." group:"Diagnose"`
 	CAFile           string        `name:"tls.ca-file" env:"BRAGERONE_DIAGNOSE_TLS_CA_FILE" type:"existingfile" help:"CA certificate(s) to verify the exporter's TLS certificate with." group:"Diagnose"`
 	Insecure         bool          `name:"tls.insecure-skip-verify" env:"BRAGERONE_DIAGNOSE_TLS_INSECURE_SKIP_VERIFY" help:"Do not verify the exporter's TLS certificate." group:"Diagnose"`
 	Duration         time.Duration `name:"duration" env:"BRAGERONE_DIAGNOSE_DURATION" default:"30s" help:"Without --url: how long the session of its own watches the cloud after its first snapshot." group:"Diagnose"`
@@ -82,8 +83,13 @@ func (d *diagnoseCmd) output() (io.Writer, string, error) {
 // fetch downloads the bundle of a running exporter.
 func (d *diagnoseCmd) fetch(ctx context.Context, out io.Writer) error {
 	u := strings.TrimRight(d.URL, "/")
-	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-		return usageErrorf("--url %q: want an http or https URL", d.URL)
+	parsed, err := url.Parse(u)
+	if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+		return usageErrorf("--url: want an http or https URL of the exporter")
+	}
+	if parsed.User != nil {
+		// Never echoed: the URL holds a password.
+		return usageErrorf("--url: give the user with --user and the password with --password-file or %s, not in the URL", diagnosePasswordEnv)
 	}
 	tlsCfg := &tls.Config{InsecureSkipVerify: d.Insecure} //nolint:gosec // the user asked for it
 	if d.CAFile != "" {
@@ -129,13 +135,13 @@ func (d *diagnoseCmd) authPassword() (string, error) {
 	if d.AuthPasswordFile != "" {
 		b, err := os.ReadFile(d.AuthPasswordFile)
 		if err != nil {
-			return "", usageErrorf("--auth.password-file: %v", err)
+			return "", usageErrorf("--password-file: %v", err)
 		}
 		return strings.TrimRight(string(b), "\r\n"), nil
 	}
 	pw, ok := os.LookupEnv(diagnosePasswordEnv)
 	if !ok {
-		return "", usageErrorf("--auth.user needs a password: --auth.password-file or %s", diagnosePasswordEnv)
+		return "", usageErrorf("--user needs a password: --password-file or %s", diagnosePasswordEnv)
 	}
 	return pw, nil
 }

@@ -186,7 +186,7 @@ func TestEveryEnvironmentVariableMeansOneThing(t *testing.T) {
 		}
 	}
 	walk(parser.Model.Node)
-	if len(byEnv["BRAGERONE_SIMULATE_MODULES"]) != 2 {
+	if len(byEnv["BRAGERONE_SIMULATE_MODULES"]) != 3 { // simulate, serve and diagnose
 		t.Fatalf("BRAGERONE_SIMULATE_MODULES binds %v; the walk missed a command", byEnv["BRAGERONE_SIMULATE_MODULES"])
 	}
 	for env, bs := range byEnv {

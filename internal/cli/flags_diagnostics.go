@@ -12,7 +12,7 @@ import (
 // diagnosticsFlags are serve's flags of the traffic ring and the capture
 // file (README "Reporting a problem").
 type diagnosticsFlags struct {
-	RingBytes       int    `name:"diagnostics.ring-bytes" default:"-1" help:"Bound in bytes of the ring of recent cloud traffic kept for the diagnostics bundle (/debug/diagnostics); -1 sizes it by the account (512 KiB + 32 KiB per watched module, at most 4 MiB); 0 turns it off." group:"Diagnostics"`
+	RingBytes       int    `name:"diagnostics.ring-bytes" default:"-1" help:"Bound in bytes of the ring of recent cloud traffic kept for the diagnostics bundle (/debug/diagnostics); -1 sizes it by the account (256 KiB + 32 KiB per watched module, at most 4 MiB); 0 turns it off." group:"Diagnostics"`
 	CaptureFile     string `name:"capture.file" type:"path" help:"Write the redacted cloud traffic to this file as JSON lines, to record a problem that takes hours to appear (default: no capture)." group:"Diagnostics"`
 	CaptureMaxBytes int64  `name:"capture.max-bytes" default:"104857600" help:"Size at which the capture file is rotated; each new file starts with a snapshot of the module lists and primes (0 = never rotated)." group:"Diagnostics"`
 	CaptureKeep     int    `name:"capture.keep" default:"3" help:"Rotated capture files kept beside the current one (FILE.1 the newest)." group:"Diagnostics"`

@@ -257,3 +257,27 @@ func TestUsageErrorFollowsTheLogFormat(t *testing.T) {
 		}
 	})
 }
+
+// The log ring keeps debug records whatever --log.level says, masked as
+// the log is.
+func TestLogRingKeepsDebugLines(t *testing.T) {
+	g := &Globals{LogLevel: "warn", LogFormat: "text"}
+	var out strings.Builder
+	logger, err := g.newLogger(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Secrets.Add("ring-secret-value")
+	logger.Debug("a debug line", "password", "p", "echo", "ring-secret-value")
+	logger.Warn("a warning")
+	lines := string(g.LogRing.Lines())
+	if !strings.Contains(lines, `"msg":"a debug line"`) || !strings.Contains(lines, `"msg":"a warning"`) {
+		t.Errorf("the ring holds %q", lines)
+	}
+	if strings.Contains(lines, "ring-secret-value") || strings.Contains(lines, `"password":"p"`) {
+		t.Errorf("a secret in the ring: %q", lines)
+	}
+	if strings.Contains(out.String(), "a debug line") || !strings.Contains(out.String(), "a warning") {
+		t.Errorf("the log at warn: %q", out.String())
+	}
+}

@@ -55,9 +55,9 @@ func TestNoSecretFlags(t *testing.T) {
 	walk = func(n *kong.Node) {
 		for _, f := range n.Flags {
 			seen[f.Name] = true
-			if f.Name == "cloud.password-file" {
+			if f.Name == "cloud.password-file" || f.Name == "password-file" {
 				if f.Tag.Type != "path" {
-					t.Errorf("--cloud.password-file is of type %q, want a path", f.Tag.Type)
+					t.Errorf("--%s is of type %q, want a path", f.Name, f.Tag.Type)
 				}
 				continue
 			}

@@ -33,8 +33,6 @@ const (
 
 type page struct {
 	Title      string
-	// Diagnostics links the diagnostics bundle; "" for none.
-	Diagnostics string
 	RefreshSec int
 	Now        string
 
@@ -51,6 +49,9 @@ type page struct {
 	Objects  []objectView
 	Timeline timeline
 	Episodes episodeList
+
+	// Diagnostics links the diagnostics bundle; "" for none.
+	Diagnostics string
 }
 
 // card is one big state box.
@@ -210,9 +211,10 @@ func buildPage(s collector.Snapshot, o Options) page {
 		now = time.Now()
 	}
 	p := page{
-		Title: o.Title, Diagnostics: o.DiagnosticsLink,
+		Title: o.Title,
 		Now:   fmtTime(now, o.Location),
 	}
+	p.Diagnostics = o.DiagnosticsLink
 	if o.Refresh > 0 {
 		p.RefreshSec = max(1, int(o.Refresh/time.Second))
 	}
