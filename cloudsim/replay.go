@@ -737,7 +737,13 @@ func (c *Cloud) replayLoop() {
 type replayAction struct {
 	events []traffic.Record
 	socks  []*sio.Socket
-	close  []*session
+	close  []closing
+}
+
+// closing is a session a replayed session_down closes.
+type closing struct {
+	sid  string
+	sock *sio.Socket
 }
 
 // pumpReplay sends the events due by the replay clock (and those waiting
@@ -768,13 +774,16 @@ func (c *Cloud) pumpReplay() time.Duration {
 		for ; l.next < len(l.recs) && !l.dueAt(l.recs[l.next]).After(clock); l.next++ {
 			rec := l.recs[l.next]
 			if rec.Kind == traffic.KindTransition {
-				var ss []*session
+				a := replayAction{}
 				for _, sid := range c.order {
 					if s := c.sessions[sid]; s != nil && s.live() && s.objectID != 0 && (obj == 0 || s.objectID == obj) {
-						ss = append(ss, s)
+						a.close = append(a.close, closing{sid, s.sock})
+						// Ended now, so the events recorded after it wait
+						// for the client's next session.
+						s.endLocked("replayed session_down")
 					}
 				}
-				actions = append(actions, replayAction{close: ss})
+				actions = append(actions, a)
 				rp.closed++
 				continue
 			}
@@ -794,13 +803,8 @@ func (c *Cloud) pumpReplay() time.Duration {
 	c.mu.Unlock()
 
 	for _, a := range actions {
-		for _, s := range a.close {
-			c.mu.Lock()
-			sock := s.sock
-			c.mu.Unlock()
-			if sock != nil {
-				c.closeTransport(s.sid, sock)
-			}
+		for _, cl := range a.close {
+			c.closeTransport(cl.sid, cl.sock)
 		}
 		for _, rec := range a.events {
 			frame, err := eventFrame(eventName(rec.Event), replayPayload(rec.Payload))

@@ -163,7 +163,8 @@ func TestReplayAnswersByRequestAndClock(t *testing.T) {
 // TestReplaySpeedCompressesTheSchedule: the recorded events of an object
 // reach the session bound to it on their recorded schedule, ten times
 // faster at speed 10, in order; a recorded session_down closes the
-// session at its time. Measured by the replay clock on an injected clock.
+// session at its time, and what was recorded after it waits for the
+// client's next session. Measured by the replay clock on an injected clock.
 func TestReplaySpeedCompressesTheSchedule(t *testing.T) {
 	recs := twoObjectRecording()[:5]
 	for i := 1; i <= 10; i++ {
@@ -171,6 +172,7 @@ func TestReplaySpeedCompressesTheSchedule(t *testing.T) {
 	}
 	recs = append(recs, eventRec(5500*time.Millisecond, 202, "22", map[string]any{"devid": "DEVB"}))
 	recs = append(recs, traffic.Record{At: replayT0.Add(12 * time.Second), Kind: traffic.KindTransition, Object: 101, What: "session_down", Detail: map[string]string{"reason": "transport close"}})
+	recs = append(recs, eventRec(12500*time.Millisecond, 101, EventAlarmsQuantity, map[string]any{"alarmsQuantity": map[string]any{"DEVA": 1}}))
 
 	for _, tc := range []struct {
 		speed     float64
@@ -225,8 +227,22 @@ func TestReplaySpeedCompressesTheSchedule(t *testing.T) {
 			if s, _ := sessionBySID(c, cottage.SID()); !s.Connected {
 				t.Error("Cottage's session closed by Home's session_down")
 			}
-			if st, _ := c.ReplayState(); !st.Finished || st.SessionsClosed != 1 {
-				t.Errorf("replay state %+v, want finished with one session closed", st)
+			// The event recorded after the session_down reached the
+			// recorded client's next session: it waits for the replayed
+			// client's.
+			clock.Add(100 * time.Millisecond)
+			c.pumpReplay()
+			if st, _ := c.ReplayState(); st.Finished || st.Pending != 1 || st.SessionsClosed != 1 {
+				t.Errorf("replay state %+v, want one session closed and the last event waiting", st)
+			}
+			again := connected(t, c, tok)
+			bind(t, c, tok, "wsid", again.SID(), []string{"DEVA"})
+			c.pumpReplay()
+			if ev := again.nextAny(); ev.name != EventAlarmsQuantity {
+				t.Errorf("Home's next session got %+v, want the alarm quantity recorded after the session_down", ev)
+			}
+			if st, _ := c.ReplayState(); !st.Finished || st.Pending != 0 {
+				t.Errorf("replay state %+v, want finished", st)
 			}
 		})
 	}
