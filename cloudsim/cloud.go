@@ -17,6 +17,7 @@ import (
 	"github.com/zishang520/socket.io/v3/pkg/utils"
 
 	"github.com/bragerone/bragerone_exporter/cloudsim/webapp"
+	"github.com/bragerone/bragerone_exporter/traffic"
 )
 
 // Defaults of Options.
@@ -73,6 +74,15 @@ type Options struct {
 	ConnectTimeout time.Duration
 	Logger         *slog.Logger
 	Now            func() time.Time // default time.Now
+	// Replay, when set, plays a recorded cloud back (see Replay): the
+	// cloud answers from the recording, not from its simulated modules.
+	Replay *Replay
+	// Record, when set, receives the cloud's own record of its traffic:
+	// every API exchange and every event pushed (one record for each
+	// session it reached), and each session a transport fault ended, as
+	// a capture would hold them; see NewReplay. Called on the serving
+	// goroutines, one at a time per request.
+	Record func(traffic.Record)
 }
 
 // Cloud is one simulated cloud. All methods are safe for concurrent use.
@@ -98,6 +108,7 @@ type Cloud struct {
 	rng       *rand.Rand
 	released  chan struct{}      // closed and replaced whenever faults change (wakes stalled handshakes)
 	assets    *webapp.Deployment // the web app deployment served; nil = the first
+	replay    *Replay            // Options.Replay
 
 	// holdTimers, when set, receives the library timers of each closed
 	// session instead of their release (tests show the leak the release
@@ -156,6 +167,7 @@ func New(opts Options) *Cloud {
 		released: make(chan struct{}),
 		closing:  make(chan struct{}),
 		conns:    newConnTracker(),
+		replay:   opts.Replay,
 	}
 	c.count = newCounters(c.now())
 	c.buildWorld()
@@ -197,6 +209,15 @@ func (c *Cloud) Start(addr string) error {
 	if c.opts.DriftInterval > 0 {
 		c.wg.Add(1)
 		go c.driftLoop(c.opts.DriftInterval)
+	}
+	if c.replay != nil {
+		if c.replay.startNow {
+			c.mu.Lock()
+			c.replay.startLocked(c.now())
+			c.mu.Unlock()
+		}
+		c.wg.Add(1)
+		go c.replayLoop()
 	}
 	return nil
 }

@@ -163,6 +163,8 @@ type State struct {
 	Modules  []ModuleState `json:"modules"`
 	Sessions []Session     `json:"sessions"`
 	Faults   []ActiveFault `json:"faults"`
+	// Replay is the replay's state when the cloud plays a recording back.
+	Replay *ReplayState `json:"replay,omitempty"`
 	// Counters (logins, requests, tokens, handshakes: the Counters) sit
 	// flat beside the rest: "logins", "requests", "tokens_valid", ...
 	Counters
@@ -171,6 +173,9 @@ type State struct {
 // Snapshot returns what GET /control/state shows.
 func (c *Cloud) Snapshot() State {
 	st := State{URL: c.URL(), Objects: c.Objects(), Sessions: c.Sessions(), Faults: c.Faults(), Counters: c.Counters()}
+	if rs, ok := c.ReplayState(); ok {
+		st.Replay = &rs
+	}
 	c.mu.Lock()
 	st.ObjectID = c.objects[0].id
 	for _, m := range c.modules {

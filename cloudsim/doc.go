@@ -82,4 +82,17 @@
 // asset_broken (one file, by name or by its name before the hash) and
 // assets_unreachable (the whole static site) break the site while REST and
 // the realtime channel stay healthy.
+//
+// # Replay and record
+//
+// With Options.Replay the cloud plays a recorded cloud back instead of its
+// simulated world (the simulate command's --replay): a capture or a
+// diagnostics bundle (LoadReplay, ReadRecording; the records of package
+// traffic) answers the REST requests, and its realtime events, on a replay
+// clock that runs Speed times the recorded pace, reach the sessions bound
+// to their objects; see Replay for the rules, and ReplayState (also in
+// GET /control/state) for where the replay stands. With Options.Record the
+// cloud hands its own record of its traffic (every API exchange, every
+// event pushed, each session a fault ended) to a function, as a capture
+// holds it: the tests make recordings of simulated field runs that way.
 package cloudsim

@@ -491,14 +491,20 @@ func (c *Cloud) emit(devid string, name any, payload any) int {
 		return 0
 	}
 	var targets []*sio.Socket
+	var objects []int
+	var sids []string
 	for _, sid := range c.order {
 		if s := c.sessions[sid]; s != nil && s.live() && s.bound[devid] {
 			targets = append(targets, s.sock)
+			objects, sids = append(objects, s.objectID), append(sids, s.sid)
 		}
 	}
 	c.mu.Unlock()
 	if len(targets) == 0 {
 		return 0
+	}
+	if c.opts.Record != nil {
+		c.recordEvent(name, payload, objects, sids)
 	}
 	frame, err := eventFrame(name, payload)
 	if err != nil {
@@ -590,6 +596,7 @@ func (c *Cloud) fireTransportFaults() {
 		kind              FaultKind
 		sid, remote, body string
 		sock              *sio.Socket
+		object            int
 	}
 	var hits []hit
 	c.mu.Lock()
@@ -608,7 +615,7 @@ func (c *Cloud) fireTransportFaults() {
 				(af.f.ObjectID != 0 && s.objectID != af.f.ObjectID) {
 				continue
 			}
-			hits = append(hits, hit{af.f.Kind, s.sid, s.remote, af.f.Body, s.sock})
+			hits = append(hits, hit{af.f.Kind, s.sid, s.remote, af.f.Body, s.sock, s.objectID})
 			n++
 		}
 		switch {
@@ -629,6 +636,9 @@ func (c *Cloud) fireTransportFaults() {
 	}
 	c.mu.Unlock()
 	for _, h := range hits {
+		if h.kind != FaultStallTransport {
+			c.recordSessionDown(h.object, h.sid, string(h.kind))
+		}
 		switch h.kind {
 		case FaultCloseTransport:
 			c.closeTransport(h.sid, h.sock)

@@ -1,6 +1,7 @@
 package cloudsim
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -77,6 +78,14 @@ func (c *Cloud) handle(mux *http.ServeMux, template string, auth bool, h restHan
 		if api {
 			obj = c.requestObject(r)
 		}
+		if api && c.opts.Record != nil {
+			start := c.now()
+			request, _ := io.ReadAll(io.LimitReader(r.Body, maxRequestBody+1))
+			r.Body = io.NopCloser(bytes.NewReader(request))
+			rw := &recordingWriter{ResponseWriter: w}
+			w = rw
+			defer func() { c.recordREST(template, r, request, obj, start, rw) }()
+		}
 		c.mu.Lock()
 		c.count.Requests[template]++
 		if api {
@@ -106,6 +115,9 @@ func (c *Cloud) handle(mux *http.ServeMux, template string, auth bool, h restHan
 				c.mu.Unlock()
 			}
 			c.writeFault(w, f)
+			return
+		}
+		if c.replay != nil && c.serveReplay(w, r, template, auth) {
 			return
 		}
 		if auth && !c.authorized(r) {

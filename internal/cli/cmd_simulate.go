@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -26,6 +27,8 @@ type simulateCmd struct {
 	TokenTTL           time.Duration `name:"token-ttl" env:"TOKEN_TTL" default:"${simulate_token_ttl}" help:"Lifetime of issued access tokens."`
 	Seed               int64         `env:"SEED" default:"${simulate_seed}" help:"Seed of devids, names and parameter values."`
 	AllowRemoteControl bool          `name:"allow-remote-control" env:"ALLOW_REMOTE_CONTROL" help:"Let non-loopback clients use the /control/ endpoint."`
+	Replay             string        `name:"replay" env:"REPLAY" placeholder:"FILE" help:"Play a recorded cloud back instead of simulating one: a capture (serve --capture.file) or a diagnostics bundle holding one. Any credentials log in; --modules, --objects, --params-per-module, --drift-interval and --seed are not used."`
+	ReplaySpeed        float64       `name:"replay.speed" env:"REPLAY_SPEED" default:"1" help:"How many times faster than recorded the replay runs (10 = ten recorded seconds a second)."`
 }
 
 // simulateVars are the simulator's defaults, taken from cloudsim: the
@@ -50,6 +53,12 @@ func (s *simulateCmd) Run(ctx context.Context, g *Globals) error {
 	}
 	if s.DriftInterval < 0 || s.Latency < 0 || s.TokenTTL <= 0 {
 		return usageErrorf("%s and %s must not be negative, %s must be positive", g.named("drift-interval"), g.named("latency"), g.named("token-ttl"))
+	}
+	if s.Replay != "" {
+		return s.runReplay(ctx, g)
+	}
+	if s.ReplaySpeed != 1 && s.ReplaySpeed != 0 { // 0: a command built in Go without the flag
+		return usageErrorf("--replay.speed needs --replay")
 	}
 	cloud := cloudsim.New(cloudsim.Options{
 		Modules:            s.Modules,
@@ -77,5 +86,36 @@ func (s *simulateCmd) Run(ctx context.Context, g *Globals) error {
 	g.Logger.Info("control endpoint", "state", url+"/control/state", "faults", url+"/control/faults")
 	<-ctx.Done()
 	g.Logger.Info("simulated cloud shutting down")
+	return cloud.Close()
+}
+
+// runReplay serves a recorded cloud (--replay). A recording that cannot be
+// read is refused before anything listens.
+func (s *simulateCmd) runReplay(ctx context.Context, g *Globals) error {
+	if s.ReplaySpeed <= 0 || math.IsInf(s.ReplaySpeed, 0) || math.IsNaN(s.ReplaySpeed) {
+		return usageErrorf("--replay.speed %v: want a positive number", s.ReplaySpeed)
+	}
+	if s.Latency < 0 || s.TokenTTL <= 0 {
+		return usageErrorf("--latency must not be negative, --token-ttl must be positive")
+	}
+	rp, h, err := cloudsim.LoadReplay(s.Replay, cloudsim.ReplayOptions{Speed: s.ReplaySpeed})
+	if err != nil {
+		return fmt.Errorf("--replay: %w", err)
+	}
+	cloud := cloudsim.New(cloudsim.Options{
+		Modules: 1, ParamsPerModule: 1, TokenTTL: s.TokenTTL, Latency: s.Latency,
+		AllowRemoteControl: s.AllowRemoteControl, Logger: g.Logger, Replay: rp,
+	})
+	if err := cloud.Start(s.Listen); err != nil {
+		return fmt.Errorf("replayed cloud: %w", err)
+	}
+	st, _ := cloud.ReplayState()
+	url := cloud.URL()
+	g.Logger.Info("replayed cloud serving", "url", url, "socketio", url+"/socket.io/ (namespace /ws)", "file", s.Replay,
+		"recorded_from", st.Clock.Format(time.RFC3339), "recorded_seconds", st.SpanSeconds, "records", st.Records,
+		"speed", s.ReplaySpeed, "capture_started", h.Started.Format(time.RFC3339))
+	g.Logger.Info("the replay clock starts at the first login; any email and password log in", "state", url+"/control/state")
+	<-ctx.Done()
+	g.Logger.Info("replayed cloud shutting down")
 	return cloud.Close()
 }
