@@ -83,6 +83,9 @@ var fieldSeries = []struct {
 	{"bragerone_module_online{", true},
 	{"bragerone_module_alarms{", true},
 	{"bragerone_module_alarm_active{", true},
+	// A finished alarm: its length is the recorded history row's
+	// (finished_at - created_at), not measured anew.
+	{"bragerone_module_alarm_last_duration_seconds{", true},
 	{"bragerone_module_outages_total{", true},
 	{"bragerone_module_outage_seconds{", false},
 	{"bragerone_session_up{", true},
@@ -364,7 +367,7 @@ func replayCapture(t *testing.T, file, golden string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, recs, err := cloudsim.ReadRecording(f)
+	h, recs, err := cloudsim.ReadRecording(f)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -391,6 +394,7 @@ func replayCapture(t *testing.T, file, golden string) {
 	cfg := validConfig(t)
 	cfg.Parameters = Parameters{}
 	cfg.Cloud.URL = replay.URL()
+	cfg.Health.PollInterval = replayPollInterval(h.Settings["poll_interval"], speed, cfg.Health.PollInterval)
 	srv := runExporter(t, cfg)
 
 	var want []string
@@ -425,4 +429,20 @@ func replayCapture(t *testing.T, file, golden string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// replayPollInterval is the poll interval of an exporter replaying a
+// recording made polling every recorded (the header's poll_interval) at
+// speed: twice as often as the recorded exporter, in replay time, so that
+// a polled request the cloud failed (a storm of 503s on the module list)
+// meets each recorded failure in turn (a failure asked again gives way to
+// the recorded retry's answer) and none is skipped by the clock: the
+// replayed exporter counts the failures the recorded one did. Without a
+// recorded interval it is def.
+func replayPollInterval(recorded string, speed float64, def time.Duration) time.Duration {
+	d, err := time.ParseDuration(recorded)
+	if err != nil || d <= 0 {
+		return def
+	}
+	return time.Duration(float64(d) / speed / 2)
 }
