@@ -137,6 +137,7 @@ func vKeys(t *testing.T, sim *cloudsim.Cloud, devid string, n int) []string {
 // metricLine says whether the exporter serving field shows a line
 // starting with prefix.
 func metricLine(t *testing.T, field *httptest.Server, prefix string) bool {
+	t.Helper()
 	_, body := get(t, field, "/metrics")
 	return strings.Contains(body, "\n"+prefix)
 }

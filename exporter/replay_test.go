@@ -300,7 +300,7 @@ func playTheField(t *testing.T, sim *cloudsim.Cloud, field *httptest.Server) []s
 	return want
 }
 
-var update = flag.Bool("update", false, "rewrite testdata/captures: the simulated field run's capture and each capture's golden /metrics view")
+var update = flag.Bool("update", false, "rewrite testdata/captures: the recordings made on the simulator (the field run's, the fault runs') and each recording's golden /metrics view")
 
 // capturesDir holds recordings (captures, bundles) with the /metrics view
 // a replay of each must give (NAME.metrics beside NAME.jsonl, NAME.jsonl.gz
@@ -333,7 +333,8 @@ func writeCaptureFile(t *testing.T, path string, recs []traffic.Record, settings
 // recording's golden file once the replay has played every event. A
 // recording is played at twice its pace, or faster to last about two
 // seconds (the replayed client's retries then come after the recorded
-// ones, and get what those got).
+// ones, and get what those got), into an exporter that polls at
+// replayPollInterval.
 // -update writes the golden files from what the replay gives.
 func TestReplayCaptures(t *testing.T) {
 	entries, err := os.ReadDir(capturesDir)
