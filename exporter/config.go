@@ -52,6 +52,7 @@ type Health struct {
 	CooldownMax               time.Duration // --recovery.cooldown-max
 	ForgetMissingAfter        time.Duration // --modules.forget-after (0 = never)
 	ObjectsRefreshInterval    time.Duration // --objects.refresh-interval
+	HistorySafetyInterval     time.Duration // --history.safety-interval (0 = with every poll)
 	// FailOfflineAfter is the deprecated --modules.fail-offline-after: the
 	// gateway warns that it has no effect.
 	FailOfflineAfter int
@@ -171,6 +172,7 @@ func (h Health) Validate() error {
 		"--poll.interval": h.PollInterval, "--session.down-hysteresis": h.SessionHysteresis, "--push.stale-after": h.StaleAfter,
 		"--recovery.quarantine-duration": h.QuarantineDuration, "--recovery.cooldown": h.CooldownBase, "--recovery.cooldown-max": h.CooldownMax,
 		"--modules.forget-after": h.ForgetMissingAfter, "--objects.refresh-interval": h.ObjectsRefreshInterval,
+		"--history.safety-interval": h.HistorySafetyInterval,
 	} {
 		if d < 0 {
 			return configErrorf("%s must not be negative", name)

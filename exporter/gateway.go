@@ -43,6 +43,7 @@ func GatewayConfig(cloud Cloud, h Health, client *cloudclient.Client, p cloudcli
 	cfg.SupervisorInterval = h.SupervisorInterval
 	cfg.SessionHysteresis = h.SessionHysteresis
 	cfg.ForgetMissingAfter = h.ForgetMissingAfter
+	cfg.HistorySafetyInterval = h.HistorySafetyInterval
 	//lint:ignore SA1019 the deprecated flag is still accepted; the gateway warns that it has no effect
 	cfg.GetModulesFailOfflineAfter = h.FailOfflineAfter
 	cfg.Ladder = ladder.Config{

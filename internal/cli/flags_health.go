@@ -34,6 +34,7 @@ type healthFlags struct {
 	CooldownBase              time.Duration `name:"recovery.cooldown" default:"${recovery_cooldown}" help:"Base of the exponential recovery cooldown (0 = none)." group:"Health"`
 	CooldownMax               time.Duration `name:"recovery.cooldown-max" default:"${recovery_cooldown_max}" help:"Cap of the recovery cooldown." group:"Health"`
 	ForgetMissingAfter        time.Duration `name:"modules.forget-after" default:"${modules_forget_after}" help:"A module missing from the account's module list this long stops being exported (0 = never)." group:"Health"`
+	HistorySafetyInterval     time.Duration `name:"history.safety-interval" default:"${history_safety_interval}" help:"Longest the active alarm list, the alarm history and the activity log go unread; a module's alarm count moving (module list, alarm-quantity push) reads the alarm lists sooner (0 = every list with every poll)." group:"Health"`
 	ObjectsRefreshInterval    time.Duration `name:"objects.refresh-interval" default:"${objects_refresh_interval}" help:"How often the account's objects are read again, to watch objects that join and stop those that leave (also after every login)." group:"Health"`
 	FailOfflineAfter          int           `name:"modules.fail-offline-after" hidden:"" help:"Deprecated, no effect: failed module-list polls never take a module offline." group:"Health"`
 }
@@ -58,6 +59,7 @@ func healthVars() kong.Vars {
 		"recovery_cooldown_max":               shortDuration(ladder.DefaultCooldownMax),
 		"modules_forget_after":                shortDuration(gw.ForgetMissingAfter),
 		"objects_refresh_interval":            shortDuration(fleet.DefaultRefreshInterval),
+		"history_safety_interval":             shortDuration(gw.HistorySafetyInterval),
 	}
 }
 
@@ -78,6 +80,7 @@ func (h *healthFlags) health() exporter.Health {
 		CooldownMax:               h.CooldownMax,
 		ForgetMissingAfter:        h.ForgetMissingAfter,
 		ObjectsRefreshInterval:    h.ObjectsRefreshInterval,
+		HistorySafetyInterval:     h.HistorySafetyInterval,
 		FailOfflineAfter:          h.FailOfflineAfter,
 	}
 }
