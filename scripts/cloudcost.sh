@@ -12,7 +12,7 @@
 # out: counting begins once the exporter is ready plus COST_SETTLE seconds.
 #
 # Three scenarios, each its own simulator and exporter, run side by side
-# over the same [seconds] (default 600):
+# over the same [seconds] (default 1800):
 #   healthy   nothing happens; the count is scaled to an hour
 #   outage    every /v1 request is answered 503 for COST_OUTAGE seconds
 #             (default 300), from 60 s into the window
@@ -23,15 +23,21 @@
 # healthy rate over the rest of the hour; a day is that hour plus 23 healthy
 # hours. A fault longer than half the window is cut to half (smoke runs).
 #
+# The window should span the exporter's slowest cadence, the safety reads
+# of its lists (--history.safety-interval, 15 min): a shorter one may see
+# none of them and scale that to an hour.
+#
 # Usage: scripts/cloudcost.sh [seconds]
 #   COST_BEFORE_BIN   an exporter binary built from an earlier commit: its
 #                     scenarios run in the same run, beside this tree's
 #   COST_SETTLE       seconds after ready before counting (default 30)
+#   COST_LOGS=DIR     keep the simulators' and exporters' logs in DIR
+#   COST_LOG_LEVEL    the exporters' log level (default warn)
 # Prints key=value lines (<target>.<scenario>.<endpoint>=<count in window>)
 # and a Markdown table of requests per object per hour and per day.
 set -euo pipefail
 
-seconds=${1:-600}
+seconds=${1:-1800}
 settle=${COST_SETTLE:-30}
 outage=${COST_OUTAGE:-300}
 zombie=${COST_ZOMBIE:-360}
@@ -76,7 +82,7 @@ scenario() {
 	echo $! >>"$work/pids"
 	wait_for "$sim/control/state"
 	BRAGERONE_PASSWORD=demo-password "$exe" serve --cloud.url "$sim" --cloud.assets-url "$sim" \
-		--cloud.email demo@example.com --web.listen-address "127.0.0.1:$exp_port" --log.level warn \
+		--cloud.email demo@example.com --web.listen-address "127.0.0.1:$exp_port" --log.level "${COST_LOG_LEVEL:-warn}" \
 		>"$out.serve.log" 2>&1 &
 	echo $! >>"$work/pids"
 	wait_for "$url/-/ready" || { tail -20 "$out.serve.log" >&2; exit 1; }
@@ -115,6 +121,10 @@ for i in "${!targets[@]}"; do
 done
 for p in "${pids[@]}"; do wait "$p"; done
 pids=()
+if [ -n "${COST_LOGS:-}" ]; then
+	mkdir -p "$COST_LOGS"
+	cp "$work"/*.log "$COST_LOGS"/
+fi
 
 SECONDS_WINDOW=$seconds OUTAGE=$outage ZOMBIE=$zombie WORK=$work python3 - "${runs[@]}" <<'EOF'
 import os, re, sys
