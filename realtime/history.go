@@ -138,8 +138,11 @@ func readDue(now, last time.Time, owed bool, safety time.Duration) bool {
 }
 
 // readListsDue, at a module-list poll, reads the lists whose turn it is.
+// The poll nearest the end of the safety interval reads: the poll a whole
+// number of intervals after the read is a hair early as often as late, and
+// waiting a poll more then would slip every read by a poll.
 func (g *Gateway) readListsDue(ctx context.Context) {
-	now, safety := g.cfg.Now(), g.cfg.HistorySafetyInterval
+	now, safety := g.cfg.Now().Add(g.cfg.PollInterval/2), g.cfg.HistorySafetyInterval
 	if g.alarmsRead.due(now, safety) {
 		g.pollAlarms(ctx)
 	}
