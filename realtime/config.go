@@ -90,8 +90,9 @@ type Config struct {
 	// at start while the cloud answers with errors.
 	StartRetryMax time.Duration
 	// HistorySafetyInterval is the longest the active alarm list, the alarm
-	// history and the activity log go unread (a list is read at the first
-	// module-list poll once this long has passed since its last read).
+	// history and the activity log go unread (a list is read at the
+	// module-list poll nearest the end of this interval since its last
+	// read: half a poll late at most).
 	// Sooner, a change signal reads the alarm lists: a module's alarm count
 	// moved in the module list or in the alarm-quantity push. A read that
 	// failed or left pages for later is tried again at the next poll.
