@@ -58,8 +58,9 @@ type Health struct {
 	// StartRetryMax caps the pause between attempts to log in and read the
 	// objects and modules at start (1 s, 2 s, 4 s, ...); 0 keeps the
 	// default, a minute. --session.start-retry-max
-	StartRetryMax       time.Duration
-	DepartedForgetAfter time.Duration // --objects.departed-forget-after (0 = until restart)
+	StartRetryMax         time.Duration
+	DepartedForgetAfter   time.Duration // --objects.departed-forget-after (0 = until restart)
+	HistorySafetyInterval time.Duration // --history.safety-interval (0 = with every poll)
 	// FailOfflineAfter is the deprecated --modules.fail-offline-after: the
 	// gateway warns that it has no effect.
 	FailOfflineAfter int
@@ -203,6 +204,7 @@ func (h Health) Validate() error {
 		"--modules.forget-after": h.ForgetMissingAfter, "--objects.refresh-interval": h.ObjectsRefreshInterval,
 		"--session.start-retry-max":       h.StartRetryMax,
 		"--objects.departed-forget-after": h.DepartedForgetAfter,
+		"--history.safety-interval":       h.HistorySafetyInterval,
 	} {
 		if d < 0 {
 			return configErrorf("%s must not be negative", name)

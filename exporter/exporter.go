@@ -41,7 +41,8 @@ var restEndpoints = []string{
 	cloudapi.EndpointLogin, cloudapi.EndpointRevoke, cloudapi.EndpointUser, cloudapi.EndpointObjects,
 	cloudapi.EndpointModules, cloudapi.EndpointModulesConnect, cloudapi.EndpointParameters,
 	cloudapi.EndpointAlarmsQuantity, cloudapi.EndpointCommand, cloudapi.EndpointCommandRaw,
-	cloudapi.EndpointAlarms, cloudapi.EndpointSystemVersion, cloudapi.EndpointAsset,
+	cloudapi.EndpointAlarms, cloudapi.EndpointAlarmHistory, cloudapi.EndpointActivity, cloudapi.EndpointSystemVersion,
+	cloudapi.EndpointAsset,
 }
 
 // Exporter is one assembled exporter: the REST client (one login for the

@@ -49,6 +49,7 @@ func GatewayConfig(cloud Cloud, h Health, client *cloudclient.Client, p cloudcli
 	if h.StartRetryMax > 0 {
 		cfg.StartRetryMax = h.StartRetryMax
 	}
+	cfg.HistorySafetyInterval = h.HistorySafetyInterval
 	//lint:ignore SA1019 the deprecated flag is still accepted; the gateway warns that it has no effect
 	cfg.GetModulesFailOfflineAfter = h.FailOfflineAfter
 	cfg.Ladder = ladder.Config{

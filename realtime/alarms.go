@@ -29,10 +29,11 @@ type Alarm struct {
 const maxAlarmPages = 10
 
 // pollAlarms fetches the active alarm list of the watched modules, unless a
-// fetch is in flight (then one more follows it). It runs with every
-// module-list poll and when a module's alarm count changes. A failure keeps
-// the last list and touches no module, session or push state: the alarm list
-// is its own, best-effort signal.
+// fetch is in flight (then one more follows it). It runs when a module's
+// alarm count changes (alarmsChanged) and with a module-list poll when its
+// turn comes (readListsDue). A failure keeps the last list and touches no
+// module, session or push state: the alarm list is its own, best-effort
+// signal; the next poll reads it again.
 func (g *Gateway) pollAlarms(ctx context.Context) {
 	if g.life.Stopping || len(g.subscribed) == 0 {
 		return
@@ -42,6 +43,7 @@ func (g *Gateway) pollAlarms(ctx context.Context) {
 		return
 	}
 	g.alarmsInFlight = true
+	g.alarmsRead.began(g.cfg.Now())
 	modules := append([]string(nil), g.subscribed...)
 	go func() {
 		rows, err := g.fetchAlarms(ctx, modules)
@@ -53,6 +55,7 @@ func (g *Gateway) pollAlarms(ctx context.Context) {
 					lvl = g.log.Debug
 				}
 				lvl("active alarm list failed; keeping the last one", "err", compactErr(err))
+				g.alarmsRead.owed = true
 			} else {
 				g.setActiveAlarms(modules, rows)
 				g.observeActiveHistory(modules)
@@ -63,6 +66,27 @@ func (g *Gateway) pollAlarms(ctx context.Context) {
 			}
 		})
 	}()
+}
+
+// alarmsChanged reads the active alarm list and the alarm history now: a
+// module's alarm count moved, so an alarm began or ended (and a finished
+// one is in the history).
+func (g *Gateway) alarmsChanged(ctx context.Context) {
+	g.pollAlarms(ctx)
+	readList(ctx, g, g.alarmHistory)
+}
+
+// listedAlarms tells of a usable module list (before its rows are kept as
+// the modules' last): a watched module whose alarm count (moduleAlarms)
+// differs from its last listed one had an alarm begin or end since, which
+// each module-list poll thus shows at no cost of its own.
+func (g *Gateway) listedAlarms(ctx context.Context, l *cloudclient.ModuleListing) {
+	for _, m := range l.Modules {
+		if prev, ok := g.meta[m.Devid]; ok && g.isSubscribed(m.Devid) && prev.ModuleAlarms != m.ModuleAlarms {
+			g.alarmsChanged(ctx)
+			return
+		}
+	}
 }
 
 // fetchAlarms reads every page of the active alarm list (bounded).

@@ -90,6 +90,15 @@ type Config struct {
 	// StartRetryMax caps the pause between attempts to discover the modules
 	// at start while the cloud answers with errors.
 	StartRetryMax time.Duration
+	// HistorySafetyInterval is the longest the active alarm list, the alarm
+	// history and the activity log go unread (a list is read at the
+	// module-list poll nearest the end of this interval since its last
+	// read: half a poll late at most).
+	// Sooner, a change signal reads the alarm lists: a module's alarm count
+	// moved in the module list or in the alarm-quantity push. A read that
+	// failed or left pages for later is tried again at the next poll.
+	// 0 = every list with every poll.
+	HistorySafetyInterval time.Duration
 
 	// GetModulesFailOfflineAfter is accepted for compatibility and ignored.
 	//
@@ -120,6 +129,10 @@ type ListingRead struct {
 	ReadAt time.Time
 }
 
+// DefaultHistorySafetyInterval is the default HistorySafetyInterval: four
+// reads an hour of each list, where a read with every 60 s poll made sixty.
+const DefaultHistorySafetyInterval = 15 * time.Minute
+
 // DefaultSilentGrace is the default SilentGrace: one default health tick,
 // the wait a sighting always had.
 const DefaultSilentGrace = time.Second
@@ -139,6 +152,8 @@ func DefaultConfig() Config {
 		TeardownTimeout:    transport.DefaultTeardownTimeout,
 		ForgetMissingAfter: time.Hour,
 		StartRetryMax:      time.Minute,
+
+		HistorySafetyInterval: DefaultHistorySafetyInterval,
 	}
 }
 
@@ -163,7 +178,7 @@ func (c *Config) validate() error {
 	}
 	for name, d := range map[string]time.Duration{
 		"PollInterval": c.PollInterval, "SessionHysteresis": c.SessionHysteresis, "ForgetMissingAfter": c.ForgetMissingAfter,
-		"SilentGrace": c.SilentGrace, "ReconnectOffset": c.ReconnectOffset,
+		"SilentGrace": c.SilentGrace, "ReconnectOffset": c.ReconnectOffset, "HistorySafetyInterval": c.HistorySafetyInterval,
 	} {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("%s must not be negative, got %v", name, d))

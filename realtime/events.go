@@ -64,8 +64,7 @@ func (g *Gateway) handleEvent(ctx context.Context, ev transport.Event, ok bool) 
 		if g.alarmsQuantity(ev.Payload) {
 			// A count moved: read which alarms now rather than at the next
 			// poll, and the history, where one that came and went shows.
-			g.pollAlarms(ctx)
-			readList(ctx, g, g.alarmHistory)
+			g.alarmsChanged(ctx)
 		}
 	case cloudapi.EventOverflow:
 		g.overflowed += int64(ev.Dropped)
@@ -193,8 +192,7 @@ func (g *Gateway) poll(ctx context.Context) {
 		return
 	}
 	g.pollInFlight = true
-	g.pollAlarms(ctx)
-	g.readHistory(ctx)
+	g.readListsDue(ctx)
 	gen := g.modules.BeginPoll()
 	objectID := g.objectID
 	go func() {
@@ -259,6 +257,7 @@ func (g *Gateway) applyListing(ctx context.Context, gen uint64, l *cloudclient.M
 	if !res.Usable {
 		return
 	}
+	g.listedAlarms(ctx, l)
 	present := map[string]bool{}
 	for _, m := range l.Modules {
 		present[m.Devid] = true

@@ -61,6 +61,7 @@ type Gateway struct {
 	activeAlarms   map[string][]Alarm
 	alarmsInFlight bool // an active alarm list fetch is running
 	alarmsAgain    bool // fetch again when it completes
+	alarmsRead     listSchedule
 
 	// history holds each watched module's alarm and change trackers;
 	// alarmHistory and activityLog read the lists that feed them.

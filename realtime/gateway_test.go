@@ -53,6 +53,10 @@ func fastConfig() Config {
 	cfg.TeardownTimeout = time.Second
 	cfg.StartRetryMax = 50 * time.Millisecond
 	cfg.Ladder.StaleAfter = time.Hour // ladder tests lower it
+	// The lists are read with every poll, as a safety interval of 0 does:
+	// the tests of what a read finds wait for reads; the tests of when a
+	// list is read set an interval.
+	cfg.HistorySafetyInterval = 0
 	return cfg
 }
 

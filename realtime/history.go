@@ -46,6 +46,7 @@ type listReader[R any] struct {
 	fetch    func(ctx context.Context, c *cloudclient.Client, modules []string, page int) ([]listRow[R], error)
 	tracker  func(h *moduleHistory) pageTracker[R]
 	sweep    history.Sweep
+	sched    listSchedule
 	inFlight bool
 	again    bool
 	failures int // reads failed in a row
@@ -108,13 +109,60 @@ func newActivityReader() *activityReader {
 	}
 }
 
+// listSchedule is what decides when one of the gateway's lists (the active
+// alarm list, the alarm history, the activity log) is read with a
+// module-list poll (see readDue). Loop-owned. A change signal does not go
+// through it: it reads the list at once.
+type listSchedule struct {
+	last time.Time // when the last read began; zero = never
+	// owed: the next poll reads the list whatever the interval says: the
+	// last read failed or left pages for later, or a module joined.
+	owed bool
+}
+
+func (s *listSchedule) began(now time.Time) { s.last, s.owed = now, false }
+
+func (s *listSchedule) due(now time.Time, safety time.Duration) bool {
+	return readDue(now, s.last, s.owed, safety)
+}
+
+// readDue says whether a list last read at last (zero = never) is read with
+// the module-list poll at now. The lists change seldom and each read costs
+// the cloud a request, so a healthy list is read once a safety interval,
+// the bound on what the change signals miss (an alarm that began and ended
+// between two polls moves no count a poll sees); owed reads at once, and a
+// safety interval of 0 reads with every poll. A clock that went back
+// proves nothing about the time since the last read: read.
+func readDue(now, last time.Time, owed bool, safety time.Duration) bool {
+	return owed || last.IsZero() || safety <= 0 || now.Before(last) || !now.Before(last.Add(safety))
+}
+
+// readListsDue, at a module-list poll, reads the lists whose turn it is.
+// The poll nearest the end of the safety interval reads: the poll a whole
+// number of intervals after the read is a hair early as often as late, and
+// waiting a poll more then would slip every read by a poll.
+func (g *Gateway) readListsDue(ctx context.Context) {
+	now, safety := g.cfg.Now().Add(g.cfg.PollInterval/2), g.cfg.HistorySafetyInterval
+	if g.alarmsRead.due(now, safety) {
+		g.pollAlarms(ctx)
+	}
+	if g.alarmHistory.sched.due(now, safety) {
+		readList(ctx, g, g.alarmHistory)
+	}
+	if g.activityLog.sched.due(now, safety) {
+		readList(ctx, g, g.activityLog)
+	}
+}
+
 // watchHistory starts the trackers of modules newly watched (their watch
-// begins now) and drops those of modules no longer watched.
+// begins now) and drops those of modules no longer watched. A module that
+// joins has its lists read at the next poll, as they were before it joined.
 func (g *Gateway) watchHistory(keep map[string]bool) {
 	now := g.cfg.Now()
 	for d := range keep {
 		if g.history[d] == nil {
 			g.history[d] = &moduleHistory{alarms: history.NewAlarms(history.Config{}, now), activity: history.NewActivity(history.Config{}, now)}
+			g.alarmsRead.owed, g.alarmHistory.sched.owed, g.activityLog.sched.owed = true, true, true
 		}
 	}
 	for d := range g.history {
@@ -174,6 +222,7 @@ func readList[R any](ctx context.Context, g *Gateway, l *listReader[R]) {
 		}
 	}
 	l.inFlight = true
+	l.sched.began(g.cfg.Now())
 	fetchListPage(ctx, g, l, modules, l.sweep.Begin(horizon), 1)
 }
 
@@ -233,6 +282,9 @@ func listPageRead[R any](ctx context.Context, g *Gateway, l *listReader[R], modu
 }
 
 func endList[R any](ctx context.Context, g *Gateway, l *listReader[R], modules []string, complete bool) {
+	if !complete {
+		l.sched.owed = true // failed, or pages left for later: the next poll reads on
+	}
 	for _, d := range modules {
 		if h := g.history[d]; h != nil {
 			l.tracker(h).end(complete)

@@ -35,6 +35,7 @@ type healthFlags struct {
 	CooldownBase              time.Duration `name:"recovery.cooldown" default:"${recovery_cooldown}" help:"Base of the exponential recovery cooldown (0 = none)." group:"Health"`
 	CooldownMax               time.Duration `name:"recovery.cooldown-max" default:"${recovery_cooldown_max}" help:"Cap of the recovery cooldown." group:"Health"`
 	ForgetMissingAfter        time.Duration `name:"modules.forget-after" default:"${modules_forget_after}" help:"A module missing from the account's module list this long stops being exported (0 = never)." group:"Health"`
+	HistorySafetyInterval     time.Duration `name:"history.safety-interval" default:"${history_safety_interval}" help:"Longest the active alarm list, the alarm history and the activity log go unread; a module's alarm count moving (module list, alarm-quantity push) reads the alarm lists sooner (0 = every list with every poll)." group:"Health"`
 	ObjectsRefreshInterval    time.Duration `name:"objects.refresh-interval" default:"${objects_refresh_interval}" help:"How often the account's objects are read again, to watch objects that join and stop those that leave (also after every login)." group:"Health"`
 	StartRetryMax             time.Duration `name:"session.start-retry-max" default:"${session_start_retry_max}" help:"Cap of the pause between attempts to log in and read the objects and modules at start (1s, 2s, 4s, ... up to this)." group:"Health"`
 	DepartedForgetAfter       time.Duration `name:"objects.departed-forget-after" default:"${objects_departed_forget_after}" help:"A watched object or module that left is remembered this long, on /status and as bragerone_object_departed_timestamp_seconds / bragerone_module_departed_timestamp_seconds (0 = until restart)." group:"Health"`
@@ -63,6 +64,7 @@ func healthVars() kong.Vars {
 		"objects_refresh_interval":            shortDuration(fleet.DefaultRefreshInterval),
 		"session_start_retry_max":             shortDuration(fleet.DefaultStartRetryMax),
 		"objects_departed_forget_after":       shortDuration(collector.DefaultDepartedForgetAfter),
+		"history_safety_interval":             shortDuration(gw.HistorySafetyInterval),
 	}
 }
 
@@ -85,6 +87,7 @@ func (h *healthFlags) health() exporter.Health {
 		ObjectsRefreshInterval:    h.ObjectsRefreshInterval,
 		StartRetryMax:             h.StartRetryMax,
 		DepartedForgetAfter:       h.DepartedForgetAfter,
+		HistorySafetyInterval:     h.HistorySafetyInterval,
 		FailOfflineAfter:          h.FailOfflineAfter,
 	}
 }

@@ -153,3 +153,37 @@ func TestFlagDefaultsAreTheOwnersDefaults(t *testing.T) {
 		}
 	}
 }
+
+// --history.safety-interval reaches the gateway from a flag, the
+// environment and the config file, defaults to the gateway's own default,
+// and refuses a negative interval.
+func TestHistorySafetyIntervalReachesTheGateway(t *testing.T) {
+	interval := func(t *testing.T, args ...string) time.Duration {
+		t.Helper()
+		cli, err := parseForTest(t, append([]string{"serve"}, args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cli.Serve.healthFlags.gatewayConfig(&cli.Serve.cloudFlags, nil, cloudclient.Platform{}, nil, nil).HistorySafetyInterval
+	}
+	if got := interval(t); got != realtime.DefaultHistorySafetyInterval {
+		t.Errorf("default: %v, want %v", got, realtime.DefaultHistorySafetyInterval)
+	}
+	if got := interval(t, "--history.safety-interval=0"); got != 0 {
+		t.Errorf("flag 0: %v, want 0 (every poll)", got)
+	}
+	if got := interval(t, "--config.file", writeConfig(t, "history.safety-interval: 5m\n")); got != 5*time.Minute {
+		t.Errorf("config file: %v, want 5m", got)
+	}
+	t.Setenv("BRAGERONE_HISTORY_SAFETY_INTERVAL", "30m")
+	if got := interval(t); got != 30*time.Minute {
+		t.Errorf("environment: %v, want 30m", got)
+	}
+	cli, err := parseForTest(t, "serve", "--history.safety-interval=-1m")
+	if err == nil {
+		err = cli.Serve.healthFlags.validate()
+	}
+	if err == nil || !strings.Contains(err.Error(), "--history.safety-interval") {
+		t.Errorf("a negative interval: err = %v, want one naming --history.safety-interval", err)
+	}
+}

@@ -1,0 +1,195 @@
+package realtime
+
+import (
+	"testing"
+	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
+	"github.com/bragerone/bragerone_exporter/cloudsim"
+)
+
+func TestReadDue(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
+	const safety = 15 * time.Minute
+	for _, tc := range []struct {
+		name   string
+		now    time.Time
+		last   time.Time
+		owed   bool
+		safety time.Duration
+		want   bool
+	}{
+		{"never read", t0, time.Time{}, false, safety, true},
+		{"just read", t0, t0, false, safety, false},
+		{"inside the safety interval", t0.Add(safety - time.Second), t0, false, safety, false},
+		{"the safety interval passed", t0.Add(safety), t0, false, safety, true},
+		{"long past it", t0.Add(3 * safety), t0, false, safety, true},
+		{"owed: failed or unfinished read, a module joined", t0.Add(time.Minute), t0, true, safety, true},
+		{"interval 0: with every poll", t0.Add(time.Minute), t0, false, 0, true},
+		{"interval 0, read this instant", t0, t0, false, 0, true},
+		{"the clock went back", t0.Add(-time.Minute), t0, false, safety, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := readDue(tc.now, tc.last, tc.owed, tc.safety); got != tc.want {
+				t.Errorf("readDue(now=last%+v, owed=%v, safety=%v) = %v, want %v", tc.now.Sub(tc.last), tc.owed, tc.safety, got, tc.want)
+			}
+		})
+	}
+}
+
+// listCounts is how often the simulator served each of the gateway's lists.
+type listCounts struct{ active, history, activity int }
+
+func (h *harness) listCounts() listCounts {
+	return listCounts{
+		active:   h.sim.Requests(cloudapi.EndpointAlarms),
+		history:  h.sim.Requests(cloudapi.EndpointAlarmHistory),
+		activity: h.sim.Requests(cloudapi.EndpointActivity),
+	}
+}
+
+// waitPolls waits until the simulator served n more module lists than it
+// had (answered or refused).
+func (h *harness) waitPolls(n int) {
+	h.t.Helper()
+	from := h.sim.Requests(cloudapi.EndpointModules)
+	h.waitUntil("module-list polls", func() bool { return h.sim.Requests(cloudapi.EndpointModules) >= from+n })
+}
+
+// quietLists waits out the start's reads, then checks that polls alone
+// read none of the lists: inside the safety interval, with nothing
+// changed, a poll asks the cloud for its module list only. It returns the
+// counts the quiet polls left.
+func (h *harness) quietLists() listCounts {
+	h.t.Helper()
+	h.waitUntil("the start's reads of every list", func() bool {
+		c := h.listCounts()
+		return c.active > 0 && c.history > 0 && c.activity > 0
+	})
+	h.waitPolls(2) // a read begun with the start has been served by then
+	quiet := h.listCounts()
+	h.waitPolls(5)
+	if got := h.listCounts(); got != quiet {
+		h.t.Fatalf("five healthy polls inside the safety interval read lists: %+v, then %+v", quiet, got)
+	}
+	return quiet
+}
+
+// listTestConfig: a safety interval of an hour on a clock the test moves,
+// and no zombie ladder (the clock's jumps would make every push late).
+func listTestConfig(clock *simClock) func(*Config) {
+	return func(c *Config) {
+		c.Now = clock.now
+		c.HistorySafetyInterval = time.Hour
+		c.Ladder.StaleAfter = 0
+	}
+}
+
+// A healthy period reads no list between safety intervals; once the
+// interval has passed, the next poll reads each list once.
+func TestGatewayHealthyPollsReadListsOncePerSafetyInterval(t *testing.T) {
+	clock := &simClock{}
+	h := startHarness(t, listTestConfig(clock))
+	quiet := h.quietLists()
+
+	clock.offset.Add(int64(time.Hour + time.Minute))
+	h.waitUntil("every list read after the safety interval", func() bool {
+		c := h.listCounts()
+		return c.active > quiet.active && c.history > quiet.history && c.activity > quiet.activity
+	})
+	h.waitPolls(5)
+	want := listCounts{quiet.active + 1, quiet.history + 1, quiet.activity + 1}
+	if got := h.listCounts(); got != want {
+		t.Errorf("after the safety interval: %+v, want each list read once: %+v", got, want)
+	}
+}
+
+// A module's alarm count moving in the module list (moduleAlarms; the
+// pushes are muted, so no alarm-quantity push says it) reads the active
+// alarm list and the alarm history at once, and not the activity log.
+func TestGatewayListedAlarmCountReadsTheAlarmLists(t *testing.T) {
+	clock := &simClock{}
+	h := startHarnessWithFaults(t, listTestConfig(clock), []cloudsim.Fault{{Kind: cloudsim.FaultMutePushes}})
+	devid := h.sim.Devids()[0]
+	quiet := h.quietLists()
+
+	h.mustRaise(devid, 57)
+	h.waitUntil("the alarm lists read", func() bool {
+		c := h.listCounts()
+		return c.active > quiet.active && c.history > quiet.history
+	})
+	h.waitFor("alarm 57 active", func(st *Status) bool { return hasActive(st, devid, 57) })
+	if got := h.listCounts().activity; got != quiet.activity {
+		t.Errorf("the activity log was read %d times on an alarm count: want none", got-quiet.activity)
+	}
+}
+
+// The alarm-quantity push reads the active alarm list and the alarm history
+// at once, though no module list shows the count (they fail).
+func TestGatewayAlarmQuantityPushReadsTheAlarmLists(t *testing.T) {
+	clock := &simClock{}
+	h := startHarness(t, listTestConfig(clock))
+	devid := h.sim.Devids()[0]
+	h.quietLists()
+	h.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: cloudapi.EndpointModules, Status: 503})
+	h.waitPolls(3)
+	quiet := h.listCounts()
+	h.waitPolls(3)
+	if got := h.listCounts(); got != quiet {
+		t.Fatalf("failed polls inside the safety interval read lists: %+v, then %+v", quiet, got)
+	}
+
+	h.mustRaise(devid, 57) // pushes {"alarmsQuantity":{devid:n+1}}
+	h.waitUntil("the alarm lists read", func() bool {
+		c := h.listCounts()
+		return c.active > quiet.active && c.history > quiet.history
+	})
+	h.waitFor("alarm 57 active", func(st *Status) bool { return hasActive(st, devid, 57) })
+	if got := h.listCounts().activity; got != quiet.activity {
+		t.Errorf("the activity log was read %d times on an alarm push: want none", got-quiet.activity)
+	}
+}
+
+// An alarm that began and ended between two reads, unseen by any signal
+// (the pushes muted, no module list listing it), is counted once, at the
+// next read of the alarm history: the safety read. Later reads do not
+// count it again.
+func TestGatewayAlarmBetweenReadsIsCountedOnceAtTheSafetyRead(t *testing.T) {
+	clock := &simClock{}
+	h := startHarnessWithFaults(t, listTestConfig(clock), []cloudsim.Fault{{Kind: cloudsim.FaultMutePushes}})
+	devid := h.sim.Devids()[0]
+	h.quietLists()
+
+	// No module list can be read while the alarm lives: none shows the
+	// count it had for an instant.
+	id := h.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: cloudapi.EndpointModules, Status: 503})
+	h.mustRaise(devid, 57)
+	h.mustClear(devid, 57)
+	h.sim.Clear(id)
+	n := h.listCounts().history
+	h.waitPolls(5)
+	if got := moduleHistoryOf(h.gw.Status(), devid).Alarms.Counts["57"]; got != 0 || h.listCounts().history != n {
+		t.Fatalf("before the safety read: alarm 57 counted %d times, history read %d times; want neither", got, h.listCounts().history-n)
+	}
+
+	for read := 1; read <= 2; read++ {
+		clock.offset.Add(int64(time.Hour + time.Minute))
+		h.waitUntil("the safety read of the alarm history", func() bool { return h.listCounts().history >= n+read })
+		h.waitPolls(2) // the read's pages applied
+		hist := h.waitHistory("alarm 57 counted", devid, func(hist *History) bool { return hist.Alarms.Counts["57"] > 0 })
+		if got := hist.Alarms.Counts["57"]; got != 1 {
+			t.Fatalf("after safety read %d: alarm 57 counted %d times, want 1", read, got)
+		}
+	}
+}
+
+func hasActive(st *Status, devid string, code int) bool {
+	for _, m := range st.Modules {
+		for _, a := range m.ActiveAlarms {
+			if m.Devid == devid && a.Code == code {
+				return true
+			}
+		}
+	}
+	return false
+}
