@@ -29,6 +29,11 @@ const (
 	EndpointAsset = "GET {assets}"
 )
 
+// Handshake names the realtime channel's handshake (Engine.IO over HTTP) in
+// errors and logs, such as a handshake held back by the account's throttle
+// pause. It is no REST endpoint: the request counters do not count it.
+const Handshake = "GET /socket.io/"
+
 // Endpoints lists every endpoint template the client requests, in a fixed
 // order; the slice is the caller's own.
 func Endpoints() []string {

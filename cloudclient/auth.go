@@ -234,7 +234,6 @@ func (c *Client) Logout(ctx context.Context) error {
 	c.mu.Lock()
 	tok, has := c.tok, c.hasTok
 	c.tok, c.hasTok = Token{}, false
-	c.loginGen++
 	c.loginErr = ErrNotAuthenticated
 	if has {
 		delete(c.tokens, tok.AccessToken)
@@ -470,7 +469,6 @@ func (c *Client) runLogin(ctx context.Context, forced bool) (*LoginResult, error
 	abandoned := err != nil && ctx.Err() != nil
 	now = c.cfg.Now()
 	c.mu.Lock()
-	c.loginGen++
 	c.loginErr = err
 	switch {
 	case err == nil:

@@ -124,8 +124,7 @@ type Client struct {
 	hasTok    bool
 	tokIssued time.Time // when the login that gave tok answered
 	userID    int
-	loginGen  uint64 // incremented when a login attempt completes
-	loginErr  error  // outcome of the last completed login
+	loginErr  error // outcome of the last completed login
 	lastLogin LoginState
 
 	// The login in progress, the account-wide backoff after failed logins

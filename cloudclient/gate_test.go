@@ -1015,7 +1015,7 @@ func TestThrottlePauseHoldsEveryRequest(t *testing.T) {
 		_, err = c.SystemVersion(ctx)
 		throttled(t, "SystemVersion", err, cloudapi.EndpointSystemVersion, until, clk.Now())
 		_, err = c.HandshakeToken(ctx)
-		throttled(t, "HandshakeToken", err, "GET /socket.io", until, clk.Now())
+		throttled(t, "HandshakeToken", err, cloudapi.Handshake, until, clk.Now())
 		if n := fc.total(); n != sent {
 			t.Fatalf("%d requests sent during the pause", n-sent)
 		}

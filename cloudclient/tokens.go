@@ -213,7 +213,7 @@ func (s *SessionToken) hold(c *Client, tok string) {
 // goes without a token it could have used. When ctx carries a
 // SessionToken, the token is held by it.
 func (c *Client) HandshakeToken(ctx context.Context) (string, error) {
-	if err := c.waitThrottle(ctx, "GET /socket.io"); err != nil {
+	if err := c.waitThrottle(ctx, cloudapi.Handshake); err != nil {
 		return "", err
 	}
 	st, _ := ctx.Value(sessionTokenKey{}).(*SessionToken)
