@@ -28,8 +28,8 @@ func failedLogin(reason cloudapi.LoginOutcome, err string) *collector.AccountSta
 
 // TestAccountSaysWhyTheLoginFails: the account's line and headline card
 // say why the login fails and when it is tried again, and that the cloud
-// throttles the account; the summary never claims a token the account
-// does not hold.
+// throttles the account; a healthy account has its line and no card; the
+// summary never claims a token the account does not hold.
 func TestAccountSaysWhyTheLoginFails(t *testing.T) {
 	rejected := &collector.AccountState{
 		LastLogin:            collector.LoginState{Outcome: cloudapi.LoginRejected, At: t0.Add(-time.Minute), Err: "POST /v1/auth/user: HTTP 401"},
@@ -46,7 +46,7 @@ func TestAccountSaysWhyTheLoginFails(t *testing.T) {
 		lines        []string // in the account line and the card's detail
 		token        string   // the summary's token line
 	}{
-		{"logged in", loggedIn(), "LOGGED IN", classOK, nil, "access token (shared): 2026-11-21 14:50:00 UTC (in 50m00s)"},
+		{"logged in", loggedIn(), "", "", nil, "access token (shared): 2026-11-21 14:50:00 UTC (in 50m00s)"},
 		{"blocked by a firewall's page", failedLogin(cloudapi.LoginBlocked, "POST /v1/auth/user: HTTP 403"), "LOGIN BLOCKED", classWarn,
 			[]string{"the login was refused by something in front of the cloud (HTTP 403 page), retrying at 2026-11-21 14:01:30 UTC (in 1m30s)"},
 			"access token (shared): none (not logged in)"},
@@ -76,6 +76,9 @@ func TestAccountSaysWhyTheLoginFails(t *testing.T) {
 				t.Errorf("%s card: %q (%s), want %q (%s)", accountCardLabel, state[accountCardLabel], class[accountCardLabel], tc.state, tc.class)
 			}
 			line := part(t, doc, "account", "").Text
+			if tc.state == "" && !strings.Contains(line, "LOGGED IN") {
+				t.Errorf("a healthy account's line does not say it is logged in: %q", line)
+			}
 			for _, want := range tc.lines {
 				if !strings.Contains(line, want) {
 					t.Errorf("account line lacks %q: %q", want, line)

@@ -281,8 +281,9 @@ func buildPage(s collector.Snapshot, o Options) page {
 	p.Summary = summary(s, len(index), open, len(other), now, o.Location)
 	p.Departed = departures(s, o.Alarms, now, o.Location)
 	p.Cards = headline(p.Objects, o.Alarms, now)
-	if p.Account = buildAccount(s.Account, now, o.Location); p.Account != nil {
-		// The boiler's alarms lead; the cloud account follows them.
+	if p.Account = buildAccount(s.Account, now, o.Location); p.Account != nil && p.Account.Class != classOK {
+		// An account in trouble is a headline, after the boiler's alarms;
+		// a healthy one is the line under the summary alone.
 		p.Cards = slices.Insert(p.Cards, 1, accountCard(p.Account))
 	}
 	names := namesOf(s.Objects)
