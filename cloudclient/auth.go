@@ -352,8 +352,8 @@ func (c *Client) acceptsLocked(n loginNeed, now time.Time) bool {
 	return !c.tok.Expired(now, c.cfg.RefreshLeeway)
 }
 
-// obtainToken returns a token that meets n and counts the caller as its
-// user until release.
+// obtainToken returns a token that meets n; with n.lease the caller is
+// counted as its user until it calls releaseToken.
 func (c *Client) obtainToken(ctx context.Context, n loginNeed) (string, error) {
 	_, tok, err := c.obtain(ctx, n)
 	return tok, err
