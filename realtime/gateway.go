@@ -66,12 +66,14 @@ type Gateway struct {
 	// history holds each watched module's alarm and change trackers;
 	// alarmHistory and activityLog read the lists that feed them.
 	history map[string]*moduleHistory
-	// stepLoginAt is when this object's last recovery step with a fresh
-	// login was chosen in the current episode; stepLoginSince what the
-	// step being started needs its token to be newer than.
+	// stepLoginAt is what this object's next recovery step needs its token
+	// to be newer than: when its last step with a fresh login was chosen
+	// in the current episode, then just after the token that step got
+	// (zero: no step yet). stepLoginSince is what the step being started
+	// needs.
 	stepLoginAt, stepLoginSince time.Time
-	// sessToken holds the token the current session authenticated with,
-	// dialToken the one of the dial in progress (cloudclient.SessionToken).
+	// sessToken holds the token the current session authenticated with
+	// (the dial in progress holds its own in dialled.tok).
 	sessToken    *cloudclient.SessionToken
 	dialAt       time.Time // when the last dial began
 	alarmHistory *alarmHistoryReader
