@@ -568,11 +568,24 @@ func resultOf(then jsval.Value) jsval.Value {
 // register list (the caveat of docs/spec.md A-4.5a: prefer the selectors in value); else
 // the first candidate of a depth-first walk of the raw definition, v before
 // s, u, x, n; else the address a pool-encoded symbol spells. A STATUS_P…
-// symbol is always described at its status register.
-func (d *definition) primaryAddress() (Address, bool) {
-	if pool, idx, ok := poolEncoded(d.symbol, "STATUS_P"); ok {
-		return Address{Pool: pool, Chan: 's', Index: idx}, true
+// symbol is always described at its status register (docs/spec.md A-4.5c):
+// when its definition points elsewhere, that register is returned as
+// computed, and is zero otherwise.
+func (d *definition) primaryAddress() (primary, computed Address, ok bool) {
+	found, ok := d.definedAddress()
+	if pool, idx, status := poolEncoded(d.symbol, "STATUS_P"); status {
+		primary = Address{Pool: pool, Chan: 's', Index: idx}
+		if ok && found != primary {
+			computed = found
+		}
+		return primary, computed, true
 	}
+	return found, Address{}, ok
+}
+
+// definedAddress is the primary address the definition itself gives
+// (docs/spec.md A-4.5a steps 1–3).
+func (d *definition) definedAddress() (Address, bool) {
 	if len(d.values) > 0 {
 		return d.values[0].addr, true
 	}

@@ -75,7 +75,7 @@ func TestDefinitionChunkForms(t *testing.T) {
 		o, ok := parseDefinitionChunk([]byte(c.src))
 		got := ""
 		if ok && looksLikeDefinition(o, "PARAM_X") {
-			a, _ := newDefinition("PARAM_X", "t", o).primaryAddress()
+			a, _, _ := newDefinition("PARAM_X", "t", o).primaryAddress()
 			got = a.String()
 		}
 		if got != c.want {
@@ -223,30 +223,37 @@ func TestDefinitionLookup(t *testing.T) {
 
 // docs/spec.md A-4.5a: the primary address.
 func TestPrimaryAddress(t *testing.T) {
-	cases := []struct{ symbol, src, want string }{
-		{"PARAM_A", `{value:[{group:'P4',number:7,use:'v'}],status:{INVISIBLE:[{group:'P4',number:7,use:'s',bit:7}]}}`, "P4.v7"},
+	cases := []struct{ symbol, src, want, computed string }{
+		{"PARAM_A", `{value:[{group:'P4',number:7,use:'v'}],status:{INVISIBLE:[{group:'P4',number:7,use:'s',bit:7}]}}`, "P4.v7", ""},
 		// The value's selectors win over the walk (the caveat of
 		// docs/spec.md A-4.5a): the walk would meet the status selector first.
-		{"PARAM_B", `{status:{INVISIBLE:[{group:'P4',number:3,use:'v'}]},value:[{group:'P4',number:8,use:'v'}]}`, "P4.v8"},
+		{"PARAM_B", `{status:{INVISIBLE:[{group:'P4',number:3,use:'v'}]},value:[{group:'P4',number:8,use:'v'}]}`, "P4.v8", ""},
 		// Walk: v first, then s, u, x, n.
-		{"PARAM_C", `{unit:[{group:'P4',number:1,use:'u'}],status:[{group:'P5',number:2,use:'s'}]}`, "P5.s2"},
-		{"PARAM_D", `{max:[{group:'P4',number:1,use:'x'}],min:[{group:'P4',number:1,use:'n'}]}`, "P4.x1"},
-		{"PARAM_E", `{any:[{if:[{operation:'equalTo',expected:1,value:[{group:'P4',number:4}]}],then:{command:'WRITE',value:1}}]}`, "P4.v4"},
-		// No selectors: the pool-encoded name; STATUS_ is always its status register.
-		{"PARAM_P11_1", `{name:'parameters.PARAM_P11_1'}`, "P11.v1"},
-		{"STATUS_P5_10", `{value:[{if:[{operation:'equalTo',expected:1,value:[{group:'P5',number:4,use:'s',bit:10}]}],then:'e.ON'}]}`, "P5.s10"},
-		{"STATUS_P5_0", `{name:'x'}`, "P5.s0"},
+		{"PARAM_C", `{unit:[{group:'P4',number:1,use:'u'}],status:[{group:'P5',number:2,use:'s'}]}`, "P5.s2", ""},
+		{"PARAM_D", `{max:[{group:'P4',number:1,use:'x'}],min:[{group:'P4',number:1,use:'n'}]}`, "P4.x1", ""},
+		{"PARAM_E", `{any:[{if:[{operation:'equalTo',expected:1,value:[{group:'P4',number:4}]}],then:{command:'WRITE',value:1}}]}`, "P4.v4", ""},
+		// No selectors: the pool-encoded name; STATUS_ is always its status
+		// register (docs/spec.md A-4.5c), and what its definition points at
+		// instead is the computed primary.
+		{"PARAM_P11_1", `{name:'parameters.PARAM_P11_1'}`, "P11.v1", ""},
+		{"STATUS_P5_10", `{value:[{if:[{operation:'equalTo',expected:1,value:[{group:'P5',number:4,use:'s',bit:10}]}],then:'e.ON'}]}`, "P5.s10", "P5.s4"},
+		{"STATUS_P5_7", `{group:'P4',value:[{group:'P4',number:2,use:'v'}]}`, "P5.s7", "P4.v2"},
+		{"STATUS_P5_8", `{value:[{group:'P5',number:8,use:'s',bit:3}]}`, "P5.s8", ""},
+		{"STATUS_P5_0", `{name:'x'}`, "P5.s0", ""},
 		// A classic PARAM_<n> never gets an address from its name.
-		{"PARAM_10", `{name:'parameters.PARAM_10'}`, ""},
+		{"PARAM_10", `{name:'parameters.PARAM_10'}`, "", ""},
 	}
 	for _, c := range cases {
-		a, ok := def(t, c.symbol, c.src).primaryAddress()
-		got := ""
+		a, computed, ok := def(t, c.symbol, c.src).primaryAddress()
+		got, gotComputed := "", ""
 		if ok {
 			got = a.String()
 		}
-		if got != c.want {
-			t.Errorf("%s: %q, want %q", c.symbol, got, c.want)
+		if !computed.IsZero() {
+			gotComputed = computed.String()
+		}
+		if got != c.want || gotComputed != c.computed {
+			t.Errorf("%s: %q computed %q, want %q computed %q", c.symbol, got, gotComputed, c.want, c.computed)
 		}
 	}
 }
@@ -314,7 +321,7 @@ func TestSharedValuesBounded(t *testing.T) {
 	v, _, _ := p.Export()
 	o := v.(*jsval.Object)
 	d := newDefinition("PARAM_DAG", "t", o)
-	if a, ok := d.primaryAddress(); !ok || a.String() != "P9.u1" {
+	if a, _, ok := d.primaryAddress(); !ok || a.String() != "P9.u1" {
 		t.Fatalf("address %v %v", a, ok)
 	}
 	budget := walkBudget(maxWalkNodes)

@@ -128,7 +128,7 @@ func TestIndexDefinitions(t *testing.T) {
 		t.Fatalf("defs %v", defs)
 	}
 	d := newDefinition("PARAM_P6_1", "inline", defs["PARAM_P6_1"])
-	if a, _ := d.primaryAddress(); a.String() != "P6.v2" || d.nameToken != "parameters.PARAM_P6_2" {
+	if a, _, _ := d.primaryAddress(); a.String() != "P6.v2" || d.nameToken != "parameters.PARAM_P6_2" {
 		t.Fatalf("later occurrence did not win: %v %q", a, d.nameToken)
 	}
 }

@@ -11,15 +11,19 @@ import (
 
 // Param is one described parameter of one module.
 type Param struct {
-	Symbol   string         // "PARAM_P4_7"
-	Address  Address        // primary register (docs/spec.md A-4.5a), e.g. P4.v7
-	Parts    []Address      // the words of a composed value (docs/spec.md ); empty when single
-	Name     string         // translated label (docs/spec.md ); the symbol when the assets carry none
-	Unit     string         // as displayed: "°C", "kW", "" (docs/spec.md ), for the load-time unit code
-	Menu     []string       // panel path, translated (docs/spec.md)
-	Enum     map[int]string // value labels (docs/spec.md) of the load-time unit, nil when not an enum
-	Min, Max *float64       // limits in display units (docs/spec.md) at load time; see Range for live ones
-	Writable bool           // listed in a write section of the menu, or carrying command rules
+	Symbol  string    // "PARAM_P4_7"
+	Address Address   // primary register (docs/spec.md A-4.5a), e.g. P4.v7
+	Parts   []Address // the words of a composed value (docs/spec.md ); empty when single
+	// ComputedPrimary is, for a STATUS_P… symbol whose definition points at
+	// another register, that register (docs/spec.md A-4.5c); zero otherwise.
+	// The value is still read at Address.
+	ComputedPrimary Address
+	Name            string         // translated label (docs/spec.md ); the symbol when the assets carry none
+	Unit            string         // as displayed: "°C", "kW", "" (docs/spec.md ), for the load-time unit code
+	Menu            []string       // panel path, translated (docs/spec.md)
+	Enum            map[int]string // value labels (docs/spec.md) of the load-time unit, nil when not an enum
+	Min, Max        *float64       // limits in display units (docs/spec.md) at load time; see Range for live ones
+	Writable        bool           // listed in a write section of the menu, or carrying command rules
 	// Computed says the value comes from the definition's rules (docs/spec.md A-4.10a).
 	Computed bool
 	// Role says what the register is for (fuel level, fuel burned, …),
@@ -63,11 +67,19 @@ func (p *Param) UnitFor(r store.Reader) string {
 	return ""
 }
 
+// readsDefinition says whether the value is read through the definition's
+// own value selectors: false for a STATUS_P… symbol whose definition points
+// at another register, read at its status register instead (docs/spec.md A-4.5c).
+func (p *Param) readsDefinition() bool { return p.ComputedPrimary.IsZero() }
+
 // rawValue reads the register value: composed from its words when the
 // definition composes (docs/spec.md ), else the primary register as is.
 func (p *Param) rawValue(r store.Reader) (float64, bool) {
 	if r == nil {
 		return 0, false
+	}
+	if !p.readsDefinition() {
+		return read(r, p.Address, p.Address.ChanIdx())
 	}
 	if p.def.composes() {
 		return compose(p.def.values, r)
@@ -104,6 +116,12 @@ func compose(sels []selector, r store.Reader) (float64, bool) {
 // number (a computed state or a time of day); the label then says it. ok is
 // false when nothing can be shown (missing values, or no rule applies).
 func (p *Param) Display(r store.Reader) (value float64, label string, ok bool) {
+	// A parameter shows a value only while its primary register holds one,
+	// on every surface (the exporter's series are keyed by that register);
+	// a computed value's rule inputs alone do not make it current.
+	if _, held := read(r, p.Address, p.Address.ChanIdx()); !held {
+		return 0, "", false
+	}
 	if p.override != nil && p.override.scale != nil {
 		raw, ok := p.rawValue(r)
 		if !ok {
@@ -203,7 +221,13 @@ func (e *StepError) Unwrap() error { return ErrOffStep }
 // computed by rules, not composed of several words, not a bit or a mask of
 // a word (writing the word would set its other bits too).
 func (p *Param) registerValued() bool {
-	if p.def.computed() || p.def.composes() {
+	if p.def.computed() {
+		return false
+	}
+	if !p.readsDefinition() {
+		return true
+	}
+	if p.def.composes() {
 		return false
 	}
 	if len(p.def.values) == 1 {

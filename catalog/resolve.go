@@ -61,21 +61,22 @@ func permissionSet(perms []string) map[string]bool {
 }
 
 func (rs *resolver) newParam(d *definition, vt visibleToken, ctx *ruleContext, values store.Reader) *Param {
-	addr, ok := d.primaryAddress()
+	addr, computedAt, ok := d.primaryAddress()
 	if !ok {
 		return nil
 	}
 	p := &Param{
-		Symbol:   d.symbol,
-		Address:  addr,
-		Writable: vt.writable || len(d.commands) > 0,
-		Computed: d.computed(),
-		def:      d,
-		units:    rs.units,
-		ctx:      ctx,
-		unitCode: d.unitCode,
+		Symbol:          d.symbol,
+		Address:         addr,
+		ComputedPrimary: computedAt,
+		Writable:        vt.writable || len(d.commands) > 0,
+		Computed:        d.computed(),
+		def:             d,
+		units:           rs.units,
+		ctx:             ctx,
+		unitCode:        d.unitCode,
 	}
-	if d.composes() {
+	if d.composes() && p.readsDefinition() {
 		for _, s := range d.values {
 			p.Parts = append(p.Parts, s.addr)
 		}
@@ -154,8 +155,10 @@ func (m *Module) index() {
 		for _, a := range p.Parts {
 			use(a)
 		}
-		for _, s := range p.def.values {
-			use(s.addr)
+		if p.readsDefinition() {
+			for _, s := range p.def.values {
+				use(s.addr)
+			}
 		}
 		for _, s := range p.def.inputs {
 			use(s.addr)

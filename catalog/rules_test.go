@@ -51,18 +51,22 @@ func TestComputedValues(t *testing.T) {
 		vals map[string]float64
 		want display
 	}{
-		{map[string]float64{"P5.s4": 1 << 10}, display{-999, "On", true}},
-		{map[string]float64{"P5.s4": 1<<10 - 1}, display{-999, "Off", true}}, // else: the default the reference client ignores
-		{map[string]float64{}, display{-999, "Off", true}},
-		{map[string]float64{"P5.s4": 1<<10 + 0.7}, display{-999, "On", true}}, // floats truncated
+		{map[string]float64{"P5.s10": 0, "P5.s4": 1 << 10}, display{-999, "On", true}},
+		{map[string]float64{"P5.s10": 0, "P5.s4": 1<<10 - 1}, display{-999, "Off", true}}, // else: the default the reference client ignores
+		{map[string]float64{"P5.s10": 0}, display{-999, "Off", true}},
+		{map[string]float64{"P5.s10": 0, "P5.s4": 1<<10 + 0.7}, display{-999, "On", true}}, // floats truncated
+		// The symbol is read at its status register (docs/spec.md A-4.5c):
+		// while the module sends none, nothing is shown, whatever the
+		// register its rule reads holds.
+		{map[string]float64{"P5.s4": 1 << 10}, display{0, "", false}},
 	}
 	for _, c := range cases {
 		if got := displayOf(p, values(c.vals)); got != c.want {
 			t.Errorf("%v → %+v, want %+v", c.vals, got, c.want)
 		}
 	}
-	if !p.Computed || p.Address.String() != "P5.s10" {
-		t.Fatalf("computed %v address %v", p.Computed, p.Address)
+	if !p.Computed || p.Address.String() != "P5.s10" || p.ComputedPrimary.String() != "P5.s4" {
+		t.Fatalf("computed %v address %v computed primary %v", p.Computed, p.Address, p.ComputedPrimary)
 	}
 
 	ops := []struct {
@@ -110,11 +114,12 @@ func TestComputedValues(t *testing.T) {
 	// storeGetter reads the runtime context: {devid, modulesMap.<devid>.connectedAt}.
 	src = `{'unit':0x270a,'value':[{'group':'P4','number':1}],'any':[{'if':[{'operation':'greaterThan','expected':0,'value':{'storeGetter':'modulesMap.{devid}.connectedAt'}}],'then':'e.ON'},{'else':'e.OFF'}]}`
 	p = testParam(t, "PARAM_CONN", src, nil)
-	if got := displayOf(p, values(nil)); got.label != "On" {
+	held := values(map[string]float64{"P4.v1": 0})
+	if got := displayOf(p, held); got.label != "On" {
 		t.Fatalf("storeGetter: %+v", got)
 	}
 	p.ctx = newRuleContext("D1", 0)
-	if got := displayOf(p, values(nil)); got.label != "Off" {
+	if got := displayOf(p, held); got.label != "Off" {
 		t.Fatalf("storeGetter without connectedAt: %+v", got)
 	}
 
@@ -420,5 +425,49 @@ func TestRawFromClock(t *testing.T) {
 	}
 	if _, err := kw.RawFromClock("12:00", nil); !errors.Is(err, ErrNotClock) {
 		t.Errorf("a kW parameter took a time of day: %v", err)
+	}
+}
+
+// docs/spec.md A-4.5c: a STATUS_P… symbol whose definition points at another
+// register is described, read and indexed at its status register; the
+// register its definition names is only reported, as the computed primary.
+func TestStatusSymbolReadsItsStatusRegister(t *testing.T) {
+	p := testParam(t, "STATUS_P5_7", `{name:'parameters.STATUS_P5_7',group:'P4',value:[{group:'P4',number:2,use:'v'}]}`, nil)
+	if p.Address.String() != "P5.s7" || p.ComputedPrimary.String() != "P4.v2" || len(p.Parts) != 0 || p.Computed {
+		t.Fatalf("address %v computed primary %v parts %v computed %v", p.Address, p.ComputedPrimary, p.Parts, p.Computed)
+	}
+	for _, c := range []struct {
+		vals map[string]float64
+		want display
+	}{
+		{map[string]float64{"P5.s7": 3, "P4.v2": 99}, display{3, "", true}},
+		// The register the definition names alone shows nothing.
+		{map[string]float64{"P4.v2": 99}, display{0, "", false}},
+		{map[string]float64{"P5.s7": 0}, display{0, "", true}},
+	} {
+		if got := displayOf(p, values(c.vals)); got != c.want {
+			t.Errorf("%v → %+v, want %+v", c.vals, got, c.want)
+		}
+	}
+	// What a write of raw would show is the status register's raw.
+	if v, _, ok := p.DisplayRaw(5, values(map[string]float64{"P4.v2": 99})); !ok || v != 5 {
+		t.Errorf("DisplayRaw(5) = %v %v, want 5", v, ok)
+	}
+	// A change of P4.v2 does not touch the symbol; a change of P5.s7 does.
+	m := &Module{params: []*Param{p}}
+	m.index()
+	if got := m.Readers("P4", "v2"); len(got) != 0 {
+		t.Errorf("P4.v2 is read by %v, want nobody", got)
+	}
+	if got := m.Lookup("P5", "s7"); got != p {
+		t.Errorf("P5.s7 → %v, want STATUS_P5_7", got)
+	}
+	// A status symbol that reads its own register keeps its selector's bit.
+	own := testParam(t, "STATUS_P5_8", `{value:[{group:'P5',number:8,use:'s',bit:3}]}`, nil)
+	if !own.ComputedPrimary.IsZero() {
+		t.Fatalf("own register: computed primary %v", own.ComputedPrimary)
+	}
+	if got := displayOf(own, values(map[string]float64{"P5.s8": 8})); got != (display{1, "", true}) {
+		t.Errorf("bit 3 of 8 → %+v, want 1", got)
 	}
 }

@@ -236,8 +236,16 @@ func TestModuleRowsSelectMenusAndPermissions(t *testing.T) {
 			if p.Name == "" || strings.Contains(p.Name, ".") || len(p.Menu) == 0 {
 				t.Errorf("%s: name %q menu %q", p.Symbol, p.Name, p.Menu)
 			}
-			if _, ok := c.Params(d)[p.Address]; !ok {
+			_, carried := c.Params(d)[p.Address]
+			switch {
+			case p.Elsewhere == "" && !carried:
 				t.Errorf("%s carries no %s for %s", d, p.Address, p.Symbol)
+			case p.Elsewhere != "" && carried:
+				t.Errorf("%s carries %s, which %s's definition does not read", d, p.Address, p.Symbol)
+			case p.Elsewhere != "":
+				if _, ok := c.Params(d)[p.Elsewhere]; !ok {
+					t.Errorf("%s carries no %s, which %s's definition reads", d, p.Elsewhere, p.Symbol)
+				}
 			}
 		}
 	}

@@ -434,6 +434,9 @@ func describedTable() string {
 		if s.hidden {
 			line += "; hidden (INVISIBLE set)"
 		}
+		if en.Elsewhere != "" {
+			line += "; its definition reads " + en.Elsewhere + ", no module reports " + addr
+		}
 		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n") + "\n"

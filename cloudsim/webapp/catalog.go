@@ -137,14 +137,15 @@ func unitByCode(code int) *unitDesc {
 type defForm uint8
 
 const (
-	defP4           defForm = iota // index: pool-4 measurement builder
-	defP6                          // index: pool-6 setting builder (writable, INVISIBLE bit 7 of P6.s<n>)
-	defClassic                     // index: builder of classic PARAM_<n> settings in pool 6
-	defDiode                       // index: STATUS_P5_<n> on/off builder, bit 0 of P5.s<n>
-	defBoilerState                 // index: STATUS_P5_0 written out as a rule list over bits of P5.s0
-	defChunkDefault                // own chunk: export default {…}
-	defChunkNamed                  // own chunk: const x={…}; export{x as default}
-	defChunkTable                  // own chunk: {TOKEN:{…}} bound to a name; export default name
+	defP4              defForm = iota // index: pool-4 measurement builder
+	defP6                             // index: pool-6 setting builder (writable, INVISIBLE bit 7 of P6.s<n>)
+	defClassic                        // index: builder of classic PARAM_<n> settings in pool 6
+	defDiode                          // index: STATUS_P5_<n> on/off builder, bit 0 of P5.s<n>
+	defBoilerState                    // index: STATUS_P5_0 written out as a rule list over bits of P5.s0
+	defStatusElsewhere                // index: a STATUS_P5_<n> written out with a value selector naming another register (reads)
+	defChunkDefault                   // own chunk: export default {…}
+	defChunkNamed                     // own chunk: const x={…}; export{x as default}
+	defChunkTable                     // own chunk: {TOKEN:{…}} bound to a name; export default name
 )
 
 func (f defForm) inChunk() bool { return f >= defChunkDefault }
@@ -165,6 +166,10 @@ type simSymbol struct {
 	unit    int  // unit code: in the u channel, or the definition's scalar unit when noUChan
 	noUChan bool // the family has no u channel; the definition carries a scalar unit
 	status  bool // the value is the status word P<pool>.s<index> (STATUS_* symbols)
+	// reads is the register a defStatusElsewhere definition's value
+	// selector names ("P4.v21"): the status symbol is still described at
+	// its status word, which the modules showing it do not report.
+	reads   string
 	wide    bool // 32-bit value over v<index> (low word, signed 16-bit) and v<index+1> (high word)
 	setting bool // writable; has an s channel whose bit 7 is the INVISIBLE flag
 	hidden  bool // the INVISIBLE flag is set: the app hides the parameter
@@ -237,6 +242,10 @@ var simSymbols = []*simSymbol{
 		lo: 0, hi: 100, initLo: 20, initHi: 80, drift: DriftPercent, en: "Valve 1 opening", pl: "Otwarcie zaworu 1"},
 	{token: "STATUS_P5_20", pool: "P5", index: 20, form: defDiode, id: 0x3120, unit: unitDiode, noUChan: true, status: true,
 		en: "Valve 1 pump", pl: "Pompa zaworu 1"},
+	// As seen in the field: a status symbol whose definition reads another
+	// register, on a menu whose modules report no P5.s21.
+	{token: "STATUS_P5_21", pool: "P5", index: 21, form: defStatusElsewhere, id: 0x3121, icon: "THERMOSTAT", unit: unitCelsius,
+		noUChan: true, status: true, reads: "P4.v21", en: "Thermostat reading", pl: "Odczyt termostatu"},
 	{token: "PARAM_P6_20", pool: "P6", index: 20, form: defP6, id: 0x4120, comp: "SLIDER", unit: unitCelsius, setting: true,
 		lo: 20, hi: 70, initLo: 40, initHi: 50, en: "Valve 1 set temperature", pl: "Temperatura zadana zaworu 1"},
 	{token: "PARAM_P6_21", pool: "P6", index: 21, form: defChunkDefault, id: 0x4121, icon: "THERMOSTAT", comp: "SLIDER", unit: unitHalfC, setting: true,
@@ -451,7 +460,7 @@ var simMenus = []*simMenu{
 			mapWrite: []string{"PARAM_P6_20", "PARAM_P6_23"}, mapPerm: permLevel1},
 		{path: "thermostats", name: "modules.menu.thermostats", display: "routes.modules.menu.thermostats", icon: "a.thermostat",
 			perm: "DISPLAY_MENU_THERMOSTAT", style: permMember, readable: true,
-			entries: []menuEntry{e("read", permLevel1, "PARAM_P4_21"), e("write", permLevel1, "PARAM_P6_21")}},
+			entries: []menuEntry{e("read", permLevel1, "PARAM_P4_21"), e("write", permLevel1, "PARAM_P6_21"), e("status", permLevel1, "STATUS_P5_21")}},
 	}},
 	{deviceMenu: 1, variant: "1", routes: []*menuRoute{
 		{path: "info", name: "modules.menu.info", display: "routes.modules.menu.info", icon: "a.info",

@@ -27,7 +27,11 @@ type DescribedParam struct {
 	RawMin, RawMax int
 	HasRange       bool
 	Hidden         bool // the INVISIBLE bit of its status word is set: the app hides it
-	unit           *unitDesc
+	// Elsewhere is, for a status symbol whose definition's value selector
+	// names another register, that register ("P4.v21"): the symbol is
+	// still described at its status word, which no module reports.
+	Elsewhere string
+	unit      *unitDesc
 }
 
 // Display is the value the app shows for raw: the unit's transform applied.
@@ -78,7 +82,7 @@ func Describe(deviceMenu int, permissions []string, lang string) []DescribedPara
 		s := symbolByToken(tok)
 		u := unitByCode(s.unit)
 		d := DescribedParam{Symbol: tok, Address: s.address(), Name: lookup(s.labelToken()), unit: u, Hidden: s.hidden,
-			RawMin: s.lo, RawMax: s.hi, HasRange: !s.status && !s.wide}
+			RawMin: s.lo, RawMax: s.hi, HasRange: !s.status && !s.wide, Elsewhere: s.reads}
 		if s.wide {
 			d.Parts = []string{s.address(), s.pool + ".v" + strconv.Itoa(s.index+1)}
 		}

@@ -503,6 +503,11 @@ func indexJS(n *assetNames, gen int, version string) string {
 				rule("elseif", "0x1", "'bit':0x2", "FIRING_UP") + "," + rule("elseif", "0x1", "'bit':0x1", "WORK") + "," +
 				rule("elseif", "0x0", "'mask':0x7f", "STANDBY") + ",{'else':null}],'unit':" + hx(s.unit) +
 				",'useComponent':" + q(s.comp) + "}"
+		case defStatusElsewhere:
+			pool, reg, _ := strings.Cut(s.reads, ".")
+			idx, _ := strconv.Atoi(reg[1:])
+			v = "{'id':" + hx(s.id) + ",'icon':" + ic + "['" + s.icon + "'],'name':'parameters." + s.token + "','group':" + q(pool) +
+				",'value':[" + selX(pool, hx(idx), reg[:1]) + "],'unit':" + hx(s.unit) + ",'useComponent':'TEXT'}"
 		}
 		table = append(table, q(s.token)+":"+v)
 	}

@@ -57,6 +57,11 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 
 	docModules := make([]orderedObject, 0, len(modules))
 	var rows []orderedObject
+	type unreportedParam struct {
+		devid string
+		p     *catalog.Param
+	}
+	var unreported []unreportedParam
 	asOf, _ := st.LastUpdate()
 	for _, m := range modules {
 		params := []orderedObject{}
@@ -69,6 +74,9 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 				row = row.with(keyName, p.Name+" (hidden)")
 			}
 			rows = append(rows, row)
+			if !p.ComputedPrimary.IsZero() && rec.get(keyRaw) == nil {
+				unreported = append(unreported, unreportedParam{m.Devid, p})
+			}
 		}
 		if len(params) == 0 {
 			g.Logger.Warn("the catalog describes no parameter of the module (its menu and permissions show none)", "devid", m.Devid)
@@ -76,15 +84,26 @@ func (c *catalogCmd) Run(ctx context.Context, g *Globals) error {
 		docModules = append(docModules, orderedObject{{keyDevid, m.Devid}, {keyName, orNull(m.Name)},
 			{keyState, onlineWord(m.Online())}, {keyAsOf, timeOrNull(asOf)}, {keyParams, params}})
 	}
+	// Why a row is empty while the register its definition names may hold
+	// a value (docs/spec.md A-4.5c).
+	sayUnreported := func() {
+		for _, u := range unreported {
+			g.Logger.Info("a status parameter is read at its status register, which the module does not report; its definition names another register",
+				"devid", u.devid, "symbol", u.p.Symbol, "register", u.p.Address.String(), "computed_primary", u.p.ComputedPrimary.String())
+		}
+	}
 	if c.json() {
-		return writeJSON(g.Stdout, orderedObject{
+		err := writeJSON(g.Stdout, orderedObject{
 			{keyIndexAsset, cat.IndexAsset()}, {keyLanguage, cat.Language()}, {keyModules, docModules},
 		})
+		sayUnreported()
+		return err
 	}
 	if err := writeTable(g.Stdout, []string{keyDevid, keySymbol, keyRegister, keyName, keyValue, keyUnit, keyStale, keyMenu}, rows); err != nil {
 		return err
 	}
 	sayAsOfPrime(g, st, modules)
+	sayUnreported()
 	return nil
 }
 
@@ -98,6 +117,10 @@ func describeParam(p *catalog.Param, r store.Reader, st *store.Store, devid stri
 		}
 		parts = registers
 	}
+	var computedPrimary any
+	if !p.ComputedPrimary.IsZero() {
+		computedPrimary = p.ComputedPrimary.String()
+	}
 	var raw any
 	if e, ok := st.Get(devid, store.Key{Pool: p.Address.Pool, Chan: p.Address.Chan, Idx: p.Address.Index}); ok && e.HasValue {
 		raw = e.Value
@@ -105,7 +128,7 @@ func describeParam(p *catalog.Param, r store.Reader, st *store.Store, devid stri
 	value, unit := displayed(p, r)
 	lo, hi := p.Range(r)
 	return orderedObject{
-		{keySymbol, p.Symbol}, {keyRegister, p.Address.String()}, {keyParts, parts}, {keyName, p.Name},
+		{keySymbol, p.Symbol}, {keyRegister, p.Address.String()}, {keyParts, parts}, {keyComputedPrimary, computedPrimary}, {keyName, p.Name},
 		{keyRaw, raw}, {keyValue, value}, {keyUnit, unit}, {keyMenu, append([]string{}, p.Menu...)},
 		{keyMin, numberOrNull(lo)}, {keyMax, numberOrNull(hi)}, {keyVisible, p.Visible(r)}, {keyWritable, p.Writable},
 	}

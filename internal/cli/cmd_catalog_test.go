@@ -81,9 +81,9 @@ func rawOf(t *testing.T, params map[string]any, key string) float64 {
 
 // startNamedCloud is startToolCloud with modules large enough to carry every
 // register the catalog describes.
-func startNamedCloud(t *testing.T) *cloudsim.Cloud {
+func startNamedCloud(t *testing.T, tune ...func(*cloudsim.Options)) *cloudsim.Cloud {
 	t.Helper()
-	return startToolCloud(t, func(o *cloudsim.Options) { o.ParamsPerModule = 400 })
+	return startToolCloud(t, append([]func(*cloudsim.Options){func(o *cloudsim.Options) { o.ParamsPerModule = 400 }}, tune...)...)
 }
 
 func TestCatalogCommandTable(t *testing.T) {
@@ -177,6 +177,7 @@ type catalogEntry struct {
 	Symbol   string   `json:"symbol"`
 	Register string   `json:"register"`
 	Parts    []string `json:"parts"`
+	Computed *string  `json:"computed_primary"`
 	Name     string   `json:"name"`
 	Raw      any      `json:"raw"`
 	Value    any      `json:"value"`
@@ -222,6 +223,60 @@ func TestCatalogCommandJSON(t *testing.T) {
 	// A state shows as its label, with no unit: value is what the app shows.
 	if st, ok := byRegister["P5.s0"].Value.(string); !ok || st == "" || byRegister["P5.s0"].Unit != nil {
 		t.Errorf("P5.s0 = %+v, want a state label and no unit", byRegister["P5.s0"])
+	}
+}
+
+// A status symbol whose definition names another register (the valve's
+// STATUS_P5_21 names P4.v21) is read at its status register, which the
+// valve does not report: the tool shows no value, as /metrics and the
+// module page do, and names the register the definition points at.
+func TestCatalogStatusSymbolReadAtItsStatusRegister(t *testing.T) {
+	sim := startNamedCloud(t, func(o *cloudsim.Options) { o.Modules = 3 })
+	valve := sim.Devids()[2]
+	raw := sim.Params(valve)
+	if _, ok := raw["P5.s21"]; ok {
+		t.Fatalf("the simulated valve reports P5.s21")
+	}
+	room := rawOf(t, raw, "P4.v21")
+
+	code, out, errOut := runArgs(t, toolArgs(sim, "catalog", valve, "-o", "json")...)
+	if code != exitOK {
+		t.Fatalf("code=%d stderr=%q", code, errOut)
+	}
+	var doc catalogDoc
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var status, reading *catalogEntry
+	for i, p := range doc.Modules[0].Params {
+		switch p.Symbol {
+		case "STATUS_P5_21":
+			status = &doc.Modules[0].Params[i]
+		case "PARAM_P4_21":
+			reading = &doc.Modules[0].Params[i]
+		}
+	}
+	if status == nil || reading == nil {
+		t.Fatalf("STATUS_P5_21 %v, PARAM_P4_21 %v:\n%s", status, reading, out)
+	}
+	if status.Register != "P5.s21" || status.Computed == nil || *status.Computed != "P4.v21" || status.Value != nil || status.Raw != nil {
+		t.Errorf("STATUS_P5_21 = %+v, want register P5.s21, computed_primary P4.v21 and no value", *status)
+	}
+	if reading.Computed != nil || reading.Value != room {
+		t.Errorf("PARAM_P4_21 = %+v, want the room temperature %v and no computed_primary", *reading, room)
+	}
+
+	code, out, errOut = runArgs(t, toolArgs(sim, "catalog", valve)...)
+	if code != exitOK {
+		t.Fatalf("code=%d stderr=%q", code, errOut)
+	}
+	_, rows := table(t, out)
+	if r := rowWhere(rows, "SYMBOL", "STATUS_P5_21"); r == nil || r["REGISTER"] != "P5.s21" || r["VALUE"] != "-" {
+		t.Errorf("STATUS_P5_21 row %v, want register P5.s21 and no value:\n%s", r, out)
+	}
+	// The empty row is explained, once.
+	if n := strings.Count(errOut, "symbol=STATUS_P5_21 register=P5.s21 computed_primary=P4.v21"); n != 1 {
+		t.Errorf("the note on STATUS_P5_21 appears %d times, want once:\n%s", n, errOut)
 	}
 }
 

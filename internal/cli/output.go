@@ -54,11 +54,14 @@ var (
 	keyUnit     = word("unit")
 	keyMenu     = word("menu")
 	keyParts    = word("parts") // the registers a composed value is made of
-	keyMin      = word("min")
-	keyMax      = word("max")
-	keyVisible  = word("visible")
-	keyWritable = word("writable")
-	keyMeta     = word("meta") // the cloud's own members, under its names
+	// keyComputedPrimary is the register a status symbol's definition
+	// points at when that is not its status register, where it is read.
+	keyComputedPrimary = word("computed_primary")
+	keyMin             = word("min")
+	keyMax             = word("max")
+	keyVisible         = word("visible")
+	keyWritable        = word("writable")
+	keyMeta            = word("meta") // the cloud's own members, under its names
 	// keyStale marks a value that is not current: its module is offline,
 	// so it is the last the module sent (the table shows "offline").
 	keyStale = word("stale")
