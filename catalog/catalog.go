@@ -192,13 +192,22 @@ func (c *Catalog) Failures() map[Stage]int {
 	return out
 }
 
-// AlarmName is the translated name of an alarm code ("38" or its symbolic
-// name), where the assets carry one: the web app's "alarms" translation
-// namespace, keyed by code. The asset spec does not describe alarm names
-// further, so a catalog without that namespace answers false.
-func (c *Catalog) AlarmName(code string) (string, bool) {
-	n, ok := c.alarms[strings.TrimSpace(code)]
-	return n, ok
+// AlarmName is the translated name of an alarm, by its code ("38") or,
+// failing that, its symbol ("ERROR_BRAK_PALIWA"), wherever the web app's
+// translations carry one (see alarmTranslations): in the catalog's
+// language, else in the language the app falls back to. The asset spec does
+// not describe alarm names, so these are the places a name is looked for;
+// false when none holds one.
+func (c *Catalog) AlarmName(code, symbol string) (string, bool) {
+	for _, k := range []string{code, symbol} {
+		if k = strings.TrimSpace(k); k == "" {
+			continue
+		}
+		if n, ok := c.alarms[k]; ok {
+			return n, true
+		}
+	}
+	return "", false
 }
 
 // Fingerprint changes if and only if the described content changes: the

@@ -101,16 +101,81 @@ func TestTranslationFailure(t *testing.T) {
 // Alarm names come from the alarms namespace where the assets carry one.
 func TestAlarmName(t *testing.T) {
 	c, _ := loadSite(t, Options{}, modA)
-	if n, ok := c.AlarmName("38"); !ok || n != "No fuel" {
+	if n, ok := c.AlarmName("38", ""); !ok || n != "No fuel" {
 		t.Fatalf("38 → %q %v", n, ok)
 	}
-	if _, ok := c.AlarmName("99"); ok {
+	if _, ok := c.AlarmName("99", ""); ok {
 		t.Fatal("unknown alarm named")
 	}
-	c, _ = loadSite(t, Options{Language: "pl"}, modA) // pl has no alarms namespace
-	if _, ok := c.AlarmName("38"); ok {
+	c, _ = loadSite(t, Options{Language: "pl"}, modA) // pl has no alarms namespace, and no fallback
+	if _, ok := c.AlarmName("38", "ERROR_BRAK_PALIWA"); ok {
 		t.Fatal("pl alarm name out of nothing")
 	}
+}
+
+// An alarm is named wherever the web app's translations carry a name for it:
+// under its code or its symbol, in the alarms namespace or an "alarms"
+// object of the app namespace, through a label that is a token, and in the
+// app's fallback language when the chosen one has none.
+func TestAlarmNamesWhereverTheAssetsCarryThem(t *testing.T) {
+	const (
+		index = "/assets/index-Q1w2E3r4.js"
+		enApp = "/assets/app-Ap1.js"
+	)
+	site := func(t *testing.T, fallback bool) *memFetcher {
+		f := siteFetcher(t)
+		if fallback {
+			src := string(f.files[index])
+			withFallback := strings.Replace(src, "'defaultTranslation':'pl'", "'defaultTranslation':'pl','fallbackLocale':'en'", 1)
+			if withFallback == src {
+				t.Fatal("the fixture's language configuration moved")
+			}
+			f.set(index, withFallback)
+		}
+		f.set("/assets/alarms-Al1.js", `export default {'38':'No fuel','21':'app.one.alarms.overheat','ERROR_X':{'name':'Pump fault'},'40':{'id':4}};`)
+		f.set(enApp, `export default {'one':{'boilerStatus':{'name':'Boiler status'},'alarms':{'overheat':'Boiler overheated','ERROR_Y':'Ignition failed'}},`+
+			`'alarms':{'57':'Flue sensor fault','38':'Not this one'}};`)
+		f.set("/assets/app-Apl2.js", `export default {'one':{'boilerStatus':{'name':'Status kotła'},'alarms':{'38':'Brak paliwa'}}};`)
+		return f
+	}
+	load := func(t *testing.T, f *memFetcher, lang string) *Catalog {
+		c, err := Load(context.Background(), f, []ModuleSpec{modA}, Options{Language: lang})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	type want struct {
+		code, symbol, name string // name "" = no name
+	}
+	check := func(t *testing.T, c *Catalog, cases []want) {
+		t.Helper()
+		for _, w := range cases {
+			n, ok := c.AlarmName(w.code, w.symbol)
+			if w.name == "" && ok || w.name != "" && (!ok || n != w.name) {
+				t.Errorf("%s: AlarmName(%q, %q) = %q %v, want %q", c.Language(), w.code, w.symbol, n, ok, w.name)
+			}
+		}
+	}
+	en := load(t, site(t, true), "en")
+	check(t, en, []want{
+		{"38", "", "No fuel"},                                  // the alarms namespace wins over app.alarms
+		{"21", "", "Boiler overheated"},                        // a label that is a token, resolved
+		{"12", "ERROR_X", "Pump fault"},                        // by symbol, an object's name
+		{"57", "ERROR_Z", "Flue sensor fault"},                 // app.alarms, by code
+		{"99", "ERROR_Y", "Ignition failed"},                   // app.one.alarms, by symbol
+		{" 38 ", "", "No fuel"},                                // trimmed
+		{"40", "", ""}, {"99", "ERROR_NONE", ""}, {"", "", ""}, // an object without a name; unknown; nothing
+	})
+	pl := load(t, site(t, true), "pl")
+	check(t, pl, []want{
+		{"38", "", "Brak paliwa"},       // its own language first
+		{"21", "", "Boiler overheated"}, // the app's fallback language
+		{"99", "ERROR_Y", "Ignition failed"},
+	})
+	// Without a fallbackLocale the app shows nothing else, and nor do we.
+	plAlone := load(t, site(t, false), "pl")
+	check(t, plAlone, []want{{"38", "", "Brak paliwa"}, {"21", "", ""}, {"99", "ERROR_Y", ""}})
 }
 
 // docs/spec.md A-5b: strings that still hold escapes after decoding are "escape leaks".

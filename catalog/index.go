@@ -50,6 +50,19 @@ func (d *indexData) usable() bool {
 type languageConfig struct {
 	offered []string // lower-cased ids of the non-development translations
 	deflt   string   // defaultTranslation, lower case
+	// fallback is the app's fallbackLocale, lower case ("" when it names
+	// none): the language the app shows a text in that the chosen one lacks.
+	fallback string
+}
+
+// secondLanguage is the language the app shows a text in that lang lacks,
+// its fallbackLocale; "" when it names none, names lang itself, or the
+// index has no translations in it.
+func (d *indexData) secondLanguage(lang string) string {
+	if d.langs == nil || d.langs.fallback == lang || len(d.i18n[d.langs.fallback]) == 0 {
+		return ""
+	}
+	return d.langs.fallback
 }
 
 // findLanguageConfig finds, anywhere in the bundle (a declaration,
@@ -71,6 +84,9 @@ func findLanguageConfig(p *jsval.Program) *languageConfig {
 			return true
 		}
 		cfg := &languageConfig{deflt: strings.ToLower(strings.TrimSpace(def))}
+		if fb, ok := v.Value("fallbackLocale").(string); ok {
+			cfg.fallback = strings.ToLower(strings.TrimSpace(fb))
+		}
 		seen := map[string]bool{}
 		for _, item := range list {
 			t, _ := item.(*jsval.Object)

@@ -142,25 +142,15 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 	for _, routes := range menus {
 		titleNamespaces(routes, need)
 	}
-	tr := l.loadTranslations(ctx, idx, lang, need)
-	// Labels that are tokens of further namespaces (docs/spec.md ), as many
-	// rounds as a label may hop.
-	fresh := tr
-	for hop := 0; hop < maxLabelHops && len(fresh) > 0; hop++ {
-		more := map[string]bool{}
-		for _, obj := range fresh {
-			budget := walkBudget(maxWalkNodes)
-			collectTokenNamespaces(obj, more, 0, &budget)
-		}
-		for ns := range more {
-			if tr[ns] != nil || need[ns] {
-				delete(more, ns)
+	tr := l.loadLabelled(ctx, idx, lang, need)
+	alarms := alarmTranslations(tr)
+	// An alarm the language has no name for is shown by the app in its
+	// fallback language, whose alarm names are read too.
+	if second := idx.secondLanguage(lang); second != "" {
+		for code, name := range alarmTranslations(l.loadLabelled(ctx, idx, second, map[string]bool{"alarms": true, "app": true})) {
+			if _, ok := alarms[code]; !ok {
+				alarms[code] = name
 			}
-			need[ns] = true
-		}
-		fresh = l.loadTranslations(ctx, idx, lang, more)
-		for ns, obj := range fresh {
-			tr[ns] = obj
 		}
 	}
 
@@ -174,7 +164,7 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 		languages:  offered,
 		modules:    map[string]*Module{},
 		failures:   l.failures,
-		alarms:     alarmNames(tr["alarms"]),
+		alarms:     alarms,
 		res:        rs,
 	}
 	for _, spec := range modules {
@@ -441,19 +431,85 @@ func collectTokenNamespaces(v jsval.Value, into map[string]bool, depth int, budg
 	}
 }
 
-// alarmNames flattens an alarms namespace: code → name (a string, or an
-// object's name).
-func alarmNames(ns *jsval.Object) map[string]string {
+// loadLabelled loads the namespaces need names in one language, and then
+// the namespaces their labels are tokens of (docs/spec.md ), as many rounds as
+// a label may hop.
+func (l *loader) loadLabelled(ctx context.Context, idx *indexData, lang string, need map[string]bool) translations {
+	tr := l.loadTranslations(ctx, idx, lang, need)
+	fresh := tr
+	for hop := 0; hop < maxLabelHops && len(fresh) > 0; hop++ {
+		more := map[string]bool{}
+		for _, obj := range fresh {
+			budget := walkBudget(maxWalkNodes)
+			collectTokenNamespaces(obj, more, 0, &budget)
+		}
+		for ns := range more {
+			if tr[ns] != nil || need[ns] {
+				delete(more, ns)
+			}
+			need[ns] = true
+		}
+		fresh = l.loadTranslations(ctx, idx, lang, more)
+		for ns, obj := range fresh {
+			tr[ns] = obj
+		}
+	}
+	return tr
+}
+
+// alarmTranslations gathers the names the translations give alarms, by the
+// key they file them under (the alarm's code, "38", or its symbol,
+// "ERROR_BRAK_PALIWA"): the "alarms" namespace first, then every object
+// named "alarms" in the "app" namespace ("app.one.alarms"). A name that is
+// itself a token is resolved as a label is (docs/spec.md ); a name may be an
+// object's "name".
+func alarmTranslations(tr translations) map[string]string {
 	out := map[string]string{}
-	for _, k := range ns.Keys() {
-		switch v := ns.Value(k).(type) {
-		case string:
-			out[k] = strings.TrimSpace(v)
-		case *jsval.Object:
-			if s, ok := v.Value("name").(string); ok {
-				out[k] = strings.TrimSpace(s)
+	add := func(table *jsval.Object) {
+		for _, k := range table.Keys() {
+			code := strings.TrimSpace(k)
+			if _, seen := out[code]; seen || code == "" {
+				continue
+			}
+			v := table.Value(k)
+			if o, ok := v.(*jsval.Object); ok {
+				v = o.Value("name")
+			}
+			s, ok := v.(string)
+			if !ok {
+				continue
+			}
+			if resolved, ok := tr.resolve(s); ok {
+				s = resolved
+			}
+			if s = strings.TrimSpace(s); s != "" {
+				out[code] = s
 			}
 		}
+	}
+	if ns := tr["alarms"]; ns != nil {
+		add(ns)
+	}
+	budget := walkBudget(maxWalkNodes)
+	var walk func(o *jsval.Object, depth int)
+	walk = func(o *jsval.Object, depth int) {
+		if depth > 4 || !budget.spend() {
+			return
+		}
+		for _, k := range o.Keys() {
+			child, ok := o.Value(k).(*jsval.Object)
+			if !ok {
+				continue
+			}
+			if strings.EqualFold(k, "alarms") {
+				add(child)
+				continue
+			}
+			walk(child, depth+1)
+		}
+	}
+	if app := tr["app"]; app != nil {
+		walk(app, 0)
 	}
 	return out
 }

@@ -62,14 +62,7 @@ func (s *CatalogLoaderSource) Catalog() *collector.CatalogState {
 	}
 	if c := st.Catalog; c != nil {
 		out.IndexAsset, out.Language = st.IndexAsset, st.Language
-		out.AlarmName = func(code, symbol string) (string, bool) {
-			for _, k := range []string{code, symbol} {
-				if n, ok := c.AlarmName(k); ok && k != "" {
-					return n, true
-				}
-			}
-			return "", false
-		}
+		out.AlarmName = c.AlarmName
 	}
 	s.lastIn, s.lastOut = st, out
 	return out

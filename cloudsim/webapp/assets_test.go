@@ -439,5 +439,16 @@ func describedTable() string {
 		}
 		lines = append(lines, line)
 	}
+	// Every alarm type: its names as the app shows them and where the
+	// translations file them.
+	lines = append(lines, "", "# Alarms: type id, symbol, en / pl name as the app shows it, where the translations file it.")
+	for _, al := range simAlarms {
+		a := al.export()
+		if a.EN == "" {
+			lines = append(lines, fmt.Sprintf("%-3d %-26s no name anywhere", a.ID, a.Code))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%-3d %-26s %q / %q; %s", a.ID, a.Code, a.EN, a.PL, a.Where))
+	}
 	return strings.Join(lines, "\n") + "\n"
 }

@@ -293,21 +293,41 @@ const (
 	boilerAlarm    = 0x60 // stopped + alarm
 )
 
-// simAlarm is one alarm type. Its name lives in the i18n namespace "alarms"
-// under its code; an alarm without a label is one the web app does not know.
+// simAlarm is one alarm type. Its name lives in the translations where
+// place says; an alarm without a label is one the web app does not know, and
+// one without a Polish label is shown in the app's fallback language (en).
 type simAlarm struct {
 	id     int
 	code   string
 	en, pl string
+	place  alarmPlace
 }
 
+// alarmPlace is where the translations file an alarm's name.
+type alarmPlace uint8
+
+const (
+	alarmInNamespace alarmPlace = iota // "alarms" namespace, under the code (the symbol)
+	alarmByToken                       // "alarms" namespace, under the code, a token of app.one.alarms.<id>
+	alarmInApp                         // app.alarms, under the type id; nothing in the alarms namespace
+)
+
 var simAlarms = []simAlarm{
-	{12, "ERROR_CZUJNIK_CO", "Boiler temperature sensor fault", "Uszkodzony czujnik temperatury kotła"},
-	{14, "ERROR_CZUJNIK_CWU", "Hot water sensor fault", "Uszkodzony czujnik ciepłej wody"},
-	{21, "ERROR_PRZEGRZANIE_KOTLA", "Boiler overheated", "Przegrzanie kotła"},
-	{38, "ERROR_BRAK_PALIWA", "Out of fuel", "Brak paliwa"},
-	{57, "ERROR_NIEUDANE_ROZPALANIE", "Ignition failed", "Nieudana próba rozpalenia"},
-	{91, "ERROR_MODUL_ROZSZERZEN", "", ""}, // newer firmware than the web app: no label
+	{12, "ERROR_CZUJNIK_CO", "Boiler temperature sensor fault", "Uszkodzony czujnik temperatury kotła", alarmInNamespace},
+	{14, "ERROR_CZUJNIK_CWU", "Hot water sensor fault", "", alarmInNamespace}, // English only
+	{21, "ERROR_PRZEGRZANIE_KOTLA", "Boiler overheated", "Przegrzanie kotła", alarmByToken},
+	{38, "ERROR_BRAK_PALIWA", "Out of fuel", "Brak paliwa", alarmInNamespace},
+	{57, "ERROR_NIEUDANE_ROZPALANIE", "Ignition failed", "Nieudana próba rozpalenia", alarmInApp},
+	{91, "ERROR_MODUL_ROZSZERZEN", "", "", alarmInNamespace}, // newer firmware than the web app: no label
+}
+
+// label is the alarm's name as the app shows it in lang: the Polish label,
+// else the English one (the app's fallbackLocale); "" when it has none.
+func (a simAlarm) label(lang string) string {
+	if lang == "pl" && a.pl != "" {
+		return a.pl
+	}
+	return a.en
 }
 
 func alarmByCode(code string) simAlarm {
@@ -641,8 +661,19 @@ func translations(lang string) map[string]i18nTree {
 	ns["menu"].set("MAINMENU_USTAWIENIA_CWU", pick("Hot water", "Ciepła woda użytkowa"))
 	ns["menu"].set("MAINMENU_MENU_TERMOSTATU", pick("Thermostat menu", "Menu termostatów"))
 	for _, al := range simAlarms {
-		if al.en != "" {
-			ns["alarms"].set(al.code, pick(al.en, al.pl))
+		label := pick(al.en, al.pl)
+		if label == "" {
+			continue
+		}
+		id := strconv.Itoa(al.id)
+		switch al.place {
+		case alarmInNamespace:
+			ns["alarms"].set(al.code, label)
+		case alarmByToken:
+			ns["alarms"].set(al.code, "app.one.alarms."+id)
+			a.set("one.alarms."+id, label)
+		case alarmInApp:
+			a.set("alarms."+id, label)
 		}
 	}
 	ns[titleNamespace] = i18nTree{titleNamespace: pick("Service parameters", "Parametry serwisowe")}

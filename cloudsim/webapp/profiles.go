@@ -65,15 +65,32 @@ const StatusInvisible = 0x80
 
 // Alarm is one alarm type the web app may or may not name.
 type Alarm struct {
-	ID     int    // alarm row "id", the alarm type
-	Code   string // alarm row "name", the key of its label in the "alarms" namespace
-	EN, PL string // labels; "" when the web app does not know the alarm
+	ID   int    // alarm row "id", the alarm type
+	Code string // alarm row "name", the alarm's symbol
+	// EN and PL are its names as the app shows them in each language: PL
+	// is the English name where the Polish translations have none (the
+	// app's fallbackLocale); "" when the web app does not know the alarm.
+	EN, PL string
+	// Where says where the translations file the name, in words.
+	Where string
 }
 
 // AlarmByCode is the alarm type of code; the zero Alarm when unknown.
-func AlarmByCode(code string) Alarm {
-	a := alarmByCode(code)
-	return Alarm{ID: a.id, Code: a.code, EN: a.en, PL: a.pl}
+func AlarmByCode(code string) Alarm { return alarmByCode(code).export() }
+
+func (a simAlarm) export() Alarm {
+	if a.code == "" {
+		return Alarm{}
+	}
+	where := map[alarmPlace]string{
+		alarmInNamespace: "alarms." + a.code,
+		alarmByToken:     "alarms." + a.code + " → app.one.alarms." + strconv.Itoa(a.id),
+		alarmInApp:       "app.alarms." + strconv.Itoa(a.id),
+	}[a.place]
+	if a.pl == "" && a.en != "" {
+		where += ", English only"
+	}
+	return Alarm{ID: a.id, Code: a.code, EN: a.label("en"), PL: a.label("pl"), Where: where}
 }
 
 // Languages are the languages the web app has translations for.
@@ -129,7 +146,7 @@ func (r Register) HighWord() string { return r.Pool + ".v" + strconv.Itoa(r.Inde
 func AlarmByID(id int) Alarm {
 	for _, a := range simAlarms {
 		if a.id == id {
-			return Alarm{ID: a.id, Code: a.code, EN: a.en, PL: a.pl}
+			return a.export()
 		}
 	}
 	return Alarm{}

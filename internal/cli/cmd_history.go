@@ -254,11 +254,8 @@ func alarmRecord(a cloudclient.AlarmRow, cat *catalog.Catalog) orderedObject {
 	translated := false
 	if cat != nil {
 		language = cat.Language()
-		for _, k := range []string{code, a.Symbol} {
-			if n, ok := cat.AlarmName(k); ok && k != "" && n != "" {
-				name, translated = n, true
-				break
-			}
+		if n, ok := cat.AlarmName(code, a.Symbol); ok {
+			name, translated = n, true
 		}
 	}
 	if !translated {

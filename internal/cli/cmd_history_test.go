@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudsim"
+	"github.com/bragerone/bragerone_exporter/cloudsim/webapp"
 	"github.com/bragerone/bragerone_exporter/redact"
 )
 
@@ -181,6 +182,56 @@ func TestHistoryMasksSecrets(t *testing.T) {
 		}
 		if !strings.Contains(out, redact.Mask) || !strings.Contains(out, "Demo User") {
 			t.Errorf("%s: the echoing row is not shown masked, with its user:\n%s", o, out)
+		}
+	}
+}
+
+// Alarm names come from wherever the web app's translations file them: the
+// simulated web app files one under a token of another namespace (21), one
+// only in the app namespace by type id (57), one in English only (14, which
+// the Polish app shows in English, its fallback language), and knows none
+// for 91.
+func TestHistoryNamesAlarmsWhereverTheAssetsDo(t *testing.T) {
+	sim := startNamedCloud(t)
+	d := sim.Devids()[0]
+	codes := []int{14, 21, 57, 91}
+	for _, code := range codes {
+		if err := sim.RaiseAlarm(d, code); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, lang := range []string{"en", "pl"} {
+		code, out, errOut := runArgs(t, toolArgs(sim, "history", d, "--catalog.language="+lang, "-o", "json")...)
+		if code != exitOK {
+			t.Fatalf("%s: code=%d stderr=%q", lang, code, errOut)
+		}
+		var doc struct {
+			Modules []struct {
+				Alarms []map[string]any `json:"alarms"`
+			} `json:"modules"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Modules) != 1 {
+			t.Fatalf("%s: %v\n%s", lang, err, out)
+		}
+		byCode := map[float64]map[string]any{}
+		for _, a := range doc.Modules[0].Alarms {
+			if a["state"] == "active" {
+				byCode[a["code"].(float64)] = a
+			}
+		}
+		for _, code := range codes {
+			a, want := byCode[float64(code)], webapp.AlarmByID(code)
+			name := want.EN
+			if lang == "pl" {
+				name = want.PL
+			}
+			untranslated := any(nil)
+			if name == "" {
+				name, untranslated = want.Code, "no translation in "+lang
+			}
+			if a == nil || a["name"] != name || a["untranslated"] != untranslated {
+				t.Errorf("%s: alarm %d (%s) = %v, want name %q, untranslated %v", lang, code, want.Where, a, name, untranslated)
+			}
 		}
 	}
 }
