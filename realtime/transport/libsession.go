@@ -523,10 +523,14 @@ func (s *session) abandon() string {
 	s.stopPump()
 	if joined {
 		// Joined just as the watchdog fired: nobody will own this session.
+		// Closing its connections above may have ended it already (the
+		// library reports the loss, and end runs): it ends once.
 		s.mu.Lock()
-		s.ended = true
-		s.reason, s.detail = outage.ReasonDisconnect, "abandoned at connect timeout"
-		close(s.done)
+		if !s.ended {
+			s.ended = true
+			s.reason, s.detail = outage.ReasonDisconnect, "abandoned at connect timeout"
+			close(s.done)
+		}
 		s.mu.Unlock()
 	}
 	if !inDial {

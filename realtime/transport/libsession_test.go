@@ -620,3 +620,36 @@ func TestEventWithAckRequestKeepsOnlyData(t *testing.T) {
 		t.Fatalf("args = %s", ev.Args)
 	}
 }
+
+// A session that joined as its connect timed out is ended by whichever of
+// the two comes first: the library reporting the loss (end) or the
+// watchdog giving the attempt up (abandon). The other finds it ended; the
+// session's done channel is closed once, in either order.
+func TestAbandonAndEndOfAJoinedSessionCloseOnce(t *testing.T) {
+	for _, endFirst := range []bool{true, false} {
+		c, err := New(Config{BaseURL: "http://127.0.0.1:9"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newSession(c, 1)
+		s.joined, s.decided = true, true
+		if endFirst {
+			s.end(outage.ReasonDisconnect, "transport close")
+			s.abandon()
+		} else {
+			s.abandon()
+			s.end(outage.ReasonDisconnect, "transport close")
+		}
+		select {
+		case <-s.done:
+		default:
+			t.Fatalf("end first %v: the session's done is still open", endFirst)
+		}
+		s.mu.Lock()
+		reason, ended := s.reason, s.ended
+		s.mu.Unlock()
+		if !ended || reason != outage.ReasonDisconnect {
+			t.Errorf("end first %v: ended %v reason %q", endFirst, ended, reason)
+		}
+	}
+}
