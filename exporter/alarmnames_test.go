@@ -1,9 +1,7 @@
 package exporter
 
 import (
-	"context"
 	"html"
-	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,15 +28,7 @@ func TestAlarmNamesOnMetricsAndModulePage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := httptest.NewServer(e.Handler())
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	srv := serveRun(t, e)
 
 	want := map[int]string{}
 	for _, code := range codes {

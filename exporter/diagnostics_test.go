@@ -309,15 +309,7 @@ func TestDiagnosticsBundleFieldByField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(e.Handler())
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	srv := serveRun(t, e)
 	select {
 	case <-e.Ready():
 	case <-time.After(20 * time.Second):

@@ -39,6 +39,21 @@ func get(t *testing.T, srv *httptest.Server, path string) (int, string) {
 	return resp.StatusCode, string(body)
 }
 
+// serveRun runs e until the test ends, serving its handler.
+func serveRun(t *testing.T, e *Exporter) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(e.Handler())
+	t.Cleanup(srv.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return srv
+}
+
 // waitFor polls cond every 20 ms until it holds, or fails after 20 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -159,15 +174,7 @@ func TestRunWatchesEveryObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(e.Handler())
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- e.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	srv := serveRun(t, e)
 	objects := e.sim.Objects()
 	if len(objects) != 2 {
 		t.Fatalf("simulated objects %+v", objects)
