@@ -97,6 +97,9 @@ type staleParams struct{ arrived time.Time }
 
 func (staleParams) AlarmName(string, string) (string, bool) { return "", false }
 
+// Language is the catalog's language: the catalog names the parameters.
+func (staleParams) Language() string { return "en" }
+
 func (p staleParams) ModuleParams(devid string) ([]status.Param, bool) {
 	if devid != "COTT01" {
 		return nil, true
