@@ -57,11 +57,16 @@ credentials:
   emailKey: user
   passwordKey: secret
 `},
+	// Each switch alone: switching one off leaves the others' objects.
 	{"servicemonitor off", `
 serviceMonitor:
   enabled: false
+`},
+	{"rules off", `
 prometheusRule:
   enabled: false
+`},
+	{"dashboards off", `
 dashboards:
   enabled: false
 `},
@@ -372,14 +377,19 @@ func TestHelmTemplate(t *testing.T) {
 			}
 			rules := byKind(objs, "PrometheusRule")
 			cms := byKind(objs, "ConfigMap")
-			if strings.Contains(v.values, "prometheusRule:\n  enabled: false") {
-				if len(rules) != 0 || len(cms) != 0 {
-					t.Errorf("%d PrometheusRules, %d dashboard ConfigMaps although switched off", len(rules), len(cms))
+			switch {
+			case strings.Contains(v.values, "prometheusRule:\n  enabled: false"):
+				if len(rules) != 0 {
+					t.Errorf("%d PrometheusRules although switched off", len(rules))
+				}
+			case len(rules) != 1 || !reflect.DeepEqual(ruleGroups(rules[0].Raw), ruleFile["groups"]):
+				t.Errorf("the chart's PrometheusRule does not carry the groups of %s: run go generate ./deploy", RuleFile)
+			}
+			if strings.Contains(v.values, "dashboards:\n  enabled: false") {
+				if len(cms) != 0 {
+					t.Errorf("%d dashboard ConfigMaps although switched off", len(cms))
 				}
 				return
-			}
-			if len(rules) != 1 || !reflect.DeepEqual(ruleGroups(rules[0].Raw), ruleFile["groups"]) {
-				t.Errorf("the chart's PrometheusRule does not carry the groups of %s: run go generate ./deploy", RuleFile)
 			}
 			dashboards, _ := filepath.Glob(filepath.Join(DashboardsDir, "*.json"))
 			if len(cms) != len(dashboards) || len(dashboards) == 0 {
