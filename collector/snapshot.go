@@ -296,6 +296,10 @@ type ActionKey struct {
 	Result string // ResultOK, ResultFailed, ResultAborted
 }
 
+// MarshalText keys an action as text, "hard_restart/ok": a JSON object's
+// key (the diagnostics bundle's status.json) must be text.
+func (k ActionKey) MarshalText() ([]byte, error) { return []byte(k.Step + "/" + k.Result), nil }
+
 // Recovery ladder steps and results, the label values of
 // bragerone_recovery_actions_total. The ladder owns them (ladder.RecoverySteps,
 // ladder.Outcomes); these names refer to its values. Every combination is

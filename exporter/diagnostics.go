@@ -338,52 +338,11 @@ func (e *Exporter) configView() map[string]string {
 	return out
 }
 
-// statusObject is an object of the status model, its ladder's counts keyed
-// as text ("hard_restart/ok").
-type statusObject struct {
-	ID                int
-	Name              string
-	Session           collector.SessionState
-	Push              collector.PushState
-	Recovery          statusRecovery
-	PollFailureStreak int
-	PrimeFailures     map[string]uint64
-	Events            map[string]uint64
-	Connected         bool
-	Binding           int
-	Ready             bool
-	Recovering        string
-}
-
-type statusRecovery struct {
-	Actions                      map[string]uint64
-	Quarantined                  bool
-	QuarantineLeft, CooldownLeft time.Duration
-	PrimeStreak                  int
-	HardRestartStreak            int
-	RecycleStreak                int
-	RebuildCount                 int
-}
-
 // statusModel is the /status model as JSON.
 func statusModel(s collector.Snapshot) ([]byte, error) {
-	objs := make([]statusObject, len(s.Objects))
-	for i, o := range s.Objects {
-		acts := map[string]uint64{}
-		for k, n := range o.Recovery.Actions {
-			acts[k.Step+"/"+k.Result] = n
-		}
-		r := o.Recovery
-		objs[i] = statusObject{ID: o.ID, Name: o.Name, Session: o.Session, Push: o.Push,
-			Recovery: statusRecovery{Actions: acts, Quarantined: r.Quarantined, QuarantineLeft: r.QuarantineLeft,
-				CooldownLeft: r.CooldownLeft, PrimeStreak: r.PrimeStreak, HardRestartStreak: r.HardRestartStreak,
-				RecycleStreak: r.RecycleStreak, RebuildCount: r.RebuildCount},
-			PollFailureStreak: o.PollFailureStreak, PrimeFailures: o.PrimeFailures, Events: o.Events,
-			Connected: o.Connected, Binding: o.Binding, Ready: o.Ready, Recovering: o.Recovering}
-	}
 	b, err := json.Marshal(struct {
 		Now                     time.Time
-		Objects                 []statusObject
+		Objects                 []collector.ObjectState
 		Modules                 []collector.ModuleState
 		ObjectListFailureStreak int
 		TokenExpiry             time.Time
@@ -391,7 +350,7 @@ func statusModel(s collector.Snapshot) ([]byte, error) {
 		Episodes                []collector.Episode
 		DepartedObjects         []collector.DepartedObject
 		DepartedModules         []collector.DepartedModule
-	}{s.Now, objs, s.Modules, s.ObjectListFailureStreak, s.TokenExpiry, s.Account, s.Episodes, s.DepartedObjects, s.DepartedModules})
+	}{s.Now, s.Objects, s.Modules, s.ObjectListFailureStreak, s.TokenExpiry, s.Account, s.Episodes, s.DepartedObjects, s.DepartedModules})
 	if err != nil {
 		return nil, fmt.Errorf("diagnostics status.json: %w", err)
 	}
