@@ -1,7 +1,9 @@
 package exporter
 
 import (
+	"maps"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
+	"github.com/bragerone/bragerone_exporter/traffic"
 )
 
 // faultRun is one run of the exporter against the simulated cloud with a
@@ -53,13 +56,51 @@ var faultRuns = []faultRun{
 	},
 }
 
+// settings are the header settings of the run's recording, as recorded
+// with cfg.
+func (run faultRun) settings(cfg Config) map[string]string {
+	return map[string]string{
+		"source": "cloudsim (exporter TestReplayFaultCaptures)", "scenario": run.scenario,
+		"poll_interval": cfg.Health.PollInterval.String(), "stale_after": cfg.Health.StaleAfter.String(),
+	}
+}
+
+// config is the recorded exporter's configuration against sim.
+func (run faultRun) config(t *testing.T, sim *cloudsim.Cloud) Config {
+	cfg := validConfig(t)
+	cfg.Parameters = Parameters{}
+	if sim != nil {
+		cfg.Cloud.URL = sim.URL()
+	}
+	if run.health != nil {
+		run.health(&cfg.Health)
+	}
+	return cfg
+}
+
 // TestReplayFaultCaptures, with -update, records each of faultRuns into
 // testdata/captures (run TestReplayCaptures -update after it for the
-// golden files). Without -update there is nothing to do: TestReplayCaptures
-// replays the recordings.
+// golden files; TestReplayCaptures replays the recordings). Without
+// -update it checks that each recording is of its run as the run is
+// written now: the scenario and the durations in its header.
 func TestReplayFaultCaptures(t *testing.T) {
 	if !*update {
-		t.Skip("records testdata/captures with -update only; TestReplayCaptures replays them")
+		for _, run := range faultRuns {
+			path := filepath.Join(capturesDir, run.name+".jsonl")
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatalf("%s: %v (go test ./exporter -run TestReplayFaultCaptures -update records it)", run.name, err)
+			}
+			h, _, err := traffic.Read(f)
+			f.Close()
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			if want := run.settings(run.config(t, nil)); !maps.Equal(h.Settings, want) {
+				t.Errorf("%s records %v, the run is now %v: record it again with -update", path, h.Settings, want)
+			}
+		}
+		return
 	}
 	for _, run := range faultRuns {
 		t.Run(run.name, func(t *testing.T) {
@@ -69,21 +110,13 @@ func TestReplayFaultCaptures(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sim.Close()
-			cfg := validConfig(t)
-			cfg.Parameters = Parameters{}
-			cfg.Cloud.URL = sim.URL()
-			if run.health != nil {
-				run.health(&cfg.Health)
-			}
+			cfg := run.config(t, sim)
 			field, stop := startExporter(t, cfg)
 			waitForParameters(t, sim, field)
 			run.play(t, sim, field)
 			settled(t, field)
 			stop()
-			writeCaptureFile(t, filepath.Join(capturesDir, run.name+".jsonl"), rec.records(), map[string]string{
-				"source": "cloudsim (exporter TestReplayFaultCaptures)", "scenario": run.scenario,
-				"poll_interval": cfg.Health.PollInterval.String(), "stale_after": cfg.Health.StaleAfter.String(),
-			})
+			writeCaptureFile(t, filepath.Join(capturesDir, run.name+".jsonl"), rec.records(), run.settings(cfg))
 		})
 	}
 }
