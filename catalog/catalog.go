@@ -212,7 +212,7 @@ func (c *Catalog) AlarmName(code, symbol string) (string, bool) {
 
 // Fingerprint changes if and only if the described content changes: the
 // language, every module's parameters and everything that decides their
-// display. It does not depend on asset file names, so a redeployed but
+// display, and the alarm names. It does not depend on asset file names, so a redeployed but
 // unchanged web app keeps it.
 func (c *Catalog) Fingerprint() string { return c.fingerprint }
 

@@ -176,7 +176,7 @@ func Load(ctx context.Context, f Fetcher, modules []ModuleSpec, opt Options) (*C
 	}
 	sort.Strings(c.order)
 	rs.units.freeze()
-	c.fingerprint = fingerprint(c.language, c.Modules(), rs.units)
+	c.fingerprint = fingerprint(c.language, c.Modules(), rs.units, c.alarms)
 	return c, nil
 }
 

@@ -161,6 +161,14 @@ func TestFingerprint(t *testing.T) {
 	if c6.Fingerprint() == c1.Fingerprint() {
 		t.Fatal("another language kept the fingerprint")
 	}
+	// A web app that only learns an alarm's name is a new catalog: the
+	// exporter takes it up at its next refresh.
+	f = siteFetcher(t)
+	f.set("/assets/alarms-Al1.js", `export default {'38':'No fuel','ERROR_BRAK_PALIWA':'No fuel','91':'Expansion module fault'};`)
+	c7, _ := Load(context.Background(), f, []ModuleSpec{modA, modB, modC}, Options{Language: "en"})
+	if c7.Fingerprint() == c1.Fingerprint() {
+		t.Fatal("a new alarm name kept the fingerprint")
+	}
 }
 
 // Options bound a load: an asset over the per-asset bound and assets past

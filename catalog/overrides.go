@@ -225,7 +225,7 @@ func (c *Catalog) WithOverrides(o *Overrides) *Catalog {
 		nm.index()
 		out.modules[id] = nm
 	}
-	out.fingerprint = fingerprint(out.language, out.Modules(), c.res.units)
+	out.fingerprint = fingerprint(out.language, out.Modules(), c.res.units, out.alarms)
 	return &out
 }
 

@@ -177,10 +177,15 @@ func (m *Module) index() {
 
 // fingerprint hashes everything the catalog describes (see
 // Catalog.Fingerprint).
-func fingerprint(lang string, mods []*Module, units *unitTable) string {
+func fingerprint(lang string, mods []*Module, units *unitTable, alarms map[string]string) string {
 	h := sha256.New()
 	var b strings.Builder
 	b.WriteString("lang=" + lang + "\n")
+	// The alarm names: a web app that only learns an alarm's name is a new
+	// catalog too.
+	for _, code := range slices.Sorted(maps.Keys(alarms)) {
+		b.WriteString("alarm=" + code + "=" + alarms[code] + "\n")
+	}
 	// Every unit of the table: a parameter's unit register may select any.
 	if units != nil {
 		for _, code := range slices.Sorted(maps.Keys(units.memo)) {
