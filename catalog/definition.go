@@ -53,6 +53,9 @@ type branch struct {
 	kind  string // "if", "elseif", "else"
 	conds []condition
 	then  jsval.Value
+	// result is then's computed result, normalised once (see
+	// normalizeResult); set for the rules of a computed value.
+	result jsval.Value
 	// status holds the visibility entries a branch's then may carry
 	// (docs/spec.md ).
 	status []statusEntry
@@ -140,6 +143,9 @@ func newDefinition(symbol, origin string, o *jsval.Object) *definition {
 	d.rules = anyRules
 	if len(d.rules) == 0 {
 		d.rules = valueRules
+	}
+	for i := range d.rules {
+		d.rules[i].result = normalizeResult(resultOf(d.rules[i].then), 0)
 	}
 	// unit: a scalar code (units, unit_name, or a scalar unit), or selectors.
 	for _, k := range []string{"units", "unit_name", "unit"} {

@@ -269,7 +269,7 @@ func roleNames() string {
 func (c *Catalog) overrideParam(a Address, ov *override, m *Module) *Param {
 	sel := selector{addr: a, key: a.ChanIdx(), bit: -1, times: 1}
 	d := &definition{origin: "overrides", values: []selector{sel}}
-	p := &Param{Address: a, Name: a.String(), def: d, units: c.res.units, override: ov}
+	p := &Param{Address: a, key: a.ChanIdx(), Name: a.String(), def: d, units: c.res.units, override: ov}
 	if len(m.params) > 0 {
 		p.ctx = m.params[0].ctx
 	}

@@ -32,6 +32,7 @@ type Param struct {
 	Role Role
 
 	def      *definition
+	key      string // Address's channel and index, "v7": read on every display
 	units    *unitTable
 	ctx      *ruleContext
 	unitCode string // the load-time unit code
@@ -79,7 +80,7 @@ func (p *Param) rawValue(r store.Reader) (float64, bool) {
 		return 0, false
 	}
 	if !p.readsDefinition() {
-		return read(r, p.Address, p.Address.ChanIdx())
+		return read(r, p.Address, p.key)
 	}
 	if p.def.composes() {
 		return compose(p.def.values, r)
@@ -87,7 +88,7 @@ func (p *Param) rawValue(r store.Reader) (float64, bool) {
 	if len(p.def.values) == 1 {
 		return p.def.values[0].bitValue(r)
 	}
-	return read(r, p.Address, p.Address.ChanIdx())
+	return read(r, p.Address, p.key)
 }
 
 // compose is docs/spec.md: Σ word × times, a word masked to 16 bits when its
@@ -119,7 +120,7 @@ func (p *Param) Display(r store.Reader) (value float64, label string, ok bool) {
 	// A parameter shows a value only while its primary register holds one,
 	// on every surface (the exporter's series are keyed by that register);
 	// a computed value's rule inputs alone do not make it current.
-	if _, held := read(r, p.Address, p.Address.ChanIdx()); !held {
+	if _, held := read(r, p.Address, p.key); !held {
 		return 0, "", false
 	}
 	if p.override != nil && p.override.scale != nil {
@@ -313,8 +314,7 @@ func (p *Param) CheckRaw(raw float64, r store.Reader) error {
 // DisplayRaw is what the app would display were the register to hold raw
 // (see Display): what a write of raw means.
 func (p *Param) DisplayRaw(raw float64, r store.Reader) (value float64, label string, ok bool) {
-	a := p.Address
-	key := a.ChanIdx()
+	a, key := p.Address, p.key
 	return p.Display(func(pool, chanIdx string) (float64, bool) {
 		if pool == a.Pool && chanIdx == key {
 			return raw, true

@@ -69,6 +69,7 @@ func (rs *resolver) newParam(d *definition, vt visibleToken, ctx *ruleContext, v
 		Symbol:          d.symbol,
 		Address:         addr,
 		ComputedPrimary: computedAt,
+		key:             addr.ChanIdx(),
 		Writable:        vt.writable || len(d.commands) > 0,
 		Computed:        d.computed(),
 		def:             d,

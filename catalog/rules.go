@@ -219,8 +219,7 @@ func (d *definition) computedValue(r store.Reader, ctx *ruleContext) (jsval.Valu
 	if b == nil {
 		return nil, false
 	}
-	v := normalizeResult(resultOf(b.then), 0)
-	return v, v != nil
+	return b.result, b.result != nil
 }
 
 // normalizeResult is docs/spec.md A-4.10a: enum leftovers to member names, integral

@@ -471,3 +471,23 @@ func TestStatusSymbolReadsItsStatusRegister(t *testing.T) {
 		t.Errorf("bit 3 of 8 → %+v, want 1", got)
 	}
 }
+
+// Display runs for every described parameter at every scrape: it allocates
+// nothing, for a plain and a computed parameter of a loaded catalog.
+func TestDisplayAllocatesNothing(t *testing.T) {
+	c, _ := loadSite(t, Options{}, modA)
+	live := values(map[string]float64{"P4.v7": 53, "P4.u7": 49, "P5.s10": 0, "P5.s4": 1 << 10})
+	for _, reg := range []string{"P4.v7", "P5.s10"} {
+		a, _ := ParseAddress(reg)
+		p := c.Module("MOD-A").Lookup(a.Pool, a.ChanIdx())
+		if p == nil {
+			t.Fatalf("no parameter at %s", reg)
+		}
+		if _, _, ok := p.Display(live); !ok {
+			t.Fatalf("%s shows nothing", p.Symbol)
+		}
+		if n := testing.AllocsPerRun(100, func() { p.Display(live) }); n != 0 {
+			t.Errorf("%s: Display allocates %v times", p.Symbol, n)
+		}
+	}
+}

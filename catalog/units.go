@@ -146,7 +146,8 @@ func (u *unit) label(v jsval.Value) (string, bool) {
 	if u == nil || len(u.options) == 0 {
 		return "", false
 	}
-	var cands []string
+	var buf [2]string // candidates, without a heap slice for the usual one or two
+	cands := buf[:0]
 	switch v := v.(type) {
 	case float64:
 		cands = append(cands, jsval.FormatNumber(v))
