@@ -32,6 +32,18 @@ func BenchmarkDisplay(b *testing.B) {
 	}
 }
 
+// BenchmarkDisplayComputed is Display of a computed state (a rule over a
+// bit of another status register, labelled from the unit's options).
+func BenchmarkDisplayComputed(b *testing.B) {
+	c, _ := loadSite(b, Options{})
+	live := values(map[string]float64{"P5.s10": 0, "P5.s4": 1 << 10})
+	p := c.Module("MOD-A").Lookup("P5", "s10")
+	b.ReportAllocs()
+	for b.Loop() {
+		p.Display(live)
+	}
+}
+
 // largeSite is the fixture site grown to the live bundle's recorded size:
 // 1 500 inline definitions built by a builder, a 466-symbol menu and 1 500
 // labels.
