@@ -176,7 +176,8 @@ func (g *Gateway) alarmsQuantity(payload json.RawMessage) bool {
 		g.log.Debug("alarms quantity event undecodable", "err", err)
 		return false
 	}
-	return g.setAlarms(q)
+	moved, learned := g.setAlarms(q)
+	return moved || learned
 }
 
 // poll starts a module-list poll unless one is in flight (polls are

@@ -150,6 +150,44 @@ func TestGatewayAlarmQuantityPushReadsTheAlarmLists(t *testing.T) {
 	}
 }
 
+// A prime's alarm quantity that moved since the last known count (the push
+// that said so was lost, and no module list shows it: they fail) reads the
+// active alarm list and the alarm history at once, as the push would have.
+func TestGatewayPrimedAlarmCountReadsTheAlarmLists(t *testing.T) {
+	clock := &simClock{}
+	h := startHarness(t, listTestConfig(clock))
+	devid := h.sim.Devids()[0]
+	h.quietLists()
+	h.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: cloudapi.EndpointModules, Status: 503})
+	h.waitPolls(3)
+	quiet := h.listCounts()
+
+	h.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes, Devid: devid, Count: 1})
+	h.mustRaise(devid, 57) // its quantity push is the one muted
+	h.waitPolls(3)
+	if got := h.listCounts(); got != quiet {
+		t.Fatalf("lists read with no signal of the alarm: %+v, then %+v", quiet, got)
+	}
+	primes := h.sim.Requests("POST /v1/modules/alarms/quantity")
+	h.sim.EmitMemoryUpdated(devid) // event 22: a prime of the module, with its alarm quantity
+	h.waitUntil("the prime's alarm quantity read", func() bool { return h.sim.Requests("POST /v1/modules/alarms/quantity") > primes })
+	h.waitUntil("the alarm lists read", func() bool {
+		c := h.listCounts()
+		return c.active > quiet.active && c.history > quiet.history
+	})
+	h.waitFor("alarm 57 active", func(st *Status) bool { return hasActive(st, devid, 57) })
+
+	// A prime whose counts did not move reads nothing.
+	settled := h.listCounts()
+	primes = h.sim.Requests("POST /v1/modules/alarms/quantity")
+	h.sim.EmitMemoryUpdated(devid)
+	h.waitUntil("the second prime's alarm quantity read", func() bool { return h.sim.Requests("POST /v1/modules/alarms/quantity") > primes })
+	h.waitPolls(3)
+	if got := h.listCounts(); got != settled {
+		t.Errorf("a prime with unmoved counts read lists: %+v, then %+v", settled, got)
+	}
+}
+
 // An alarm that began and ended between two reads, unseen by any signal
 // (the pushes muted, no module list listing it), is counted once, at the
 // next read of the alarm history: the safety read. Later reads do not

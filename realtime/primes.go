@@ -149,7 +149,14 @@ func (g *Gateway) primeNow(ctx context.Context, modules []string, mark store.Pri
 			g.log.Debug("alarm quantity failed", "err", compactErr(err))
 			return
 		}
-		g.post(func() { g.setAlarms(q) })
+		g.post(func() {
+			// A count that moved since the last one known (the push that
+			// said so was lost: a dropped session, a zombie) reads the
+			// alarm lists now, as the push would have.
+			if moved, _ := g.setAlarms(q); moved {
+				g.alarmsChanged(ctx)
+			}
+		})
 	}()
 	// The answer is stored module by module as it is decoded (each is its
 	// module's whole truth), so a prime of a large account is never held
@@ -184,18 +191,17 @@ func (g *Gateway) primedOnce() bool {
 }
 
 // setAlarms stores alarm counts of watched modules and reports whether one
-// changed.
-func (g *Gateway) setAlarms(q map[string]int) bool {
-	changed := false
+// moved from the count last known, and whether one was not known before.
+func (g *Gateway) setAlarms(q map[string]int) (moved, learned bool) {
 	for d, n := range q {
 		if g.isSubscribed(d) {
-			if prev, ok := g.alarms[d]; !ok || prev != n {
-				changed = true
-			}
+			prev, ok := g.alarms[d]
+			moved = moved || ok && prev != n
+			learned = learned || !ok
 			g.alarms[d] = n
 		}
 	}
-	return changed
+	return moved, learned
 }
 
 // onlyModules keeps the updates of the given (sorted) devids: the cloud must
