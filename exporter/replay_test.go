@@ -233,7 +233,7 @@ func replayMatches(t *testing.T, rp *cloudsim.Replay, want, devids []string) {
 	t.Setenv("BRAGERONE_TEST_PASSWORD", "not-the-field-password")
 	cfg.Parameters = Parameters{}
 	cfg.Cloud.URL, cfg.Cloud.Email = replay.URL(), "developer@example.com"
-	dev, stop := startExporter(t, replaying(cfg))
+	dev, stop := startExporter(t, cfg)
 	defer stop()
 	var got []string
 	var st cloudsim.ReplayState
@@ -403,7 +403,7 @@ func replayCapture(t *testing.T, file, golden string) {
 	cfg.Parameters = Parameters{}
 	cfg.Cloud.URL = replay.URL()
 	cfg.Health.PollInterval = replayPollInterval(h.Settings["poll_interval"], speed, cfg.Health.PollInterval)
-	srv := runExporter(t, replaying(cfg))
+	srv := runExporter(t, cfg)
 
 	var want []string
 	if !*update {
@@ -437,17 +437,6 @@ func replayCapture(t *testing.T, file, golden string) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// replaying is cfg for an exporter that replays a recording: it reads the
-// alarm lists at every poll. A read that a moved alarm count prompts may
-// come before the replay clock reaches the recorded list that carries the
-// new alarm (the recorded exporter read it later), and only a later read
-// gets it; at the default safety interval that read would be 15 minutes
-// away.
-func replaying(cfg Config) Config {
-	cfg.Health.HistorySafetyInterval = 0
-	return cfg
 }
 
 // replayPollInterval is the poll interval of an exporter replaying a
