@@ -107,6 +107,12 @@ type Replay struct {
 // transitions, played from the moment its first session is bound.
 type objectLine struct {
 	recs []traffic.Record // oldest first
+	// asks[i] counts the requests about the object the recorded client
+	// made from its bind until recs[i]: recs[i] waits for the replayed
+	// client to have made as many (at most askHold past its time), so a
+	// push follows the answers that came before it in the recording
+	// however slow the replayed client is.
+	asks []int
 	// bindAt is when the recorded client's first session of the object
 	// began (its session_up, or its first modules/connect); zero: not
 	// recorded, the schedule runs on the replay clock as it is.
@@ -117,6 +123,24 @@ type objectLine struct {
 	bound bool
 	shift time.Duration
 	next  int
+	asked int // answers written to requests about the object since bound
+}
+
+// askHold is how long (recorded time) past its time a record waits for the
+// replayed client's requests that preceded it in the recording: a client
+// that makes fewer (it skips a read the recorded one made) delays the
+// schedule by no more.
+const askHold = 2 * time.Second
+
+// due says whether the line's next record is due at clock: its time has
+// come, and the replayed client has made the requests the recorded one had
+// made before it, or has kept it waiting askHold.
+func (l *objectLine) due(clock time.Time) bool {
+	at := l.dueAt(l.recs[l.next])
+	if at.After(clock) {
+		return false
+	}
+	return l.next >= len(l.asks) || l.asked >= l.asks[l.next] || !at.Add(askHold).After(clock)
 }
 
 // dueAt is the replay clock at which rec of the line falls due.
@@ -186,6 +210,28 @@ func NewReplay(recs []traffic.Record, opts ReplayOptions) (*Replay, error) {
 		}
 		if obj := rp.requestObject(rec.Path, rec.Request); obj != 0 && rp.line(obj).bindAt.IsZero() {
 			rp.line(obj).bindAt = rec.At
+		}
+	}
+	// The requests each scheduled record waits for.
+	var rest []traffic.Record
+	for _, rec := range recs {
+		if rec.Kind == traffic.KindREST {
+			rest = append(rest, rec)
+		}
+	}
+	for obj, l := range rp.lines {
+		if obj == 0 || l.bindAt.IsZero() {
+			continue
+		}
+		l.asks = make([]int, len(l.recs))
+		n, j := 0, 0
+		for i, rec := range l.recs {
+			for ; j < len(rest) && rest[j].At.Before(rec.At); j++ {
+				if !rest[j].At.Before(l.bindAt) && rp.requestObject(rest[j].Path, rest[j].Request) == obj {
+					n++
+				}
+			}
+			l.asks[i] = n
 		}
 	}
 	return rp, nil
@@ -334,7 +380,8 @@ func canonicalBody(body []byte) string {
 
 // lookupLocked returns the answer for key, a request about obj (0: the
 // account), at the replay clock: the latest recorded at or before the
-// object's own clock (the replay clock less its shift), the earliest when
+// object's own clock (the replay clock less its shift, and never past its
+// next event not played yet), the earliest when
 // none is that old; but the first answer recorded after the object's last
 // event played, when it came soon after (before the object's next event,
 // or within reactionWindow), is served once before any later one: it was
@@ -352,6 +399,12 @@ func (rp *Replay) lookupLocked(key string, obj int, clock time.Time) (traffic.Re
 	l := rp.lines[obj]
 	if l != nil && l.bound {
 		t = clock.Add(-l.shift)
+		if l.next < len(l.recs) && !t.Before(l.recs[l.next].At) {
+			// The object's next event has not played (it waits for the
+			// client's requests, see objectLine.due): what was answered
+			// after it in the recording is not due yet either.
+			t = l.recs[l.next].At.Add(-time.Nanosecond)
+		}
 	}
 	i := max(sort.Search(len(list), func(i int) bool { return list[i].At.After(t) })-1, 0)
 	last, served := rp.served[key]
@@ -558,7 +611,7 @@ func (c *Cloud) serveReplay(w http.ResponseWriter, r *http.Request, template str
 			c.replay.wake()
 		}
 		if !found {
-			writeJSON(w, http.StatusOK, map[string]any{})
+			writeJSON(w, http.StatusOK, map[string]any{}) // not recorded, so not one the schedule waits for
 			return true
 		}
 	}
@@ -571,7 +624,27 @@ func (c *Cloud) serveReplay(w http.ResponseWriter, r *http.Request, template str
 		return true
 	}
 	c.writeRecorded(w, rec, now)
+	c.replayAnswered(w, obj, rec.Status != 0) // no answer: the connection is gone
 	return true
+}
+
+// replayAnswered counts an answer to a request about obj, sent on its way
+// first, and wakes the schedule: a record waiting for the client's
+// requests (see objectLine.due) goes after the answers before it.
+func (c *Cloud) replayAnswered(w http.ResponseWriter, obj int, flush bool) {
+	if obj == 0 {
+		return
+	}
+	if f, ok := w.(http.Flusher); ok && flush {
+		f.Flush()
+	}
+	// Counted under the lock the schedule is read under.
+	c.mu.Lock()
+	if l := c.replay.lines[obj]; l != nil && l.bound {
+		l.asked++
+	}
+	c.mu.Unlock()
+	c.replay.wake()
 }
 
 // replayBind binds a modules/connect's session to its object.
@@ -771,7 +844,7 @@ func (c *Cloud) pumpReplay() time.Duration {
 		if !l.bound {
 			continue
 		}
-		for ; l.next < len(l.recs) && !l.dueAt(l.recs[l.next]).After(clock); l.next++ {
+		for ; l.next < len(l.recs) && l.due(clock); l.next++ {
 			rec := l.recs[l.next]
 			if rec.Kind == traffic.KindTransition {
 				a := replayAction{}
@@ -795,7 +868,11 @@ func (c *Cloud) pumpReplay() time.Duration {
 			rp.delivered++
 		}
 		if l.next < len(l.recs) {
-			if d := time.Duration(float64(l.dueAt(l.recs[l.next]).Sub(clock)) / rp.speed); d > 0 && (wait < 0 || d < wait) {
+			at := l.dueAt(l.recs[l.next])
+			if !at.After(clock) {
+				at = at.Add(askHold) // waiting for requests; each one kicks
+			}
+			if d := time.Duration(float64(at.Sub(clock)) / rp.speed); d > 0 && (wait < 0 || d < wait) {
 				wait = d
 			}
 		}

@@ -386,3 +386,63 @@ func TestReplayScheduleRunsFromTheBind(t *testing.T) {
 		t.Error("the session was closed")
 	}
 }
+
+// A recorded event waits for the replayed client to have made the requests
+// the recorded client made between its bind and the event, so the event
+// follows their answers as it did in the field however slow the replayed
+// client is; a client that never makes them holds it askHold at most. And
+// while an event waits, no request gets an answer recorded after it.
+func TestReplayEventWaitsForTheRequestsBeforeIt(t *testing.T) {
+	offline := map[string]any{"DEVA": map[string]any{"connectedAt": 0}}
+	prime := func(at time.Duration, v int) traffic.Record {
+		return restRec(at, cloudapi.EndpointParameters, "/v1/modules/parameters", map[string]any{"modules": []string{"DEVA"}}, 200,
+			map[string]any{"DEVA": map[string]any{"P4": map[string]any{"v1": map[string]any{"value": v}}}})
+	}
+	recs := append(twoObjectRecording()[:3],
+		traffic.Record{At: replayT0.Add(time.Second), Kind: traffic.KindTransition, Object: 101, What: "session_up"},
+		prime(1200*time.Millisecond, 1),
+		eventRec(1500*time.Millisecond, 101, EventConnectionStatus, offline),
+		prime(1550*time.Millisecond, 2),
+		eventRec(1600*time.Millisecond, 101, EventConnectionStatus, offline),
+	)
+	for _, asks := range []bool{true, false} {
+		clock := &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
+		c := startReplay(t, recs, ReplayOptions{}, clock)
+		tok, _ := replayLogin(t, c)
+		clock.Add(time.Second)
+		home := connected(t, c, tok)
+		bind(t, c, tok, "wsid", home.SID(), []string{"DEVA"})
+		clock.Add(time.Second) // past both events and both primes
+		c.pumpReplay()
+		if st, _ := c.ReplayState(); st.Delivered != 0 {
+			t.Fatalf("asks %v: %d events delivered before the prime the recorded client made first", asks, st.Delivered)
+		}
+		primeOf := func() string {
+			r := call(t, c, "POST", "/v1/modules/parameters", tok, map[string]any{"modules": []string{"DEVA"}})
+			return fmt.Sprint(r.status, " ", string(r.body))
+		}
+		if asks {
+			if got := primeOf(); !strings.Contains(got, `"value":1`) {
+				t.Errorf("prime while the first event waits = %s, want the one recorded before it", got)
+			}
+			c.pumpReplay()
+			if st, _ := c.ReplayState(); st.Delivered != 1 {
+				t.Fatalf("replay state %+v, want the first event delivered, the second waiting for the second prime", st)
+			}
+			if got := primeOf(); !strings.Contains(got, `"value":2`) {
+				t.Errorf("prime after the first event = %s, want the one recorded after it", got)
+			}
+		} else {
+			clock.Add(askHold)
+		}
+		c.pumpReplay()
+		if st, _ := c.ReplayState(); st.Delivered != 2 || !st.Finished {
+			t.Errorf("asks %v: replay state %+v, want both events delivered", asks, st)
+		}
+		for range 2 {
+			if ev := home.nextAny(); ev.name != EventConnectionStatus {
+				t.Errorf("asks %v: event %+v", asks, ev)
+			}
+		}
+	}
+}

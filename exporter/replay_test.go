@@ -402,7 +402,7 @@ func replayCapture(t *testing.T, file, golden string) {
 	cfg := validConfig(t)
 	cfg.Parameters = Parameters{}
 	cfg.Cloud.URL = replay.URL()
-	cfg.Health.PollInterval = replayPollInterval(h.Settings["poll_interval"], speed, cfg.Health.PollInterval)
+	cfg.Health.PollInterval = replayPollInterval(h.Settings["poll_interval"], last.Sub(first), speed, cfg.Health.PollInterval)
 	srv := runExporter(t, cfg)
 
 	var want []string
@@ -440,17 +440,23 @@ func replayCapture(t *testing.T, file, golden string) {
 }
 
 // replayPollInterval is the poll interval of an exporter replaying a
-// recording made polling every recorded (the header's poll_interval) at
-// speed: twice as often as the recorded exporter, in replay time, so that
-// a polled request the cloud failed (a storm of 503s on the module list)
-// meets each recorded failure in turn (a failure asked again gives way to
-// the recorded retry's answer) and none is skipped by the clock: the
-// replayed exporter counts the failures the recorded one did. Without a
-// recorded interval it is def.
-func replayPollInterval(recorded string, speed float64, def time.Duration) time.Duration {
+// recording of span made polling every recorded (the header's
+// poll_interval) at speed: twice as often as the recorded exporter, in
+// replay time, so that a polled request the cloud failed (a storm of 503s
+// on the module list) meets each recorded failure in turn (a failure asked
+// again gives way to the recorded retry's answer) and none is skipped by
+// the clock: the replayed exporter counts the failures the recorded one
+// did. A recording shorter than its poll interval holds no poll after the
+// start's: the replayed exporter makes none either (one would get the
+// start's module list, which the events since contradict, on a machine
+// slow enough to reach it). Without a recorded interval it is def.
+func replayPollInterval(recorded string, span time.Duration, speed float64, def time.Duration) time.Duration {
 	d, err := time.ParseDuration(recorded)
 	if err != nil || d <= 0 {
 		return def
+	}
+	if d > span {
+		return d
 	}
 	return time.Duration(float64(d) / speed / 2)
 }
