@@ -176,6 +176,12 @@ func (g *Gateway) alarmsQuantity(payload json.RawMessage) bool {
 		g.log.Debug("alarms quantity event undecodable", "err", err)
 		return false
 	}
+	n := g.alarmPushes.Add(1)
+	for d := range q {
+		if g.isSubscribed(d) {
+			g.alarmPushedAt[d] = n
+		}
+	}
 	moved, learned := g.setAlarms(q)
 	return moved || learned
 }

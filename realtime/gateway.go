@@ -49,12 +49,19 @@ type Gateway struct {
 	// remembers which (namespace SID, module set) is bound.
 	bind binder
 
+	// alarmPushes counts the alarm-quantity pushes applied: a prime's
+	// count answer asked before a module's last push is older than it.
+	alarmPushes atomic.Uint64
+
 	// Everything below is owned by the loop goroutine.
 	objectID   int
 	subscribed []string
 	meta       map[string]cloudclient.Module // last usable listing row per devid
 	missing    map[string]time.Time          // devid -> first usable listing it was absent from
 	alarms     map[string]int
+	// alarmPushedAt is, per devid, alarmPushes when a push last set its
+	// count.
+	alarmPushedAt map[string]uint64
 
 	// activeAlarms is the last active alarm list per watched devid; a devid
 	// is present once a list including it was read.
@@ -146,10 +153,12 @@ func New(cfg Config) (*Gateway, error) {
 		missing:  map[string]time.Time{},
 		alarms:   map[string]int{},
 		episodes: eps,
-		session:  outage.NewSession(outage.SessionConfig{Hysteresis: cfg.SessionHysteresis, Episodes: eps}),
-		push:     outage.NewPush(outage.PushConfig{StaleAfter: cfg.Ladder.StaleAfter, Episodes: eps}),
-		modules:  outage.NewModules(outage.ModulesConfig{Episodes: eps}),
-		runCtx:   context.Background(),
+
+		alarmPushedAt: map[string]uint64{},
+		session:       outage.NewSession(outage.SessionConfig{Hysteresis: cfg.SessionHysteresis, Episodes: eps}),
+		push:          outage.NewPush(outage.PushConfig{StaleAfter: cfg.Ladder.StaleAfter, Episodes: eps}),
+		modules:       outage.NewModules(outage.ModulesConfig{Episodes: eps}),
+		runCtx:        context.Background(),
 		// Reconnects back off up to the supervisor's pace
 		// (docs/spec.md W-3.1c: attempts about every 15 s).
 		lifeCfg: lifecycle.Config{ReconnectBackoff: cfg.ReconnectBackoff, ReconnectMax: cfg.SupervisorInterval, SilentGrace: cfg.SilentGrace, ReconnectOffset: cfg.ReconnectOffset},
@@ -526,6 +535,7 @@ func (g *Gateway) setSubscribed(devids []string) {
 	for d := range g.alarms {
 		if !keep[d] {
 			delete(g.alarms, d)
+			delete(g.alarmPushedAt, d)
 		}
 	}
 	for d := range g.activeAlarms {

@@ -1,10 +1,18 @@
 package realtime
 
 import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/bragerone/bragerone_exporter/cloudapi"
+	"github.com/bragerone/bragerone_exporter/cloudclient"
 	"github.com/bragerone/bragerone_exporter/cloudsim"
 )
 
@@ -221,6 +229,16 @@ func TestGatewayAlarmBetweenReadsIsCountedOnceAtTheSafetyRead(t *testing.T) {
 	}
 }
 
+// alarmCount is a module's alarm count; -1 when not known.
+func alarmCount(st *Status, devid string) int {
+	for _, m := range st.Modules {
+		if m.Devid == devid && m.AlarmsKnown {
+			return m.Alarms
+		}
+	}
+	return -1
+}
+
 func hasActive(st *Status, devid string, code int) bool {
 	for _, m := range st.Modules {
 		for _, a := range m.ActiveAlarms {
@@ -230,4 +248,83 @@ func hasActive(st *Status, devid string, code int) bool {
 		}
 	}
 	return false
+}
+
+// heldAnswers is a reverse proxy in front of the simulated cloud's REST API
+// that, while holding, keeps the answers to the alarm quantity back until
+// released: an answer read from the cloud at the question's time that
+// arrives late (a slow network).
+type heldAnswers struct {
+	holding  atomic.Bool
+	release  chan struct{}
+	held     atomic.Int32 // answers held back
+	answered atomic.Int32 // held answers passed on
+}
+
+func startHeldAnswers(t *testing.T, target string) (*heldAnswers, string) {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &heldAnswers{release: make(chan struct{})}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	proxy.ModifyResponse = func(r *http.Response) error {
+		if r.Request.URL.Path == "/v1/modules/alarms/quantity" && h.holding.Load() {
+			body, err := io.ReadAll(r.Body) // the answer as the cloud gave it now
+			r.Body.Close()
+			if err != nil {
+				return err
+			}
+			h.held.Add(1)
+			<-h.release
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			defer h.answered.Add(1)
+		}
+		return nil
+	}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(func() {
+		select {
+		case <-h.release:
+		default:
+			close(h.release)
+		}
+		srv.Close()
+	})
+	return h, srv.URL
+}
+
+// A count pushed while a prime's question for the counts is out is newer
+// than that question's answer: the late answer does not undo it, so the
+// push that brings the count back to what the late answer said still reads
+// the alarm lists.
+func TestGatewayPushedAlarmCountOutlivesALatePrimeAnswer(t *testing.T) {
+	clock := &simClock{}
+	sim := cloudsim.New(cloudsim.Options{Modules: 2, ParamsPerModule: 40, Seed: 7, Logger: testLogger()})
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	held, proxyURL := startHeldAnswers(t, sim.URL())
+	h := startHarnessOn(t, sim, listTestConfig(clock), func(c *cloudclient.Config) { c.BaseURL = proxyURL })
+	devid := h.sim.Devids()[0]
+	h.quietLists()
+	before := alarmCount(h.gw.Status(), devid)
+
+	held.holding.Store(true)
+	h.sim.EmitMemoryUpdated(devid) // a prime, whose count answer (before) is held
+	h.waitUntil("the prime's count question held", func() bool { return held.held.Load() == 1 })
+	h.mustRaise(devid, 57) // pushed: before+1, read at once
+	h.waitFor("alarm 57 active", func(st *Status) bool { return hasActive(st, devid, 57) })
+	held.holding.Store(false)
+	close(held.release) // the late answer: before
+	h.waitUntil("the late answer passed on", func() bool { return held.answered.Load() == 1 })
+	h.waitPolls(3)
+	if got := alarmCount(h.gw.Status(), devid); got != before+1 {
+		t.Fatalf("the late prime answer set the count to %d, want the pushed %d", got, before+1)
+	}
+
+	h.mustClear(devid, 57) // pushed: before again
+	h.waitFor("alarm 57 no longer active", func(st *Status) bool { return !hasActive(st, devid, 57) })
 }

@@ -144,12 +144,20 @@ func (g *Gateway) primeNow(ctx context.Context, modules []string, mark store.Pri
 	alarmsDone := make(chan struct{})
 	go func() {
 		defer close(alarmsDone)
+		pushes := g.alarmPushes.Load()
 		q, err := g.client.AlarmQuantity(ctx, modules)
 		if err != nil {
 			g.log.Debug("alarm quantity failed", "err", compactErr(err))
 			return
 		}
 		g.post(func() {
+			// A count pushed while the question was out is newer than
+			// its answer.
+			for d := range q {
+				if g.alarmPushedAt[d] > pushes {
+					delete(q, d)
+				}
+			}
 			// A count that moved since the last one known (the push that
 			// said so was lost: a dropped session, a zombie) reads the
 			// alarm lists now, as the push would have.
