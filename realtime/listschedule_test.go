@@ -2,6 +2,7 @@ package realtime
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -122,11 +123,7 @@ func TestGatewayListedAlarmCountReadsTheAlarmLists(t *testing.T) {
 	quiet := h.quietLists()
 
 	h.mustRaise(devid, 57)
-	h.waitUntil("the alarm lists read", func() bool {
-		c := h.listCounts()
-		return c.active > quiet.active && c.history > quiet.history
-	})
-	h.waitFor("alarm 57 active", func(st *Status) bool { return hasActive(st, devid, 57) })
+	h.waitAlarmListsRead(quiet, devid, 57)
 	if got := h.listCounts().activity; got != quiet.activity {
 		t.Errorf("the activity log was read %d times on an alarm count: want none", got-quiet.activity)
 	}
@@ -148,11 +145,7 @@ func TestGatewayAlarmQuantityPushReadsTheAlarmLists(t *testing.T) {
 	}
 
 	h.mustRaise(devid, 57) // pushes {"alarmsQuantity":{devid:n+1}}
-	h.waitUntil("the alarm lists read", func() bool {
-		c := h.listCounts()
-		return c.active > quiet.active && c.history > quiet.history
-	})
-	h.waitFor("alarm 57 active", func(st *Status) bool { return hasActive(st, devid, 57) })
+	h.waitAlarmListsRead(quiet, devid, 57)
 	if got := h.listCounts().activity; got != quiet.activity {
 		t.Errorf("the activity log was read %d times on an alarm push: want none", got-quiet.activity)
 	}
@@ -179,11 +172,7 @@ func TestGatewayPrimedAlarmCountReadsTheAlarmLists(t *testing.T) {
 	primes := h.sim.Requests("POST /v1/modules/alarms/quantity")
 	h.sim.EmitMemoryUpdated(devid) // event 22: a prime of the module, with its alarm quantity
 	h.waitUntil("the prime's alarm quantity read", func() bool { return h.sim.Requests("POST /v1/modules/alarms/quantity") > primes })
-	h.waitUntil("the alarm lists read", func() bool {
-		c := h.listCounts()
-		return c.active > quiet.active && c.history > quiet.history
-	})
-	h.waitFor("alarm 57 active", func(st *Status) bool { return hasActive(st, devid, 57) })
+	h.waitAlarmListsRead(quiet, devid, 57)
 
 	// A prime whose counts did not move reads nothing.
 	settled := h.listCounts()
@@ -227,6 +216,18 @@ func TestGatewayAlarmBetweenReadsIsCountedOnceAtTheSafetyRead(t *testing.T) {
 			t.Fatalf("after safety read %d: alarm 57 counted %d times, want 1", read, got)
 		}
 	}
+}
+
+// waitAlarmListsRead waits until the active alarm list and the alarm
+// history were read since quiet, and the read shows alarm code active on
+// devid.
+func (h *harness) waitAlarmListsRead(quiet listCounts, devid string, code int) {
+	h.t.Helper()
+	h.waitUntil("the alarm lists read", func() bool {
+		c := h.listCounts()
+		return c.active > quiet.active && c.history > quiet.history
+	})
+	h.waitFor(fmt.Sprintf("alarm %d active", code), func(st *Status) bool { return hasActive(st, devid, code) })
 }
 
 // alarmCount is a module's alarm count; -1 when not known.
