@@ -129,16 +129,22 @@ func TestGatewayListedAlarmCountReadsTheAlarmLists(t *testing.T) {
 	}
 }
 
-// The alarm-quantity push reads the active alarm list and the alarm history
-// at once, though no module list shows the count (they fail).
-func TestGatewayAlarmQuantityPushReadsTheAlarmLists(t *testing.T) {
-	clock := &simClock{}
-	h := startHarness(t, listTestConfig(clock))
-	devid := h.sim.Devids()[0]
+// startWithoutModuleLists starts a gateway whose module lists then fail (so
+// no listing shows an alarm count), once its start's list reads are done;
+// it returns the first module and the list reads so far.
+func startWithoutModuleLists(t *testing.T) (*harness, string, listCounts) {
+	t.Helper()
+	h := startHarness(t, listTestConfig(&simClock{}))
 	h.quietLists()
 	h.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: cloudapi.EndpointModules, Status: 503})
 	h.waitPolls(3)
-	quiet := h.listCounts()
+	return h, h.sim.Devids()[0], h.listCounts()
+}
+
+// The alarm-quantity push reads the active alarm list and the alarm history
+// at once, though no module list shows the count (they fail).
+func TestGatewayAlarmQuantityPushReadsTheAlarmLists(t *testing.T) {
+	h, devid, quiet := startWithoutModuleLists(t)
 	h.waitPolls(3)
 	if got := h.listCounts(); got != quiet {
 		t.Fatalf("failed polls inside the safety interval read lists: %+v, then %+v", quiet, got)
@@ -155,13 +161,7 @@ func TestGatewayAlarmQuantityPushReadsTheAlarmLists(t *testing.T) {
 // that said so was lost, and no module list shows it: they fail) reads the
 // active alarm list and the alarm history at once, as the push would have.
 func TestGatewayPrimedAlarmCountReadsTheAlarmLists(t *testing.T) {
-	clock := &simClock{}
-	h := startHarness(t, listTestConfig(clock))
-	devid := h.sim.Devids()[0]
-	h.quietLists()
-	h.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultHTTPStatus, Path: cloudapi.EndpointModules, Status: 503})
-	h.waitPolls(3)
-	quiet := h.listCounts()
+	h, devid, quiet := startWithoutModuleLists(t)
 
 	h.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMutePushes, Devid: devid, Count: 1})
 	h.mustRaise(devid, 57) // its quantity push is the one muted
