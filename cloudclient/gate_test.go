@@ -960,6 +960,26 @@ func (tc *throttleCloud) answer(status int, header map[string]string) {
 	tc.status, tc.header = status, header
 }
 
+// clockedThrottleClient is a client of a throttling fake cloud on a fake
+// clock at gateT0, without jitter, logged in; tune adjusts its config.
+func clockedThrottleClient(t *testing.T, tune func(*cloudclient.Config)) (*throttleCloud, *fakeClock, *cloudclient.Client, context.Context) {
+	t.Helper()
+	fc := newThrottleCloud(t)
+	clk := newFakeClock(gateT0)
+	c, _ := newClient(t, fc.fakeCloud, func(cfg *cloudclient.Config) {
+		cfg.Now = clk.Now
+		if tune != nil {
+			tune(cfg)
+		}
+	})
+	c.SetJitter(func(int64) int64 { return 0 })
+	ctx := ctxT(t)
+	if _, err := c.Login(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return fc, clk, c, ctx
+}
+
 // TestThrottlePauseHoldsEveryRequest: a throttling answer of any endpoint
 // pauses every request of the account to the API host.
 func TestThrottlePauseHoldsEveryRequest(t *testing.T) {
@@ -978,17 +998,9 @@ func TestThrottlePauseHoldsEveryRequest(t *testing.T) {
 	}
 
 	t.Run("not held: every request fails at once, unsent", func(t *testing.T) {
-		fc := newThrottleCloud(t)
-		clk := newFakeClock(gateT0)
-		c, _ := newClient(t, fc.fakeCloud, func(cfg *cloudclient.Config) {
-			cfg.Now = clk.Now
+		fc, clk, c, ctx := clockedThrottleClient(t, func(cfg *cloudclient.Config) {
 			cfg.LoginRetryBase = 100 * time.Millisecond
 		})
-		c.SetJitter(func(int64) int64 { return 0 })
-		ctx := ctxT(t)
-		if _, err := c.Login(ctx); err != nil {
-			t.Fatal(err)
-		}
 		clk.Advance(time.Minute) // the token is older than a login asked for now
 		fc.answer(429, map[string]string{"Retry-After": "1"})
 		_, err := c.Modules(ctx, 1)
@@ -1122,14 +1134,7 @@ func TestThrottlePauseHoldsEveryRequest(t *testing.T) {
 	})
 
 	t.Run("HTTP-date Retry-After", func(t *testing.T) {
-		fc := newThrottleCloud(t)
-		clk := newFakeClock(gateT0)
-		c, _ := newClient(t, fc.fakeCloud, func(cfg *cloudclient.Config) { cfg.Now = clk.Now })
-		c.SetJitter(func(int64) int64 { return 0 })
-		ctx := ctxT(t)
-		if _, err := c.Login(ctx); err != nil {
-			t.Fatal(err)
-		}
+		fc, clk, c, ctx := clockedThrottleClient(t, nil)
 		until := gateT0.Add(30 * time.Second)
 		fc.answer(429, map[string]string{"Retry-After": until.Format(http.TimeFormat)})
 		_, _ = c.Modules(ctx, 1)
@@ -1147,14 +1152,7 @@ func TestThrottlePauseHoldsEveryRequest(t *testing.T) {
 	})
 
 	t.Run("503 pauses with Retry-After only", func(t *testing.T) {
-		fc := newThrottleCloud(t)
-		clk := newFakeClock(gateT0)
-		c, _ := newClient(t, fc.fakeCloud, func(cfg *cloudclient.Config) { cfg.Now = clk.Now })
-		c.SetJitter(func(int64) int64 { return 0 })
-		ctx := ctxT(t)
-		if _, err := c.Login(ctx); err != nil {
-			t.Fatal(err)
-		}
+		fc, clk, c, ctx := clockedThrottleClient(t, nil)
 		for _, tc := range []struct {
 			status int
 			header map[string]string
@@ -1190,18 +1188,10 @@ func TestThrottlePauseHoldsEveryRequest(t *testing.T) {
 	})
 
 	t.Run("429 without Retry-After doubles until an answer that is no throttling", func(t *testing.T) {
-		fc := newThrottleCloud(t)
-		clk := newFakeClock(gateT0)
-		c, _ := newClient(t, fc.fakeCloud, func(cfg *cloudclient.Config) {
-			cfg.Now = clk.Now
+		fc, clk, c, ctx := clockedThrottleClient(t, func(cfg *cloudclient.Config) {
 			cfg.ThrottleBase = 10 * time.Second
 			cfg.ThrottleCap = time.Minute
 		})
-		c.SetJitter(func(int64) int64 { return 0 })
-		ctx := ctxT(t)
-		if _, err := c.Login(ctx); err != nil {
-			t.Fatal(err)
-		}
 		fc.answer(429, nil)
 		for i, want := range []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, time.Minute, time.Minute} {
 			now := clk.Now()
