@@ -17,7 +17,9 @@ require (
 	github.com/rs/zerolog v1.28.0
 	github.com/tdewolff/parse/v2 v2.8.20
 	github.com/zishang520/socket.io/clients/socket/v3 v3.0.0
+	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.0
 	github.com/zishang520/socket.io/parsers/socket/v3 v3.0.0
+	github.com/zishang520/socket.io/servers/engine/v3 v3.0.0
 	github.com/zishang520/socket.io/servers/socket/v3 v3.0.0
 	github.com/zishang520/socket.io/v3 v3.0.0
 	go.yaml.in/yaml/v3 v3.0.6
@@ -53,8 +55,6 @@ require (
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
 	github.com/zishang520/socket.io/clients/engine/v3 v3.0.0 // indirect
-	github.com/zishang520/socket.io/parsers/engine/v3 v3.0.0 // indirect
-	github.com/zishang520/socket.io/servers/engine/v3 v3.0.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/oauth2 v0.37.0 // indirect

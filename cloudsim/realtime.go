@@ -222,6 +222,7 @@ func (c *Cloud) releaseSessions() {
 			timers = append(timers, libglue.TimerAt(client, clientConnectTimer))
 		}
 		libglue.DropQueueFinalizer(conn.Transport(), "writeQueue")
+		guard := guardPings(conn, c.pingBound())
 		_ = conn.On("upgrading", func(args ...any) {
 			if len(args) > 0 {
 				libglue.DropQueueFinalizer(args[0], "writeQueue")
@@ -240,6 +241,7 @@ func (c *Cloud) releaseSessions() {
 				// Loaded now: the ping timers are replaced as the session
 				// runs, and the latest ones are the ones just cleared.
 				timers = append(timers, libglue.TimerAt(conn, enginePingInterval), libglue.TimerAt(conn, enginePingTimeout))
+				timers = append(timers, guard.clearedTimers()...)
 				if hold := c.holdTimers.Load(); hold != nil {
 					(*hold)(timers)
 					return
@@ -264,6 +266,13 @@ func (c *Cloud) releaseSessions() {
 func elemOf[K comparable, V any](_ *types.Map[K, V], v any) (V, bool) {
 	e, ok := v.(V)
 	return e, ok
+}
+
+// pingBound is the Engine.IO server's ping interval and ping timeout
+// together: the longest a session waits for a pong.
+func (c *Cloud) pingBound() time.Duration {
+	o := c.io.Engine().Opts()
+	return o.PingInterval() + o.PingTimeout()
 }
 
 // addSessionLocked records a namespace socket as a session.

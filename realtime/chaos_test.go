@@ -51,6 +51,7 @@ func init() {
 	zerolog.SetGlobalLevel(zerolog.Disabled)
 	toxics.Register("partition", new(partitionToxic))
 	toxics.Register("slot", new(slotToxic))
+	toxics.Register("meter", new(meterToxic))
 }
 
 // newChaosProxy starts a proxy on a loopback port in front of upstreamURL
@@ -76,6 +77,7 @@ func newChaosProxy(t testing.TB, upstreamURL string) *chaosProxy {
 		for n := range chaosSlots {
 			install("slot"+strconv.Itoa(n)+"_"+dir, "slot", map[string]any{"link": link.name, "dir": dir, "slot": n})
 		}
+		install("meter_"+dir, "meter", map[string]any{"link": link.name, "dir": dir})
 	}
 	if err := p.Start(); err != nil {
 		t.Fatalf("starting the chaos proxy: %v", err)
@@ -173,6 +175,9 @@ type chaosLink struct {
 	held    map[*toxics.ToxicStub]*heldBytes
 	slots   map[slotKey]*faultSlot
 	resets  int // reset_peer toxics switched on
+	// transit is the longest a byte took through the proxy in each
+	// direction since resetTransit (meterToxic).
+	transit map[string]time.Duration
 }
 
 type slotKey struct {
@@ -195,6 +200,7 @@ func newChaosLink(p *toxiproxy.Proxy) *chaosLink {
 	l := &chaosLink{
 		name: "link" + strconv.FormatInt(chaosLinkSeq.Add(1), 10), proxy: p, rto: partitionRTO,
 		changed: make(chan struct{}), held: map[*toxics.ToxicStub]*heldBytes{}, slots: map[slotKey]*faultSlot{},
+		transit: map[string]time.Duration{},
 	}
 	for _, dir := range []string{"upstream", "downstream"} {
 		for n := range chaosSlots {
@@ -521,4 +527,69 @@ func (t *partitionToxic) Pipe(stub *toxics.ToxicStub) {
 			l.mu.Unlock()
 		}
 	}
+}
+
+// meterToxic is the last stage of each direction: it passes every chunk on
+// and notes, in its link, how long the chunk's bytes spent in the proxy
+// since Toxiproxy read them, apart for the Socket.IO WebSocket (whose
+// Engine.IO pings and pongs a slow link delays) and for the other
+// connections. A toxic that slows the link (a slicer on a busy machine, a
+// trickle) shows there as a transit time.
+type meterToxic struct {
+	Link string `json:"link"`
+	Dir  string `json:"dir"`
+}
+
+// Transit kinds: a connection is the WebSocket once its first bytes say so
+// (the upgrade request up, the 101 answer down).
+const (
+	transitWebSocket = "websocket"
+	transitOther     = "other"
+)
+
+func (t *meterToxic) Pipe(stub *toxics.ToxicStub) {
+	l := linkNamed(t.Link)
+	kind := ""
+	for {
+		select {
+		case <-stub.Interrupt:
+			return
+		case c := <-stub.Input:
+			if c == nil {
+				stub.Close()
+				return
+			}
+			if kind == "" {
+				kind = transitOther
+				if bytes.Contains(c.Data, []byte("transport=websocket")) || bytes.HasPrefix(c.Data, []byte("HTTP/1.1 101 ")) {
+					kind = transitWebSocket
+				}
+			}
+			if l != nil {
+				l.noteTransit(t.Dir+"/"+kind, time.Since(c.Timestamp))
+			}
+			stub.Output <- c
+		}
+	}
+}
+
+func (l *chaosLink) noteTransit(key string, d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.transit[key] = max(l.transit[key], d)
+}
+
+// resetTransit forgets the transit times noted so far.
+func (l *chaosLink) resetTransit() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	clear(l.transit)
+}
+
+// longestTransit is the longest a byte of a connection of the kind took
+// through the proxy in dir since resetTransit.
+func (l *chaosLink) longestTransit(dir, kind string) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.transit[dir+"/"+kind]
 }

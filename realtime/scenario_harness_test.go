@@ -554,6 +554,21 @@ func (s *scenario) simSession(sid string) (cloudsim.Session, bool) {
 	return cloudsim.Session{}, false
 }
 
+// simSessionEnds lists the simulator's ended sessions with the reason each
+// gave, oldest first: what a test that saw a session lost tells about why.
+func (s *scenario) simSessionEnds() string {
+	var ends []string
+	for _, ss := range s.sim.Sessions() {
+		if !ss.Connected {
+			ends = append(ends, fmt.Sprintf("%s %q", ss.SID, ss.Reason))
+		}
+	}
+	if len(ends) == 0 {
+		return "none"
+	}
+	return strings.Join(ends, ", ")
+}
+
 // waitBound waits until the gateway's current session is bound at the
 // simulator to every module, and returns its namespace SID.
 func (s *scenario) waitBound() string {

@@ -298,7 +298,7 @@ func TestTCPFaultSuite(t *testing.T) {
 		if *tcpFaultOnly != "" && !strings.Contains(c.name, *tcpFaultOnly) {
 			continue
 		}
-		f := newFaultRun(s, i, c)
+		f := newFaultRun(s, chaos, i, c)
 		row := f.run()
 		rows = append(rows, row)
 		t.Logf("%s\n%s", c.name, row.detail())
@@ -340,6 +340,7 @@ func checkNoGrowth(t *testing.T, samples []soakSample, s *scenario, chaos *chaos
 // faultRun is one fault of the suite.
 type faultRun struct {
 	s      *scenario
+	chaos  *chaosProxy
 	sim    *cloudsim.Cloud
 	t      *testing.T
 	c      tcpCase
@@ -368,8 +369,8 @@ type baseline struct {
 	recoveries                                        map[string]float64
 }
 
-func newFaultRun(s *scenario, idx int, c tcpCase) *faultRun {
-	return &faultRun{s: s, sim: s.sim, t: s.t, c: c, idx: idx, devids: s.sim.Devids()}
+func newFaultRun(s *scenario, chaos *chaosProxy, idx int, c tcpCase) *faultRun {
+	return &faultRun{s: s, chaos: chaos, sim: s.sim, t: s.t, c: c, idx: idx, devids: s.sim.Devids()}
 }
 
 func (f *faultRun) snapshot() baseline {
@@ -393,6 +394,7 @@ func (f *faultRun) snapshot() baseline {
 
 // on switches the fault on (switchOn returns what switches it off).
 func (f *faultRun) on(switchOn func() (switchOff func())) {
+	f.chaos.link.resetTransit()
 	f.onAt = time.Now()
 	f.undo = switchOn()
 }
@@ -584,7 +586,7 @@ func (f *faultRun) check(row faultRow, after baseline) {
 	}
 	if f.c.expect.alive {
 		if drops := f.tl.drops(f.onAt); drops > f.reconnects {
-			t.Errorf("%s: a slow link was treated as dead: the session was lost %d times, %d of them closed by the cloud on purpose\n%s", f.c.name, drops, f.reconnects, row.signals)
+			t.Errorf("%s: a slow link was treated as dead: the session was lost %d times, %d of them closed by the cloud on purpose; the cloud's sessions ended: %s; the WebSocket's bytes took at most %v down and %v up through the proxy\n%s", f.c.name, drops, f.reconnects, f.s.simSessionEnds(), f.chaos.link.longestTransit("downstream", transitWebSocket), f.chaos.link.longestTransit("upstream", transitWebSocket), row.signals)
 		}
 		if f.tl.moduleWentOffline() {
 			t.Errorf("%s: a module was shown offline on a slow link\n%s", f.c.name, row.signals)
