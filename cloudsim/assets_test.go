@@ -14,6 +14,7 @@ import (
 	"github.com/tdewolff/parse/v2"
 	"github.com/tdewolff/parse/v2/js"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/cloudsim/webapp"
 )
 
@@ -448,7 +449,7 @@ func TestAssetsUnreachableLeavesRESTAndRealtime(t *testing.T) {
 		t.Errorf("prime = %d", r.status)
 	}
 	c.SetParam(d, "P4.v1", 61.5)
-	if ev := ws.next(EventParametersChange); ev.payload[d] == nil {
+	if ev := ws.next(cloudapi.WireParamsChange); ev.payload[d] == nil {
 		t.Errorf("live delta = %s", mustJSON(ev.payload))
 	}
 	c.ClearAll()

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
 // The demo world of `simulate` and `serve --simulate` (seed 1, three modules
@@ -258,7 +260,7 @@ func TestHideAndShowObject(t *testing.T) {
 	c.SetParam(cd, "P4.v1", 1.5) // must reach nobody
 	c.EmitAlarmsQuantity(cd, 4)
 	c.SetParam(hd, "P4.v1", 2.5)
-	if ev := a.next(EventParametersChange); ev.payload[hd] == nil {
+	if ev := a.next(cloudapi.WireParamsChange); ev.payload[hd] == nil {
 		t.Fatalf("home session got %s", mustJSON(ev.payload))
 	}
 
@@ -384,7 +386,7 @@ func TestModulesConnectBindsOneObject(t *testing.T) {
 		}
 		names = append(names, ev.name)
 	}
-	if want := []string{EventParametersChange, EventAlarmsQuantity, "22", EventConnectionStatus}; !reflect.DeepEqual(names, want) {
+	if want := []string{cloudapi.WireParamsChange, cloudapi.WireAlarmsQuantity, "22", cloudapi.WireConnectionStatus}; !reflect.DeepEqual(names, want) {
 		t.Fatalf("cottage session's events = %v, want %v", names, want)
 	}
 	c.SetParam(cd, "P4.v1", 2.0)
@@ -427,7 +429,7 @@ func TestObjectFaults(t *testing.T) {
 	}
 	c.SetParam(cd, "P4.v1", 1.0)
 	c.SetParam(hd, "P4.v1", 2.0)
-	if ev := a.next(EventParametersChange); ev.payload[hd] == nil {
+	if ev := a.next(cloudapi.WireParamsChange); ev.payload[hd] == nil {
 		t.Fatalf("home push under a cottage mute = %s", mustJSON(ev.payload))
 	}
 	c.ClearAll()
@@ -449,7 +451,7 @@ func TestObjectFaults(t *testing.T) {
 		t.Fatal("cottage session closed")
 	}
 	c.SetParam(cd, "P4.v1", 4.0)
-	if ev := b.next(EventParametersChange); ev.payload[cd] == nil {
+	if ev := b.next(cloudapi.WireParamsChange); ev.payload[cd] == nil {
 		t.Fatalf("cottage session after home's close = %s", mustJSON(ev.payload))
 	}
 

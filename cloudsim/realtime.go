@@ -15,19 +15,13 @@ import (
 	"github.com/zishang520/socket.io/v3/pkg/types"
 	"github.com/zishang520/socket.io/v3/pkg/utils"
 
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 	"github.com/bragerone/bragerone_exporter/internal/libglue"
 )
 
-// Realtime event names, as the cloud sends them.
 const (
-	EventParametersChange = "app:modules:parameters:change"
-	EventConnectionStatus = "app:module:connection:status:changed"
-	EventAlarmsQuantity   = "app:modules:alarms:quantity:change"
-	// EventMemoryUpdated is SIGMA_NETWORK_EVENT_MODULE_MEMORY_UPDATED: the
-	// event name on the wire is the JSON number 22, not a string.
-	EventMemoryUpdated = 22
-	namespace          = "/ws"
-	maxClosedSessions  = 64
+	namespace         = "/ws" // the Socket.IO namespace the cloud serves
+	maxClosedSessions = 64    // ended sessions kept for Sessions
 )
 
 // session is one /ws namespace connection.
@@ -532,7 +526,7 @@ func (c *Cloud) emit(devid string, name any, payload any) int {
 // pushParams sends a delta (docs/spec.md W-2.1a) as
 // app:modules:parameters:change (docs/spec.md W-3.3a).
 func (c *Cloud) pushParams(devid string, delta map[string]any) {
-	c.emit(devid, EventParametersChange, delta)
+	c.emit(devid, cloudapi.WireParamsChange, delta)
 }
 
 // SetModuleOnline sets connectedAt (now, or 0) and sends
@@ -569,7 +563,7 @@ func (c *Cloud) changeConnection(devid, caller string, change func(m *module)) {
 	change(m)
 	payload := map[string]any{devid: map[string]any{"connectedAt": m.connectedAt, "gateway": m.gw}}
 	c.mu.Unlock()
-	c.emit(devid, EventConnectionStatus, payload)
+	c.emit(devid, cloudapi.WireConnectionStatus, payload)
 }
 
 // ModuleOnline reports whether a module is online (connectedAt != 0).
@@ -583,14 +577,14 @@ func (c *Cloud) ModuleOnline(devid string) bool {
 // EmitMemoryUpdated sends the numeric event 22 {"devid":...} to the sessions
 // bound to the module.
 func (c *Cloud) EmitMemoryUpdated(devid string) {
-	c.emit(devid, EventMemoryUpdated, map[string]any{"devid": devid})
+	c.emit(devid, cloudapi.WireMemoryUpdated, map[string]any{"devid": devid})
 }
 
 // EmitAlarmsQuantity pushes {"alarmsQuantity":{devid:n}} to the sessions
 // bound to the module. It changes no alarm row: a later REST answer reports
 // the module's rows as they are.
 func (c *Cloud) EmitAlarmsQuantity(devid string, n int) {
-	c.emit(devid, EventAlarmsQuantity, map[string]any{"alarmsQuantity": map[string]any{devid: n}})
+	c.emit(devid, cloudapi.WireAlarmsQuantity, map[string]any{"alarmsQuantity": map[string]any{devid: n}})
 }
 
 // fireTransportFaults applies the one-shot close_transport, abort_transport,

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudapi"
 )
 
 func TestHandshakeNeedsValidBearerToken(t *testing.T) {
@@ -40,7 +42,7 @@ func TestPushesGoOnlyToBoundSessions(t *testing.T) {
 	}
 
 	c.SetParam(d[0], "P4.v1", 55.5)
-	ev := a.next(EventParametersChange)
+	ev := a.next(cloudapi.WireParamsChange)
 	v1 := ev.payload[d[0]].(map[string]any)["P4"].(map[string]any)["v1"].(map[string]any)
 	if v1["value"] != 55.5 || v1["updatedAt"] == nil || len(ev.payload) != 1 {
 		t.Fatalf("delta = %s", mustJSON(ev.payload))
@@ -54,7 +56,7 @@ func TestPushesGoOnlyToBoundSessions(t *testing.T) {
 	// before this marker.
 	bind(t, c, tok, "sid", b.SID(), []string{d[1]})
 	c.SetParam(d[1], "P5.v2", 7)
-	ev = b.next(EventParametersChange)
+	ev = b.next(cloudapi.WireParamsChange)
 	if _, leaked := ev.payload[d[0]]; leaked || ev.payload[d[1]] == nil {
 		t.Fatalf("unbound session got %s", mustJSON(ev.payload))
 	}
@@ -67,12 +69,12 @@ func TestPushesGoOnlyToBoundSessions(t *testing.T) {
 	if r.status != 200 {
 		t.Fatalf("command = %d", r.status)
 	}
-	ev = a.next(EventParametersChange)
+	ev = a.next(cloudapi.WireParamsChange)
 	if got := ev.payload[d[0]].(map[string]any)["P6"].(map[string]any)["v3"].(map[string]any)["value"]; got != float64(4) {
 		t.Fatalf("command delta = %s", mustJSON(ev.payload))
 	}
 	c.Drift()
-	ev = a.next(EventParametersChange)
+	ev = a.next(cloudapi.WireParamsChange)
 	for pool, entries := range ev.payload[d[0]].(map[string]any) {
 		for k, body := range entries.(map[string]any) {
 			if k[0] != 'v' || body.(map[string]any)["value"] == nil {
@@ -105,7 +107,7 @@ func TestStaleSIDBindsNothing(t *testing.T) {
 	c.SetParam(d, "P4.v1", 1.5) // ...and nothing reaches the new session
 	bind(t, c, tok, "wsid", cur.SID(), []string{d})
 	c.SetParam(d, "P4.v1", 2.5)
-	ev := cur.next(EventParametersChange)
+	ev := cur.next(cloudapi.WireParamsChange)
 	if got := ev.payload[d].(map[string]any)["P4"].(map[string]any)["v1"].(map[string]any)["value"]; got != 2.5 {
 		t.Fatalf("first delta after a stale bind = %v, want only the one after the real bind (2.5)", got)
 	}
@@ -135,7 +137,7 @@ func TestMemoryUpdatedIsNumericEvent22(t *testing.T) {
 	if ev := a.next("22"); !ev.numeric {
 		t.Fatalf("control event 22 = %+v", ev)
 	}
-	frame, err := eventFrame(EventMemoryUpdated, map[string]any{"devid": d})
+	frame, err := eventFrame(cloudapi.WireMemoryUpdated, map[string]any{"devid": d})
 	if err != nil || frame.String() != `2/ws,[22,{"devid":"`+d+`"}]` {
 		t.Fatalf("frame = %v %v", frame, err)
 	}
@@ -148,7 +150,7 @@ func TestConnectionStatusEvent(t *testing.T) {
 	a := connected(t, c, tok)
 	bind(t, c, tok, "wsid", a.SID(), []string{d})
 	c.SetModuleOnline(d, false)
-	ev := a.next(EventConnectionStatus)
+	ev := a.next(cloudapi.WireConnectionStatus)
 	body := ev.payload[d].(map[string]any)
 	gw, _ := body["gateway"].(map[string]any)
 	if body["connectedAt"] != float64(0) || gw["address"] == nil || gw["version"] == nil {
@@ -157,7 +159,7 @@ func TestConnectionStatusEvent(t *testing.T) {
 	if r := call(t, c, "POST", "/control/modules/"+d+"/online", "", nil); r.status != 200 {
 		t.Fatalf("control online = %d", r.status)
 	}
-	ev = a.next(EventConnectionStatus)
+	ev = a.next(cloudapi.WireConnectionStatus)
 	if at, _ := ev.payload[d].(map[string]any)["connectedAt"].(float64); at < 1e9 {
 		t.Fatalf("online status = %s", mustJSON(ev.payload))
 	}
@@ -208,7 +210,7 @@ func TestMutePushesFault(t *testing.T) {
 	}
 	c.Clear(id)
 	c.SetParam(d, "P4.v1", 11.0)
-	ev := a.next(EventParametersChange)
+	ev := a.next(cloudapi.WireParamsChange)
 	if got := ev.payload[d].(map[string]any)["P4"].(map[string]any)["v1"].(map[string]any)["value"]; got != 11.0 {
 		t.Fatalf("first push after mute = %v, want 11 (muted pushes leaked)", got)
 	}
@@ -220,7 +222,7 @@ func TestMutePushesFault(t *testing.T) {
 	c.Inject(Fault{Kind: FaultMutePushes, Count: 1})
 	c.SetParam(d, "P4.v1", 12.0)
 	c.SetParam(d, "P4.v1", 13.0)
-	ev = a.next(EventParametersChange)
+	ev = a.next(cloudapi.WireParamsChange)
 	if got := ev.payload[d].(map[string]any)["P4"].(map[string]any)["v1"].(map[string]any)["value"]; got != 13.0 {
 		t.Fatalf("after a count-1 mute got %v, want 13", got)
 	}
@@ -229,7 +231,7 @@ func TestMutePushesFault(t *testing.T) {
 	c.Inject(Fault{Kind: FaultMutePushes, Devid: other})
 	c.SetParam(other, "P4.v1", 1.0)
 	c.SetParam(d, "P4.v1", 14.0)
-	ev = a.next(EventParametersChange)
+	ev = a.next(cloudapi.WireParamsChange)
 	if ev.payload[d] == nil {
 		t.Fatalf("mute of %s muted %s too, or leaked: %s", other, d, mustJSON(ev.payload))
 	}
@@ -375,7 +377,7 @@ func TestAlarmsQuantityPush(t *testing.T) {
 	a := connected(t, c, tok)
 	bind(t, c, tok, "wsid", a.SID(), []string{d})
 	c.EmitAlarmsQuantity(d, 3)
-	ev := a.next(EventAlarmsQuantity)
+	ev := a.next(cloudapi.WireAlarmsQuantity)
 	q, _ := ev.payload["alarmsQuantity"].(map[string]any)
 	if ev.numeric || len(ev.payload) != 1 || q[d] != float64(3) {
 		t.Fatalf("alarms quantity event = %+v, want {\"alarmsQuantity\":{%q:3}}", ev, d)

@@ -168,11 +168,11 @@ func TestReplayAnswersByRequestAndClock(t *testing.T) {
 func TestReplaySpeedCompressesTheSchedule(t *testing.T) {
 	recs := twoObjectRecording()[:5]
 	for i := 1; i <= 10; i++ {
-		recs = append(recs, eventRec(time.Duration(i)*time.Second, 101, EventParametersChange, map[string]any{"DEVA": map[string]any{"P4": map[string]any{"v1": map[string]any{"value": i}}}}))
+		recs = append(recs, eventRec(time.Duration(i)*time.Second, 101, cloudapi.WireParamsChange, map[string]any{"DEVA": map[string]any{"P4": map[string]any{"v1": map[string]any{"value": i}}}}))
 	}
 	recs = append(recs, eventRec(5500*time.Millisecond, 202, "22", map[string]any{"devid": "DEVB"}))
 	recs = append(recs, traffic.Record{At: replayT0.Add(12 * time.Second), Kind: traffic.KindTransition, Object: 101, What: "session_down", Detail: map[string]string{"reason": "transport close"}})
-	recs = append(recs, eventRec(12500*time.Millisecond, 101, EventAlarmsQuantity, map[string]any{"alarmsQuantity": map[string]any{"DEVA": 1}}))
+	recs = append(recs, eventRec(12500*time.Millisecond, 101, cloudapi.WireAlarmsQuantity, map[string]any{"alarmsQuantity": map[string]any{"DEVA": 1}}))
 
 	for _, tc := range []struct {
 		speed     float64
@@ -196,7 +196,7 @@ func TestReplaySpeedCompressesTheSchedule(t *testing.T) {
 					t.Errorf("replay clock %vs, want %vs", got, wantClock)
 				}
 				for ; seen < want; seen++ {
-					ev := home.next(EventParametersChange)
+					ev := home.next(cloudapi.WireParamsChange)
 					if got := ev.payload["DEVA"].(map[string]any)["P4"].(map[string]any)["v1"].(map[string]any)["value"]; got != float64(seen+1) {
 						t.Fatalf("event %d carries %v: out of order", seen+1, got)
 					}
@@ -238,7 +238,7 @@ func TestReplaySpeedCompressesTheSchedule(t *testing.T) {
 			again := connected(t, c, tok)
 			bind(t, c, tok, "wsid", again.SID(), []string{"DEVA"})
 			c.pumpReplay()
-			if ev := again.nextAny(); ev.name != EventAlarmsQuantity {
+			if ev := again.nextAny(); ev.name != cloudapi.WireAlarmsQuantity {
 				t.Errorf("Home's next session got %+v, want the alarm quantity recorded after the session_down", ev)
 			}
 			if st, _ := c.ReplayState(); !st.Finished || st.Pending != 0 {
@@ -401,9 +401,9 @@ func TestReplayEventWaitsForTheRequestsBeforeIt(t *testing.T) {
 	recs := append(twoObjectRecording()[:3],
 		traffic.Record{At: replayT0.Add(time.Second), Kind: traffic.KindTransition, Object: 101, What: "session_up"},
 		prime(1200*time.Millisecond, 1),
-		eventRec(1500*time.Millisecond, 101, EventConnectionStatus, offline),
+		eventRec(1500*time.Millisecond, 101, cloudapi.WireConnectionStatus, offline),
 		prime(1550*time.Millisecond, 2),
-		eventRec(1600*time.Millisecond, 101, EventConnectionStatus, offline),
+		eventRec(1600*time.Millisecond, 101, cloudapi.WireConnectionStatus, offline),
 	)
 	for _, asks := range []bool{true, false} {
 		clock := &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}
@@ -440,7 +440,7 @@ func TestReplayEventWaitsForTheRequestsBeforeIt(t *testing.T) {
 			t.Errorf("asks %v: replay state %+v, want both events delivered", asks, st)
 		}
 		for range 2 {
-			if ev := home.nextAny(); ev.name != EventConnectionStatus {
+			if ev := home.nextAny(); ev.name != cloudapi.WireConnectionStatus {
 				t.Errorf("asks %v: event %+v", asks, ev)
 			}
 		}

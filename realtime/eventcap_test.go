@@ -65,7 +65,7 @@ func TestOversizedEventCutBeforeTheStore(t *testing.T) {
 			}
 		}
 	})
-	ev := transport.Event{Kind: cloudapi.EventParamsChange, Name: transport.NameParamsChange, Payload: hostileDelta("D1", hostile, "D2")}
+	ev := transport.Event{Kind: cloudapi.EventParamsChange, Name: cloudapi.WireParamsChange, Payload: hostileDelta("D1", hostile, "D2")}
 	g.handleEvent(context.Background(), ev, true)
 
 	if seen["D1"] != bound || seen["D2"] != 3 {
@@ -89,7 +89,7 @@ func TestDefaultStoreBoundsAnEvent(t *testing.T) {
 	st := store.New()
 	g := idleGateway(t, st, []string{"D1", "D2"}, nil)
 	over := store.DefaultMaxKeysPerModule + 500
-	ev := transport.Event{Kind: cloudapi.EventParamsChange, Name: transport.NameParamsChange, Payload: hostileDelta("D1", over, "D2")}
+	ev := transport.Event{Kind: cloudapi.EventParamsChange, Name: cloudapi.WireParamsChange, Payload: hostileDelta("D1", over, "D2")}
 	g.handleEvent(context.Background(), ev, true)
 	if got := st.Stats()["D1"]; got.Params != store.DefaultMaxKeysPerModule || got.Refused != 500 {
 		t.Fatalf("D1 after a %d-key event: %+v, want %d params and 500 refused", over, got, store.DefaultMaxKeysPerModule)

@@ -16,9 +16,9 @@ import (
 // name reads the same whether it arrives as a string or a number.
 func FuzzNormalize(f *testing.F) {
 	for _, s := range [][2]string{
-		{NameParamsChange, `{"D1":{"P4":{"v1":1}}}`}, {NameParamsChange, `[1]`}, {"x:parameters:change", `{}`},
-		{NameSnapshot, `{"D1":{}}`}, {NameSnapshot, `"no"`}, {NameConnectionStatus, `{"D1":{"connectedAt":1}}`},
-		{NameMemoryUpdated, `{"devid":"D1"}`}, {" 22 ", `{}`}, {NameAlarmsQuantity, `{"alarmsQuantity":{"D1":2}}`},
+		{cloudapi.WireParamsChange, `{"D1":{"P4":{"v1":1}}}`}, {cloudapi.WireParamsChange, `[1]`}, {"x:parameters:change", `{}`},
+		{cloudapi.WireSnapshot, `{"D1":{}}`}, {cloudapi.WireSnapshot, `"no"`}, {cloudapi.WireConnectionStatus, `{"D1":{"connectedAt":1}}`},
+		{memoryUpdated, `{"devid":"D1"}`}, {" 22 ", `{}`}, {cloudapi.WireAlarmsQuantity, `{"alarmsQuantity":{"D1":2}}`},
 		{"61", `{}`}, {"60", ``}, {"63", `null`}, {"", ``}, {"unknown", `{`},
 	} {
 		f.Add(s[0], []byte(s[1]), 22.0)
@@ -37,7 +37,7 @@ func FuzzNormalize(f *testing.F) {
 				t.Fatalf("Normalize(%q, %q) = %v for a payload that is not an object", name, payload, kind)
 			}
 		case cloudapi.EventMemoryUpdated:
-			if norm != NameMemoryUpdated {
+			if norm != memoryUpdated {
 				t.Fatalf("memory-updated event named %q", norm)
 			}
 		case cloudapi.EventOther, cloudapi.EventConnectionStatus, cloudapi.EventAlarmsQuantity:
@@ -57,7 +57,7 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("WireName of the string %q = %q", wire, s)
 		}
 		k1, n1 := Normalize(wire, json.RawMessage(payload))
-		if number == 22 && (k1 != cloudapi.EventMemoryUpdated || n1 != NameMemoryUpdated) {
+		if number == 22 && (k1 != cloudapi.EventMemoryUpdated || n1 != memoryUpdated) {
 			t.Fatalf("the number 22 normalised to %v %q", k1, n1)
 		}
 		if _, ok := WireName(struct{}{}); ok {

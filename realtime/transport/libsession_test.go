@@ -77,9 +77,9 @@ func TestConnectHeadersSIDsAndEvents(t *testing.T) {
 	}{
 		{cloudapi.EventParamsChange, "app:modules:parameters:change", "app:modules:parameters:change", `{"M1":{"P4":{"v1":{"value":21.5}}}}`, 1},
 		{cloudapi.EventMemoryUpdated, "22", "22", `{"devid":"M1"}`, 1},
-		{cloudapi.EventConnectionStatus, NameConnectionStatus, NameConnectionStatus, `{"M1":{"connectedAt":1700000100}}`, 1},
-		{cloudapi.EventOther, NameTaskCreated, "61", `{"task":1}`, 1},
-		{cloudapi.EventAlarmsQuantity, NameAlarmsQuantity, NameAlarmsQuantity, `{"alarmsQuantity":{"M1":2}}`, 1},
+		{cloudapi.EventConnectionStatus, cloudapi.WireConnectionStatus, cloudapi.WireConnectionStatus, `{"M1":{"connectedAt":1700000100}}`, 1},
+		{cloudapi.EventOther, cloudapi.WireTaskCreated, "61", `{"task":1}`, 1},
+		{cloudapi.EventAlarmsQuantity, cloudapi.WireAlarmsQuantity, cloudapi.WireAlarmsQuantity, `{"alarmsQuantity":{"M1":2}}`, 1},
 		{cloudapi.EventSnapshot, "snapshot", "snapshot", `{"M1":{}}`, 1},
 		{cloudapi.EventOther, "something:else", "something:else", `"x"`, 2},
 	}

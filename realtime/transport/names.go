@@ -10,23 +10,14 @@ import (
 	"github.com/bragerone/bragerone_exporter/wire"
 )
 
-// Event names the cloud pushes on the namespace.
-const (
-	NameParamsChange     = "app:modules:parameters:change"
-	NameSnapshot         = "snapshot"
-	NameConnectionStatus = "app:module:connection:status:changed"
-	NameMemoryUpdated    = "22" // SIGMA_NETWORK_EVENT_MODULE_MEMORY_UPDATED, channel 0x16
-	NameAlarmsQuantity   = "app:modules:alarms:quantity:change"
-	NameTaskCreated      = "app:module:task:created"        // numeric alias 61
-	NameTaskStatus       = "app:module:task:status:changed" // numeric alias 60
-	NameTaskCompleted    = "app:module:task:completed"      // numeric alias 63
-)
+// memoryUpdated is the memory-updated event's name as WireName reports it.
+var memoryUpdated = strconv.Itoa(cloudapi.WireMemoryUpdated)
 
 // taskAliases maps the numeric task event names to their string names.
 var taskAliases = map[string]string{
-	"61": NameTaskCreated,
-	"60": NameTaskStatus,
-	"63": NameTaskCompleted,
+	"61": cloudapi.WireTaskCreated,
+	"60": cloudapi.WireTaskStatus,
+	"63": cloudapi.WireTaskCompleted,
 }
 
 // WireName turns an event name as the Socket.IO library reports it into a
@@ -65,19 +56,19 @@ func WireName(name any) (string, bool) {
 func Normalize(wireName string, payload json.RawMessage) (cloudapi.EventKind, string) {
 	name := strings.TrimSpace(wireName)
 	switch {
-	case name == NameMemoryUpdated:
-		return cloudapi.EventMemoryUpdated, NameMemoryUpdated
+	case name == memoryUpdated:
+		return cloudapi.EventMemoryUpdated, memoryUpdated
 	case strings.HasSuffix(name, "parameters:change"):
 		if wire.FirstByte(payload) == '{' {
 			return cloudapi.EventParamsChange, name
 		}
 		return cloudapi.EventOther, name
-	case name == NameSnapshot:
+	case name == cloudapi.WireSnapshot:
 		if wire.FirstByte(payload) == '{' {
 			return cloudapi.EventSnapshot, name
 		}
 		return cloudapi.EventOther, name
-	case name == NameConnectionStatus:
+	case name == cloudapi.WireConnectionStatus:
 		return cloudapi.EventConnectionStatus, name
 	case strings.HasSuffix(name, "alarms:quantity:change"):
 		return cloudapi.EventAlarmsQuantity, name

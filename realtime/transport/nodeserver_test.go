@@ -173,7 +173,7 @@ func TestNodeServerInterop(t *testing.T) {
 	if err != nil || len(st) != 1 || st[0].ConnectedAt == nil || *st[0].ConnectedAt != 1700000100 || st[0].Gateway == nil || st[0].Gateway.Interface != "wifi" {
 		t.Errorf("connection status = %+v, %v", st, err)
 	}
-	if got[3].Kind != cloudapi.EventOther || got[3].Name != NameTaskCreated || got[3].WireName != "61" {
+	if got[3].Kind != cloudapi.EventOther || got[3].Name != cloudapi.WireTaskCreated || got[3].WireName != "61" {
 		t.Errorf("task alias = %v %q %q", got[3].Kind, got[3].Name, got[3].WireName)
 	}
 
