@@ -133,7 +133,7 @@ func newDescs() descs {
 
 		objectInfo:              d("object_info", "A watched object (installation) of the account and its name; always 1.", objectLabel, "name"),
 		objectListFailureStreak: d("object_list_failure_streak", "Unusable listings of the account's objects in a row."),
-		objectDeparted:          d("object_departed_timestamp_seconds", "When a watched object stopped being watched (left the account's listing), seconds since the epoch; present until it returns, the departure is forgotten or the exporter restarts.", objectLabel, "name"),
+		objectDeparted:          d("object_departed_timestamp_seconds", "When a watched object stopped being watched, seconds since the epoch; reason: unlisted (the account no longer lists it) or modules_missing (listed, but none of the requested modules is in its module list); present until it is watched again, the departure is forgotten or the exporter restarts.", objectLabel, "name", "reason"),
 		moduleDeparted:          d("module_departed_timestamp_seconds", "When a module left its still watched object and stopped being exported, seconds since the epoch; present until it returns, the departure is forgotten or the exporter restarts.", "devid", objectLabel, "name"),
 
 		sessionUp:               d("session_up", "The object's exporter to cloud Socket.IO session: 1 up, 0 down.", objectLabel),
@@ -354,7 +354,7 @@ func (c *Collector) collectDepartures(e *emitter, s Snapshot) {
 			continue
 		}
 		seen[o.ID] = true
-		e.emit(c.objectDeparted, prometheus.GaugeValue, unixSeconds(o.Since), strconv.Itoa(o.ID), LabelValue(o.Name))
+		e.emit(c.objectDeparted, prometheus.GaugeValue, unixSeconds(o.Since), strconv.Itoa(o.ID), LabelValue(o.Name), LabelValue(o.Reason))
 	}
 	seenMod := map[string]bool{}
 	for _, m := range s.DepartedModules {

@@ -8,12 +8,14 @@ import (
 )
 
 // DepartedObject is a watched object that is no longer watched: the
-// account's listing stopped naming it (or its gateway stopped for good).
-// Its own series have left /metrics; this record says that it left.
+// account's listing stopped naming it, or the account lists it but the
+// exporter cannot watch it (Reason). Its own series have left /metrics;
+// this record says that it left.
 type DepartedObject struct {
-	ID    int
-	Name  string    // its name when it was last watched
-	Since time.Time // when it was first seen gone
+	ID     int
+	Name   string    // its name when it was last watched
+	Since  time.Time // when it was first seen gone
+	Reason string    // why it is not watched now: DepartureUnlisted or DepartureModulesMissing
 	// Modules are the devids it held when it left; Alarms the alarms active
 	// on them then (the alarms that would otherwise vanish unsaid).
 	Modules []string
@@ -37,6 +39,20 @@ type DepartedAlarm struct {
 	Devid        string
 	Code, Symbol string
 }
+
+// Why a watched object is no longer watched: DepartedObject.Reason, the
+// reason label of bragerone_object_departed_timestamp_seconds.
+const (
+	// DepartureUnlisted: the account no longer lists the object.
+	DepartureUnlisted = "unlisted"
+	// DepartureModulesMissing: the account lists the object, but none of
+	// the modules the exporter was asked to watch (--cloud.modules) is in
+	// its module list, so no gateway watches it.
+	DepartureModulesMissing = "modules_missing"
+)
+
+// DepartureReasons lists every DepartedObject.Reason.
+func DepartureReasons() []string { return []string{DepartureUnlisted, DepartureModulesMissing} }
 
 // DefaultDepartedForgetAfter is how long a departure is remembered when
 // Departures.ForgetAfter is not set: a week, time to notice an
@@ -78,6 +94,9 @@ func NewDepartures(forgetAfter time.Duration) *Departures {
 // s.DepartedObjects and s.DepartedModules: what was there and is gone. An
 // object or module that is back is no longer departed. A module that left
 // with its object is part of the object's departure, not one of its own.
+// A departed object's Reason follows s.Unwatched at every snapshot: an
+// object the account lists again that still cannot be watched stays
+// departed, for that reason.
 func (d *Departures) Observe(s *Snapshot) {
 	if d == nil {
 		return
@@ -104,6 +123,10 @@ func (d *Departures) Observe(s *Snapshot) {
 		delete(d.goneMod, m.Devid)
 	}
 
+	listedUnwatched := make(map[int]bool, len(s.Unwatched))
+	for _, id := range s.Unwatched {
+		listedUnwatched[id] = true
+	}
 	if d.seen {
 		for id, o := range d.objects {
 			if _, still := objects[id]; still {
@@ -146,7 +169,12 @@ func (d *Departures) Observe(s *Snapshot) {
 	}
 
 	s.DepartedObjects = s.DepartedObjects[:0]
-	for _, o := range d.goneObj {
+	for id, o := range d.goneObj {
+		o.Reason = DepartureUnlisted
+		if listedUnwatched[id] {
+			o.Reason = DepartureModulesMissing
+		}
+		d.goneObj[id] = o
 		o.Modules = slices.Clone(o.Modules)
 		o.Alarms = slices.Clone(o.Alarms)
 		s.DepartedObjects = append(s.DepartedObjects, o)

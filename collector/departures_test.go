@@ -33,6 +33,55 @@ func departedSnapshot() Snapshot {
 	return later
 }
 
+// TestDepartureReasonFollowsTheListing: a departed object that the account
+// lists again but that no gateway watches (its requested modules are not in
+// its module list) stays departed, for that reason, since the same moment;
+// unlisted again, it is unlisted; watched again, it is no longer departed.
+func TestDepartureReasonFollowsTheListing(t *testing.T) {
+	d := NewDepartures(0)
+	s := healthySnapshot()
+	s.Unwatched = []int{}
+	d.Observe(&s)
+	left := s
+	left.Now = t0.Add(time.Minute)
+	left.Objects = []ObjectState{*home(&s)}
+	left.Modules = []ModuleState{s.Modules[0]}
+	step := func(at time.Duration, unwatched []int, objects []ObjectState) Snapshot {
+		t.Helper()
+		next := left
+		next.Now = t0.Add(at)
+		next.Unwatched = unwatched
+		if objects != nil {
+			next.Objects, next.Modules = objects, s.Modules
+		}
+		d.Observe(&next)
+		return next
+	}
+	for _, tc := range []struct {
+		at        time.Duration
+		unwatched []int
+		want      string
+	}{
+		{time.Minute, []int{}, DepartureUnlisted},
+		{2 * time.Minute, []int{cottageID}, DepartureModulesMissing},
+		{3 * time.Minute, nil, DepartureUnlisted}, // the source knows no listing
+		{4 * time.Minute, []int{homeID + cottageID}, DepartureUnlisted},
+		{5 * time.Minute, []int{cottageID}, DepartureModulesMissing},
+		{6 * time.Minute, []int{}, DepartureUnlisted},
+	} {
+		got := step(tc.at, tc.unwatched, nil)
+		if len(got.DepartedObjects) != 1 {
+			t.Fatalf("at %v: departed %+v, want Cottage", tc.at, got.DepartedObjects)
+		}
+		if o := got.DepartedObjects[0]; o.ID != cottageID || o.Reason != tc.want || !o.Since.Equal(t0.Add(time.Minute)) {
+			t.Errorf("at %v, unwatched %v: departed %+v, want reason %s since %v", tc.at, tc.unwatched, o, tc.want, t0.Add(time.Minute))
+		}
+	}
+	if back := step(7*time.Minute, []int{}, s.Objects); len(back.DepartedObjects) != 0 {
+		t.Errorf("watched again: departed %+v", back.DepartedObjects)
+	}
+}
+
 // TestDeparturesRemembered: an object that stops being watched is
 // remembered with its modules and the alarms they had; a module that leaves
 // its watched object is remembered on its own; each leaves the memory when
@@ -43,7 +92,7 @@ func TestDeparturesRemembered(t *testing.T) {
 		t.Fatalf("departed objects %+v, want Cottage", s.DepartedObjects)
 	}
 	o := s.DepartedObjects[0]
-	if o.ID != cottageID || o.Name != "Cottage" || !o.Since.Equal(t0.Add(time.Minute)) ||
+	if o.ID != cottageID || o.Name != "Cottage" || !o.Since.Equal(t0.Add(time.Minute)) || o.Reason != DepartureUnlisted ||
 		!slices.Equal(o.Modules, []string{"MOD2"}) || len(o.Alarms) != 1 || o.Alarms[0].Code != "38" {
 		t.Errorf("departed object %+v", o)
 	}

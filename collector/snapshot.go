@@ -103,6 +103,13 @@ type Snapshot struct {
 	// order; the status page sorts them.
 	Episodes []Episode
 
+	// Unwatched are the IDs of the objects the account lists that the
+	// exporter does not watch (none of the modules it was asked to watch
+	// is in their module list, or their gateway could not start); nil when
+	// the source does not read the account's listing. Departures reads it
+	// for the reason of a departure.
+	Unwatched []int
+
 	// DepartedObjects are watched objects that are no longer watched, by
 	// ID; DepartedModules are modules that left their still watched
 	// object, by devid. Departures fills both; they stay until the object

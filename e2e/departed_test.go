@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bragerone/bragerone_exporter/cloudsim"
 )
 
 // TestDepartedObjectInBrowser runs `serve --simulate` with Home and Cottage,
@@ -22,7 +24,7 @@ func TestDepartedObjectInBrowser(t *testing.T) {
 		t.Fatalf("the simulated account holds %+v, want Home and Cottage", objects)
 	}
 	cottage := objects[1]
-	departed := fmt.Sprintf(`bragerone_object_departed_timestamp_seconds{name="Cottage",object_id="%d"}`, cottage.ID)
+	departed := fmt.Sprintf(`bragerone_object_departed_timestamp_seconds{name="Cottage",object_id="%d",reason="unlisted"}`, cottage.ID)
 	info := fmt.Sprintf(`bragerone_object_info{name="Cottage",object_id="%d"}`, cottage.ID)
 
 	exp.sim.do(t, http.MethodPost, fmt.Sprintf("/control/objects/%d/hide", cottage.ID), nil)
@@ -55,4 +57,66 @@ func TestDepartedObjectInBrowser(t *testing.T) {
 	if lines := b.texts("#departed li.departure"); len(lines) != 0 {
 		t.Errorf("after the return: departure lines %q", lines)
 	}
+}
+
+// TestObjectListedWithoutItsModulesStaysDeparted: serve watches a module of
+// Home and one of Cottage (--cloud.modules). Cottage leaves the account: it
+// is departed, reason unlisted. It is listed again while its module list
+// lacks the module asked for, so nothing watches it: it stays departed,
+// since the same moment, now for that reason, on /metrics and /status.
+// With its module back it is watched again and no longer departed.
+func TestObjectListedWithoutItsModulesStaysDeparted(t *testing.T) {
+	t.Parallel()
+	sim := startSimulate(t, "--objects=2")
+	objects := sim.ctl.state(t).Objects
+	if len(objects) != 2 || len(objects[0].Devids) == 0 || len(objects[1].Devids) == 0 {
+		t.Fatalf("the simulated account holds %+v, want two objects with modules", objects)
+	}
+	home, cottage := objects[0], objects[1]
+	asked := cottage.Devids[0]
+	exp := startServe(t, demoEnv, "--cloud.url="+sim.url, "--cloud.modules="+home.Devids[0]+","+asked,
+		"--objects.refresh-interval=300ms")
+	series := func(reason string) string {
+		return fmt.Sprintf(`bragerone_object_departed_timestamp_seconds{name=%q,object_id="%d",reason=%q} `, cottage.Name, cottage.ID, reason)
+	}
+	info := fmt.Sprintf(`bragerone_object_info{name=%q,object_id="%d"}`, cottage.Name, cottage.ID)
+	metrics := func() string { _, body := httpGet(t, nil, exp.url+"/metrics"); return body }
+	valueOf := func(body, prefix string) string {
+		for _, line := range strings.Split(body, "\n") {
+			if v, ok := strings.CutPrefix(line, prefix); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	waitFor(t, 30*time.Second, "Cottage watched", func() (bool, string) { return strings.Contains(metrics(), info), "not yet" })
+
+	sim.ctl.do(t, http.MethodPost, fmt.Sprintf("/control/objects/%d/hide", cottage.ID), nil)
+	var since string
+	waitFor(t, 30*time.Second, "Cottage departed, unlisted", func() (bool, string) {
+		since = valueOf(metrics(), series("unlisted"))
+		return since != "", "no departure series"
+	})
+
+	missing := sim.ctl.inject(t, cloudsim.Fault{Kind: cloudsim.FaultMissingRow, Devid: asked})
+	sim.ctl.do(t, http.MethodPost, fmt.Sprintf("/control/objects/%d/show", cottage.ID), nil)
+	waitFor(t, 30*time.Second, "Cottage listed, departed for its missing module", func() (bool, string) {
+		body := metrics()
+		got := valueOf(body, series("modules_missing"))
+		return got != "" && valueOf(body, series("unlisted")) == "" && !strings.Contains(body, info), got
+	})
+	body := metrics()
+	if got := valueOf(body, series("modules_missing")); got != since {
+		t.Errorf("the departure's moment moved with its reason: %s, was %s", got, since)
+	}
+	_, page := httpGet(t, nil, exp.url+"/status")
+	if want := "is listed, but none of the modules --cloud.modules asks for is in its module list"; !strings.Contains(page, want) || strings.Contains(page, "is no longer listed by the account") {
+		t.Errorf("/status does not say why Cottage is not watched (%q)", want)
+	}
+
+	sim.ctl.clear(t, missing)
+	waitFor(t, 30*time.Second, "Cottage watched again", func() (bool, string) {
+		body := metrics()
+		return strings.Contains(body, info) && !strings.Contains(body, "bragerone_object_departed_timestamp_seconds{"), "still departed"
+	})
 }

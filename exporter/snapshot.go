@@ -124,6 +124,12 @@ func FromFleet(st *fleet.Status, stats map[string]store.ModuleStats, now time.Ti
 			addObject(&s, o.Object, o.Gateway, stats, now)
 		}
 	}
+	if st.Listed {
+		s.Unwatched = make([]int, 0, len(st.Unwatched))
+		for _, o := range st.Unwatched {
+			s.Unwatched = append(s.Unwatched, o.ID)
+		}
+	}
 	return s
 }
 

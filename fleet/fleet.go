@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -125,8 +126,12 @@ type Fleet struct {
 	relist chan struct{} // a listing is wanted now (capacity 1)
 	ready  chan struct{}
 
-	mu           sync.Mutex
-	members      map[int]*member
+	mu      sync.Mutex
+	members map[int]*member
+	// unwatched are the objects the last trusted listing named (and
+	// Objects allows) that no gateway watches: none of the requested
+	// Modules is in their module list, or their gateway could not start.
+	unwatched    map[int]cloudclient.Object
 	listFailures int // unusable object listings in a row
 	listed       bool
 }
@@ -149,7 +154,7 @@ func New(cfg Config) (*Fleet, error) {
 		cfg: cfg, log: cfg.Logger, client: cfg.Client,
 		relist:  make(chan struct{}, 1),
 		ready:   make(chan struct{}),
-		members: map[int]*member{},
+		members: map[int]*member{}, unwatched: map[int]cloudclient.Object{},
 	}, nil
 }
 
@@ -179,6 +184,10 @@ type Status struct {
 	// TokenExpiry is when the shared access token expires; zero when it
 	// never does or there is none.
 	TokenExpiry time.Time
+	// Unwatched are the objects the account lists that no gateway watches
+	// (none of the requested modules is in their module list, or their
+	// gateway could not start), in ID order: listed, yet not in Objects.
+	Unwatched []cloudclient.Object
 }
 
 // ObjectStatus is one watched object.
@@ -194,8 +203,12 @@ func (f *Fleet) Status() *Status {
 	for _, m := range f.members {
 		st.Objects = append(st.Objects, ObjectStatus{Object: m.object, Gateway: m.gateway.Status()})
 	}
+	for _, o := range f.unwatched {
+		st.Unwatched = append(st.Unwatched, o)
+	}
 	f.mu.Unlock()
 	sort.Slice(st.Objects, func(i, j int) bool { return st.Objects[i].Object.ID < st.Objects[j].Object.ID })
+	slices.SortFunc(st.Unwatched, byID)
 	if tok, ok := f.client.Token(); ok {
 		st.TokenExpiry = tok.ExpiresAt
 	}
@@ -211,7 +224,7 @@ func (f *Fleet) Status() *Status {
 // one of those reasons.
 func (f *Fleet) Run(ctx context.Context) error {
 	defer f.stopAll()
-	start, err := f.start(ctx)
+	start, named, err := f.start(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -225,6 +238,7 @@ func (f *Fleet) Run(ctx context.Context) error {
 	}
 	exited := make(chan *member, 16)
 	f.launch(ctx, start, exited, true)
+	f.setUnwatched(named)
 
 	refresh := time.NewTicker(f.cfg.RefreshInterval)
 	defer refresh.Stop()
@@ -255,13 +269,14 @@ type launched struct {
 
 // start logs in and reads the account until a trusted listing, retrying
 // while the cloud fails with anything but a rejected login; then checks the
-// wanted objects and modules against it.
-func (f *Fleet) start(ctx context.Context) ([]launched, error) {
+// wanted objects and modules against it. named are the objects the listing
+// names to watch; start, those of them to start and how.
+func (f *Fleet) start(ctx context.Context) (start []launched, named []cloudclient.Object, err error) {
 	if err := f.retry(ctx, func() error { return f.client.EnsureAuth(ctx) }); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var listing Listing
-	err := f.retry(ctx, func() error {
+	err = f.retry(ctx, func() error {
 		l, err := f.client.ListObjects(ctx)
 		if err != nil {
 			return err
@@ -276,11 +291,11 @@ func (f *Fleet) start(ctx context.Context) ([]launched, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	f.setListed(true)
 	if err := UnknownObjects(listing, f.cfg.Objects); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	plan := Decide(nil, listing, f.cfg.Objects)
 	if len(f.cfg.Modules) == 0 {
@@ -289,9 +304,10 @@ func (f *Fleet) start(ctx context.Context) ([]launched, error) {
 			out[i] = launched{object: o}
 		}
 		f.logObjects(plan.Start)
-		return out, nil
+		return out, plan.Start, nil
 	}
-	return f.assign(ctx, plan.Start, true)
+	start, err = f.assign(ctx, plan.Start, true)
+	return start, plan.Start, err
 }
 
 var (
@@ -436,6 +452,20 @@ func (f *Fleet) launch(ctx context.Context, objects []launched, exited chan<- *m
 	}
 }
 
+// setUnwatched records which of the objects a listing named to watch
+// (listed, wanted, not watched before it) no gateway watches now, once
+// their gateways were started.
+func (f *Fleet) setUnwatched(named []cloudclient.Object) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	clear(f.unwatched)
+	for _, o := range named {
+		if _, watched := f.members[o.ID]; !watched {
+			f.unwatched[o.ID] = o
+		}
+	}
+}
+
 func (f *Fleet) watching() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -508,6 +538,7 @@ func (f *Fleet) exited(m *member) error {
 	if f.members[m.object.ID] == m {
 		delete(f.members, m.object.ID)
 	}
+	f.unwatched[m.object.ID] = m.object
 	f.mu.Unlock()
 	f.forget(m)
 	if errors.Is(m.err, realtime.ErrStartAuth) {
@@ -549,6 +580,7 @@ func (f *Fleet) refresh(ctx context.Context, exited chan<- *member) {
 		}
 		f.mu.Unlock()
 	}
+	defer f.setUnwatched(plan.Start)
 	if len(plan.Start) == 0 {
 		return
 	}

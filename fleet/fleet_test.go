@@ -683,3 +683,105 @@ func (c *listingCounter) counts() map[string]int {
 	defer c.mu.Unlock()
 	return maps.Clone(c.byObject)
 }
+
+// TestUnwatchedObjects: an object the account lists that no gateway
+// watches is in Status.Unwatched: listed again without the module asked of
+// it, or whose gateway's own read of its module list lacks that module (the
+// gateway could not start); watched again once the module is back.
+func TestUnwatchedObjects(t *testing.T) {
+	// Four modules: Cottage keeps one when the one asked of it is gone (an
+	// empty module list proves nothing).
+	probe := cloudsim.New(cloudsim.Options{Objects: 2, Modules: 4, ParamsPerModule: 30, Seed: cloudsim.DefaultSeed})
+	objs := probe.Objects()
+	home, cottage := objs[0], objs[1]
+	if len(cottage.Devids) < 2 {
+		t.Fatalf("Cottage holds %v, want two modules", cottage.Devids)
+	}
+	asked := []string{home.Devids[0], cottage.Devids[0]}
+	// waitHealthy waits until both objects are watched and healthy.
+	waitHealthy := func(a *account) {
+		t.Helper()
+		waitFor(t, "both objects watched and healthy", func() bool {
+			a.sim.Drift()
+			return healthy(a.object(home.ID)) && healthy(a.object(cottage.ID))
+		})
+	}
+	unwatched := func(a *account) []int {
+		var ids []int
+		for _, o := range a.fleet.Status().Unwatched {
+			ids = append(ids, o.ID)
+		}
+		return ids
+	}
+	t.Run("listed again without the module", func(t *testing.T) {
+		a := startAccount(t, 2, 4, func(c *Config) { c.Modules = asked }, nil)
+		waitHealthy(a)
+		if got := unwatched(a); len(got) != 0 {
+			t.Fatalf("unwatched %v with every object watched", got)
+		}
+		if err := a.sim.HideObject(cottage.ID); err != nil {
+			t.Fatal(err)
+		}
+		a.fleet.Relist()
+		waitFor(t, "the hidden object stopped", func() bool { return a.object(cottage.ID) == nil })
+		if got := unwatched(a); len(got) != 0 {
+			t.Errorf("unwatched %v while the account does not list the object", got)
+		}
+		missing := a.sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMissingRow, Devid: cottage.Devids[0]})
+		if err := a.sim.ShowObject(cottage.ID); err != nil {
+			t.Fatal(err)
+		}
+		a.fleet.Relist()
+		waitFor(t, "the object listed and unwatched", func() bool { return slices.Equal(unwatched(a), []int{cottage.ID}) })
+		if a.object(cottage.ID) != nil {
+			t.Error("an object without the module asked of it is watched")
+		}
+		a.sim.Clear(missing)
+		a.fleet.Relist()
+		waitHealthy(a)
+		if got := unwatched(a); len(got) != 0 {
+			t.Errorf("unwatched %v once the module is back", got)
+		}
+	})
+	t.Run("gateway could not start", func(t *testing.T) {
+		// The gateway reads the module list again at start (no poll would
+		// read the fleet's copy again), and that read no longer names the
+		// module: the first read of Cottage's list injects the fault.
+		var sim *cloudsim.Cloud
+		var once sync.Once
+		first := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			res, err := http.DefaultTransport.RoundTrip(r)
+			if err == nil && r.URL.Path == "/v1/modules" && r.URL.Query().Get("group_id") == strconv.Itoa(cottage.ID) {
+				once.Do(func() { sim.Inject(cloudsim.Fault{Kind: cloudsim.FaultMissingRow, Devid: cottage.Devids[0]}) })
+			}
+			return res, err
+		})
+		a := startAccountWith(t, cloudsim.Options{Objects: 2, Modules: 4},
+			func(c *cloudclient.Config) { c.HTTPClient = &http.Client{Transport: first} },
+			func(c *Config) {
+				c.Modules = asked
+				gateway := c.Gateway
+				c.Gateway = func(id int) realtime.Config {
+					cfg := gateway(id)
+					cfg.PollInterval = 0
+					return cfg
+				}
+			},
+			func(c *cloudsim.Cloud) { sim = c })
+		waitFor(t, "the object whose gateway could not start unwatched", func() bool {
+			return slices.Equal(unwatched(a), []int{cottage.ID}) && a.object(cottage.ID) == nil
+		})
+		if !healthy(a.object(home.ID)) {
+			waitFor(t, "the other object watched", func() bool { a.sim.Drift(); return healthy(a.object(home.ID)) })
+		}
+		a.sim.ClearAll()
+		a.fleet.Relist()
+		waitFor(t, "the object watched once its module is back", func() bool {
+			return a.object(cottage.ID) != nil && len(unwatched(a)) == 0
+		})
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -41,6 +41,15 @@ func TestDepartedObjectsAreSaid(t *testing.T) {
 		t.Errorf("summary %q", sum)
 	}
 
+	// Listed again, but its requested modules are not in its module list.
+	s.DepartedObjects[0].Reason = collector.DepartureModulesMissing
+	doc = parsePage(t, render(t, s, Options{Alarms: namer{"38": "Out of fuel"}}))
+	lines = part(t, doc, "departed", "").find(func(n *node) bool { return n.Attr["class"] == "departure" })
+	if obj := text(lines[0]); !strings.Contains(obj, "Object Cottage (object 1002) is listed, but none of the modules --cloud.modules asks for is in its module list") ||
+		strings.Contains(obj, "no longer listed") || !strings.Contains(obj, "since 20m00s ago") {
+		t.Errorf("object line %q, reason %s", obj, collector.DepartureModulesMissing)
+	}
+
 	doc = parsePage(t, render(t, twoObjects(func(*collector.ObjectState) {}), Options{}))
 	if doc.byID("departed") != nil {
 		t.Error("a departures part with nothing departed")

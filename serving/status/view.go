@@ -327,8 +327,12 @@ func departures(s collector.Snapshot, names AlarmNamer, now time.Time, loc *time
 	}
 	var out []departedView
 	for _, o := range s.DepartedObjects {
+		why := " is no longer listed by the account"
+		if o.Reason == collector.DepartureModulesMissing {
+			why = " is listed, but none of the modules --cloud.modules asks for is in its module list"
+		}
 		v := departedView{
-			What:  "Object " + objectLabel(collector.ObjectState{ID: o.ID, Name: o.Name}) + " is no longer listed by the account",
+			What:  "Object " + objectLabel(collector.ObjectState{ID: o.ID, Name: o.Name}) + why,
 			Since: fmtAge(o.Since, now, loc),
 		}
 		v.Detail = "its series left /metrics; " + plural(len(o.Modules), "module", "modules") + " no longer watched"
