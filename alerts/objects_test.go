@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/bragerone/bragerone_exporter/alerts/metricref"
+	"github.com/bragerone/bragerone_exporter/collector"
 )
 
 // exporterWideAlerts read the series of every object's session but speak of
@@ -173,4 +174,34 @@ func TestSessionAlertsHaveANearMissOnAnotherObject(t *testing.T) {
 			t.Errorf("%s: no unit test where one object of an exporter fires and another object of the same exporter, carrying the series the alert reads, stays silent after the for: duration", a)
 		}
 	}
+}
+
+// TestObjectDepartedSaysEachReason: BragerOneObjectDeparted's description
+// tells the departure reasons apart, each a reason the exporter exports:
+// the reasons it names are the exporter's, and every reason but the one its
+// default wording speaks of (unlisted) is named.
+func TestObjectDepartedSaysEachReason(t *testing.T) {
+	named := regexp.MustCompile(`eq \$labels\.reason "([^"]*)"`)
+	for _, r := range alertRules(t) {
+		if r.Alert != "BragerOneObjectDeparted" {
+			continue
+		}
+		var got []string
+		for _, m := range named.FindAllStringSubmatch(r.Annotations["description"], -1) {
+			got = append(got, m[1])
+		}
+		reasons := collector.DepartureReasons()
+		for _, v := range got {
+			if !slices.Contains(reasons, v) {
+				t.Errorf("the description names reason %q, which the exporter never exports (it has %q)", v, reasons)
+			}
+		}
+		for _, v := range reasons {
+			if v != collector.DepartureUnlisted && !slices.Contains(got, v) {
+				t.Errorf("the description does not word reason %q (it names %q)", v, got)
+			}
+		}
+		return
+	}
+	t.Fatal("no BragerOneObjectDeparted")
 }
