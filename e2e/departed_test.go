@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -76,38 +77,42 @@ func TestObjectListedWithoutItsModulesStaysDeparted(t *testing.T) {
 	asked := cottage.Devids[0]
 	exp := startServe(t, demoEnv, "--cloud.url="+sim.url, "--cloud.modules="+home.Devids[0]+","+asked,
 		"--objects.refresh-interval=300ms")
-	series := func(reason string) string {
-		return fmt.Sprintf(`bragerone_object_departed_timestamp_seconds{name=%q,object_id="%d",reason=%q} `, cottage.Name, cottage.ID, reason)
+	const departed = "bragerone_object_departed_timestamp_seconds"
+	object := map[string]string{"object_id": strconv.Itoa(cottage.ID), "name": cottage.Name}
+	because := func(reason string) map[string]string {
+		return map[string]string{"object_id": object["object_id"], "name": cottage.Name, "reason": reason}
 	}
-	info := fmt.Sprintf(`bragerone_object_info{name=%q,object_id="%d"}`, cottage.Name, cottage.ID)
-	metrics := func() string { _, body := httpGet(t, nil, exp.url+"/metrics"); return body }
-	valueOf := func(body, prefix string) string {
-		for _, line := range strings.Split(body, "\n") {
-			if v, ok := strings.CutPrefix(line, prefix); ok {
-				return v
-			}
-		}
-		return ""
-	}
-	waitFor(t, 30*time.Second, "Cottage watched", func() (bool, string) { return strings.Contains(metrics(), info), "not yet" })
+	watched := func(s scrape) bool { _, ok := s.value("bragerone_object_info", object); return ok }
+	waitFor(t, 30*time.Second, "Cottage watched", func() (bool, string) {
+		s, err := exp.scrapeOrErr()
+		return s != nil && watched(s), err
+	})
 
 	sim.ctl.do(t, http.MethodPost, fmt.Sprintf("/control/objects/%d/hide", cottage.ID), nil)
-	var since string
+	var since float64
 	waitFor(t, 30*time.Second, "Cottage departed, unlisted", func() (bool, string) {
-		since = valueOf(metrics(), series("unlisted"))
-		return since != "", "no departure series"
+		s, err := exp.scrapeOrErr()
+		if s == nil {
+			return false, err
+		}
+		v, ok := s.value(departed, because("unlisted"))
+		since = v
+		return ok, s.show(departed)
 	})
 
 	missing := sim.ctl.inject(t, cloudsim.Fault{Kind: cloudsim.FaultMissingRow, Devid: asked})
 	sim.ctl.do(t, http.MethodPost, fmt.Sprintf("/control/objects/%d/show", cottage.ID), nil)
 	waitFor(t, 30*time.Second, "Cottage listed, departed for its missing module", func() (bool, string) {
-		body := metrics()
-		got := valueOf(body, series("modules_missing"))
-		return got != "" && valueOf(body, series("unlisted")) == "" && !strings.Contains(body, info), got
+		s, err := exp.scrapeOrErr()
+		if s == nil {
+			return false, err
+		}
+		_, missingNow := s.value(departed, because("modules_missing"))
+		_, unlisted := s.value(departed, because("unlisted"))
+		return missingNow && !unlisted && !watched(s), s.show(departed)
 	})
-	body := metrics()
-	if got := valueOf(body, series("modules_missing")); got != since {
-		t.Errorf("the departure's moment moved with its reason: %s, was %s", got, since)
+	if got, _ := exp.mustScrape(t).value(departed, because("modules_missing")); got != since {
+		t.Errorf("the departure's moment moved with its reason: %v, was %v", got, since)
 	}
 	_, page := httpGet(t, nil, exp.url+"/status")
 	if want := "is listed, but none of the modules --cloud.modules asks for is in its module list"; !strings.Contains(page, want) || strings.Contains(page, "is no longer listed by the account") {
@@ -116,7 +121,10 @@ func TestObjectListedWithoutItsModulesStaysDeparted(t *testing.T) {
 
 	sim.ctl.clear(t, missing)
 	waitFor(t, 30*time.Second, "Cottage watched again", func() (bool, string) {
-		body := metrics()
-		return strings.Contains(body, info) && !strings.Contains(body, "bragerone_object_departed_timestamp_seconds{"), "still departed"
+		s, err := exp.scrapeOrErr()
+		if s == nil {
+			return false, err
+		}
+		return watched(s) && len(s.series(departed, nil)) == 0, s.show(departed)
 	})
 }

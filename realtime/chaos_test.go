@@ -175,8 +175,8 @@ type chaosLink struct {
 	held    map[*toxics.ToxicStub]*heldBytes
 	slots   map[slotKey]*faultSlot
 	resets  int // reset_peer toxics switched on
-	// transit is the longest a byte took through the proxy in each
-	// direction since resetTransit (meterToxic).
+	// transit is the longest a byte of the Socket.IO WebSocket took
+	// through the proxy in each direction since resetTransit (meterToxic).
 	transit map[string]time.Duration
 }
 
@@ -530,26 +530,20 @@ func (t *partitionToxic) Pipe(stub *toxics.ToxicStub) {
 }
 
 // meterToxic is the last stage of each direction: it passes every chunk on
-// and notes, in its link, how long the chunk's bytes spent in the proxy
-// since Toxiproxy read them, apart for the Socket.IO WebSocket (whose
-// Engine.IO pings and pongs a slow link delays) and for the other
-// connections. A toxic that slows the link (a slicer on a busy machine, a
-// trickle) shows there as a transit time.
+// and, on the Socket.IO WebSocket (whose Engine.IO pings and pongs a slow
+// link delays), notes in its link how long the chunk's bytes spent in the
+// proxy since Toxiproxy read them. A toxic that slows the link (a slicer
+// on a busy machine, a trickle) shows there as a transit time.
 type meterToxic struct {
 	Link string `json:"link"`
 	Dir  string `json:"dir"`
 }
 
-// Transit kinds: a connection is the WebSocket once its first bytes say so
-// (the upgrade request up, the 101 answer down).
-const (
-	transitWebSocket = "websocket"
-	transitOther     = "other"
-)
-
 func (t *meterToxic) Pipe(stub *toxics.ToxicStub) {
 	l := linkNamed(t.Link)
-	kind := ""
+	// A connection is the WebSocket when its first bytes say so (the
+	// upgrade request up, the 101 answer down).
+	first, websocket := true, false
 	for {
 		select {
 		case <-stub.Interrupt:
@@ -559,24 +553,22 @@ func (t *meterToxic) Pipe(stub *toxics.ToxicStub) {
 				stub.Close()
 				return
 			}
-			if kind == "" {
-				kind = transitOther
-				if bytes.Contains(c.Data, []byte("transport=websocket")) || bytes.HasPrefix(c.Data, []byte("HTTP/1.1 101 ")) {
-					kind = transitWebSocket
-				}
+			if first {
+				first = false
+				websocket = bytes.Contains(c.Data, []byte("transport=websocket")) || bytes.HasPrefix(c.Data, []byte("HTTP/1.1 101 "))
 			}
-			if l != nil {
-				l.noteTransit(t.Dir+"/"+kind, time.Since(c.Timestamp))
+			if websocket && l != nil {
+				l.noteTransit(t.Dir, time.Since(c.Timestamp))
 			}
 			stub.Output <- c
 		}
 	}
 }
 
-func (l *chaosLink) noteTransit(key string, d time.Duration) {
+func (l *chaosLink) noteTransit(dir string, d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.transit[key] = max(l.transit[key], d)
+	l.transit[dir] = max(l.transit[dir], d)
 }
 
 // resetTransit forgets the transit times noted so far.
@@ -586,10 +578,10 @@ func (l *chaosLink) resetTransit() {
 	clear(l.transit)
 }
 
-// longestTransit is the longest a byte of a connection of the kind took
-// through the proxy in dir since resetTransit.
-func (l *chaosLink) longestTransit(dir, kind string) time.Duration {
+// longestTransit is the longest a byte of the WebSocket took through the
+// proxy in dir since resetTransit.
+func (l *chaosLink) longestTransit(dir string) time.Duration {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.transit[dir+"/"+kind]
+	return l.transit[dir]
 }

@@ -586,7 +586,7 @@ func (f *faultRun) check(row faultRow, after baseline) {
 	}
 	if f.c.expect.alive {
 		if drops := f.tl.drops(f.onAt); drops > f.reconnects {
-			t.Errorf("%s: a slow link was treated as dead: the session was lost %d times, %d of them closed by the cloud on purpose; the cloud's sessions ended: %s; the WebSocket's bytes took at most %v down and %v up through the proxy\n%s", f.c.name, drops, f.reconnects, f.s.simSessionEnds(), f.chaos.link.longestTransit("downstream", transitWebSocket), f.chaos.link.longestTransit("upstream", transitWebSocket), row.signals)
+			t.Errorf("%s: a slow link was treated as dead: the session was lost %d times, %d of them closed by the cloud on purpose; the cloud's sessions ended: %s; the WebSocket's bytes took at most %v down and %v up through the proxy\n%s", f.c.name, drops, f.reconnects, f.s.simSessionEnds(), f.chaos.link.longestTransit("downstream"), f.chaos.link.longestTransit("upstream"), row.signals)
 		}
 		if f.tl.moduleWentOffline() {
 			t.Errorf("%s: a module was shown offline on a slow link\n%s", f.c.name, row.signals)
